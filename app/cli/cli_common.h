@@ -1,0 +1,37 @@
+// What every kvscope-cli subcommand shares: the model argument, the device
+// flag, and turning engine errors into one line and a non-zero exit.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "backend/backend.h"
+#include "session/model_bundle.h"
+
+namespace kvscope::cli {
+
+// MODEL (optional positional; the bundled default model when left out).
+void add_model_arg(CLI::App& cmd, std::string& model);
+// --device cpu|cuda|auto.
+void add_device_opt(CLI::App& cmd, std::string& device);
+
+ModelBundle load_bundle(const std::string& model);  // "" -> default model
+// auto: CUDA when available, else CPU; cuda without a GPU throws.
+Device resolve_device(const std::string& device);
+// Tokens of a prompt; throws when longer than the model's maximum positions
+// (leaving room for `extra` new tokens).
+std::vector<int> encode_prompt(const ModelBundle& b, const std::string& text, int extra, const std::string& flag);
+
+// Printable form of a token piece: control bytes and newlines escaped.
+std::string escape(const std::string& s);
+
+// Registration of each subcommand (cmd_*.cpp).
+void register_inspect(CLI::App& app);
+void register_tokenize(CLI::App& app);
+void register_generate(CLI::App& app);
+void register_score(CLI::App& app);
+void register_logits(CLI::App& app);
+void register_bench(CLI::App& app);
+
+}  // namespace kvscope::cli

@@ -1,0 +1,77 @@
+// kvscope-cli generate MODEL --prompt T: decoding with the full cache,
+// streamed to stdout; timings to stderr.
+#include <cstdio>
+
+#include "cli_common.h"
+#include "common/error.h"
+#include "session/generator.h"
+
+namespace kvscope::cli {
+namespace {
+
+struct GenerateArgs {
+  std::string model, prompt, device = "cpu";
+  int max_new_tokens = 64;
+  float temperature = 0.0f, top_p = 1.0f;
+  int top_k = 0;
+  uint64_t seed = 0;
+  bool no_stop = false;
+};
+
+void run_generate(const GenerateArgs& a) {
+  if (a.max_new_tokens < 0) throw Error("--max-new-tokens", "", "must be >= 0");
+  const Device dev = resolve_device(a.device);
+  const ModelBundle b = load_bundle(a.model);
+  const auto prompt = encode_prompt(b, a.prompt, a.max_new_tokens, "--prompt");
+  BackendOptions bo;
+  bo.max_tokens = static_cast<int>(prompt.size()) + std::max(1, a.max_new_tokens);
+  auto backend = make_backend(dev, b.config(), b.files.weights, bo);
+  GenerateOptions go;
+  go.max_new_tokens = a.max_new_tokens;
+  go.sampling = {a.temperature, a.top_k, a.top_p, a.seed};
+  go.stop_at_eos = !a.no_stop;
+
+  std::fputs(a.prompt.c_str(), stdout);
+  std::fflush(stdout);
+  std::vector<int> shown;
+  std::size_t printed = 0;
+  auto on_token = [&](int id) {
+    if (b.is_eos(id) && !a.no_stop) return;
+    shown.push_back(id);
+    const std::string text = b.tokenizer->decode(shown, true);
+    // Hold back output while the last token is half of a UTF-8 character.
+    if (text.size() >= 3 && text.compare(text.size() - 3, 3, "\xEF\xBF\xBD") == 0) return;
+    if (text.size() > printed) {
+      std::fwrite(text.data() + printed, 1, text.size() - printed, stdout);
+      std::fflush(stdout);
+      printed = text.size();
+    }
+  };
+  const auto r = generate_tokens(*backend, prompt, go, b.config().eos_ids, on_token);
+  const std::string text = b.tokenizer->decode(shown, true);
+  if (text.size() > printed) std::fwrite(text.data() + printed, 1, text.size() - printed, stdout);
+  std::printf("\n");
+  const double decode_tps = r.new_tokens.size() > 1 ? (r.new_tokens.size() - 1) / r.decode_seconds : 0.0;
+  std::fprintf(stderr, "[%s] prompt %zu tokens in %.3f s (%.1f tok/s); %zu new tokens, decode %.1f tok/s; stop: %s\n",
+               backend->name().c_str(), prompt.size(), r.prefill_seconds, prompt.size() / r.prefill_seconds,
+               r.new_tokens.size(), decode_tps, r.stop_reason.c_str());
+}
+
+}  // namespace
+
+void register_generate(CLI::App& app) {
+  auto args = std::make_shared<GenerateArgs>();
+  auto* cmd = app.add_subcommand("generate", "Continue a prompt (greedy by default)");
+  add_model_arg(*cmd, args->model);
+  cmd->add_option("--prompt", args->prompt, "Prompt text")->required();
+  cmd->add_option("--max-new-tokens", args->max_new_tokens, "Tokens to generate")->default_val(64);
+  cmd->add_option("--temperature", args->temperature, "0 = greedy")->default_val(0);
+  cmd->add_option("--top-k", args->top_k, "Keep the k most likely tokens (0 = off)")->default_val(0);
+  cmd->add_option("--top-p", args->top_p, "Nucleus sampling mass (1 = off)")->default_val(1);
+  cmd->add_option("--seed", args->seed, "Seed of the sampling random stream")->default_val(0);
+  cmd->add_flag("--ignore-eos", args->no_stop, "Keep generating after the end-of-text token");
+  add_device_opt(*cmd, args->device);
+  cmd->callback([args] { run_generate(*args); });
+}
+
+}  // namespace kvscope::cli

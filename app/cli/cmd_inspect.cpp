@@ -1,0 +1,93 @@
+// kvscope-cli inspect MODEL [--json]: what a checkpoint is and what its KV
+// cache costs.
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+
+namespace kvscope::cli {
+namespace {
+
+struct InspectArgs {
+  std::string model;
+  bool json = false;
+};
+
+const char* norm_name(NormKind n) { return n == NormKind::LayerNorm ? "layernorm" : "rmsnorm"; }
+const char* act_name(Activation a) {
+  switch (a) {
+    case Activation::GeluTanh: return "gelu_tanh";
+    case Activation::GeluErf: return "gelu";
+    case Activation::Silu: return "silu";
+  }
+  return "?";
+}
+
+void run_inspect(const InspectArgs& a) {
+  const ModelBundle b = load_bundle(a.model);
+  const ModelConfig& c = b.config();
+  const int64_t params = b.files.weights.numel();
+  const std::size_t elem = dtype_size(c.dtype);
+  nlohmann::json j = {
+      {"model", b.files.dir.string()},
+      {"model_type", c.model_type},
+      {"architecture", c.describe_arch()},
+      {"layers", c.n_layers},
+      {"heads", c.n_heads},
+      {"kv_heads", c.n_kv_heads},
+      {"kv_layers", c.n_kv_layers},
+      {"head_dim", c.head_dim},
+      {"hidden_size", c.hidden},
+      {"intermediate_size", c.intermediate},
+      {"vocab_size", c.vocab_size},
+      {"max_positions", c.max_positions},
+      {"parameters", params},
+      {"dtype", dtype_name(c.dtype)},
+      {"kv_bytes_per_token", c.kv_bytes_per_token(elem)},
+      {"kv_bytes_per_token_fp32", c.kv_bytes_per_token(4)},
+      {"norm", norm_name(c.norm)},
+      {"activation", act_name(c.act)},
+      {"gated_mlp", c.gated_mlp},
+      {"parallel_residual", c.parallel_residual},
+      {"positions", c.learned_positions ? "learned" : (c.rope == RopeStyle::Half ? "rope" : "none")},
+      {"rotary_dims", c.rotary_dims},
+      {"rope_theta", c.rope_theta},
+      {"tied_embeddings", c.tied_embeddings},
+      {"eos_token_ids", c.eos_ids},
+      {"bos_token_id", c.bos_id},
+      {"tokenizer_vocab", b.tokenizer->vocab_size()},
+  };
+  if (a.json) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf("model            %s\n", b.files.dir.c_str());
+  std::printf("architecture     %s\n", c.describe_arch().c_str());
+  std::printf("layers           %d (%d own KV)\n", c.n_layers, c.n_kv_layers);
+  std::printf("heads            %d query, %d KV, head dim %d\n", c.n_heads, c.n_kv_heads, c.head_dim);
+  std::printf("hidden           %d, intermediate %d (%s%s, %s)\n", c.hidden, c.intermediate, act_name(c.act),
+              c.gated_mlp ? " gated" : "", norm_name(c.norm));
+  std::printf("positions        %s, max %d", j["positions"].get<std::string>().c_str(), c.max_positions);
+  if (c.rope == RopeStyle::Half) std::printf(" (rotary dims %d, theta %g)", c.rotary_dims, c.rope_theta);
+  std::printf("\nresidual         %s\n", c.parallel_residual ? "parallel" : "sequential");
+  std::printf("vocab            %d (tokenizer %d)%s\n", c.vocab_size, b.tokenizer->vocab_size(),
+              c.tied_embeddings ? ", tied head" : "");
+  std::printf("parameters       %lld (%.2fM)\n", static_cast<long long>(params), params / 1e6);
+  std::printf("dtype            %s\n", dtype_name(c.dtype));
+  std::printf("KV bytes/token   %lld in %s (2 x %d layers x %d heads x %d dims x %zu bytes)\n",
+              static_cast<long long>(c.kv_bytes_per_token(elem)), dtype_name(c.dtype), c.n_kv_layers, c.n_kv_heads,
+              c.head_dim, elem);
+}
+
+}  // namespace
+
+void register_inspect(CLI::App& app) {
+  auto args = std::make_shared<InspectArgs>();
+  auto* cmd = app.add_subcommand("inspect", "Architecture, sizes, dtype and KV bytes per token of a model");
+  add_model_arg(*cmd, args->model);
+  cmd->add_flag("--json", args->json, "Print JSON");
+  cmd->callback([args] { run_inspect(*args); });
+}
+
+}  // namespace kvscope::cli

@@ -1,0 +1,32 @@
+#include "backend/backend.h"
+
+#include "backend/cpu/cpu_backend.h"
+#include "common/error.h"
+#ifdef KVSCOPE_HAVE_CUDA
+#include "backend/cuda/cuda_backend.h"
+#endif
+
+namespace kvscope {
+
+bool cuda_available(std::string* why) {
+#ifdef KVSCOPE_HAVE_CUDA
+  return cuda_device_available(why);
+#else
+  if (why) *why = "this build has no CUDA backend (configured with KVSCOPE_CUDA=OFF or no nvcc found)";
+  return false;
+#endif
+}
+
+std::unique_ptr<Backend> make_backend(Device device, const ModelConfig& cfg, const ModelWeights& weights,
+                                      const BackendOptions& opt) {
+  if (device == Device::Cpu) return std::make_unique<CpuBackend>(CpuModel::create(cfg, weights), opt);
+  std::string why;
+  if (!cuda_available(&why)) throw Error("--device cuda", "", "no CUDA device: " + why);
+#ifdef KVSCOPE_HAVE_CUDA
+  return make_cuda_backend(cfg, weights, opt);
+#else
+  throw Error("--device cuda", "", "no CUDA device: " + why);
+#endif
+}
+
+}  // namespace kvscope

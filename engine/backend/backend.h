@@ -1,0 +1,100 @@
+// The one interface every compute backend implements (the CPU reference and
+// CUDA). A backend owns the KV cache of one sequence and runs the model over
+// new tokens; the session decides what to feed and what to evict.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kv/kv_book.h"
+#include "model/config.h"
+#include "model/weights.h"
+
+namespace kvscope {
+
+// One layer's attention for the tokens of one forward call. For query head h
+// and query i (0..n_queries-1) the row covers the slots of the KV segment h
+// reads, after this call's tokens were appended: row_len[h] entries, the
+// same order as KvBook::positions(segment). Causally masked entries have
+// probability 0 and logit -infinity.
+struct AttentionRows {
+  int layer = -1;
+  int n_queries = 0;
+  std::vector<int> row_len;     // [heads]
+  std::vector<int64_t> offset;  // [heads]: start of head h's n_queries x row_len[h] block
+  std::vector<float> probs;     // post-softmax
+  std::vector<float> logits;    // pre-softmax: q.k / sqrt(head_dim)
+
+  const float* prob_row(int head, int query) const { return probs.data() + offset[head] + int64_t(query) * row_len[head]; }
+  const float* logit_row(int head, int query) const { return logits.data() + offset[head] + int64_t(query) * row_len[head]; }
+};
+
+struct ForwardOptions {
+  std::vector<int> capture_layers;  // layers whose attention rows to return
+  bool all_logits = false;          // logits of every input token (teacher forcing), not only the last
+};
+
+struct ForwardOutput {
+  int n_logits = 0;            // rows in `logits`
+  std::vector<float> logits;   // [n_logits, vocab]
+  std::vector<AttentionRows> attention;  // one per captured layer, in capture_layers order
+};
+
+// Where rotary keys sit after eviction (POLICIES.md, "Positions after eviction").
+enum class PositionMode { Original, Compacted };
+
+struct BackendOptions {
+  int max_tokens = 0;  // KV capacity per segment (prompt + new tokens)
+  PositionMode positions = PositionMode::Original;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;  // "cpu", "cuda: NVIDIA H100 80GB HBM3"
+  virtual const ModelConfig& config() const = 0;
+
+  // Runs `tokens` as the next positions of the sequence: each token's K/V is
+  // appended to its segments, token i attends to the cached slots and to new
+  // tokens 0..i. Throws kvscope::Error when the cache or the model's
+  // positions would overflow.
+  virtual void forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) = 0;
+
+  // Eviction: segment `seg` keeps only `keep` (ascending slot indices), in
+  // order. In Compacted mode the kept keys are re-rotated to their new slots.
+  virtual void retain(int seg, std::span<const int> keep) = 0;
+
+  // Forgets the sequence (capacity and weights stay).
+  virtual void reset() = 0;
+
+  // A backend of the same kind sharing these weights, with an empty cache
+  // (the shadow full-cache run; forks).
+  virtual std::unique_ptr<Backend> spawn(const BackendOptions& opt) const = 0;
+
+  const KvBook& kv() const { return book_; }
+  int tokens_seen() const { return seen_; }  // next absolute position
+  const BackendOptions& options() const { return opts_; }
+  // Bytes of one cached K or V element in this backend (4 on the CPU, 2 in fp16/bf16).
+  virtual int kv_element_bytes() const = 0;
+
+ protected:
+  KvBook book_;
+  int seen_ = 0;
+  BackendOptions opts_;
+};
+
+enum class Device { Cpu, Cuda };
+
+// Whether this build has the CUDA backend and a GPU is visible; `why` says
+// what is missing when not.
+bool cuda_available(std::string* why);
+
+// Creates a backend on `device` for a model. Throws kvscope::Error when the
+// device is not available ("--device cuda: no CUDA device: ...").
+std::unique_ptr<Backend> make_backend(Device device, const ModelConfig& cfg, const ModelWeights& weights,
+                                      const BackendOptions& opt);
+
+}  // namespace kvscope

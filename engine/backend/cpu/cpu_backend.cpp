@@ -1,0 +1,268 @@
+#include "backend/cpu/cpu_backend.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "common/error.h"
+#include "model/rope.h"
+
+namespace kvscope {
+namespace {
+
+std::vector<float> f32(const WeightTensor& t) { return t.empty() ? std::vector<float>{} : t.to_f32(); }
+
+}  // namespace
+
+std::shared_ptr<const CpuModel> CpuModel::create(const ModelConfig& cfg, const ModelWeights& w) {
+  auto m = std::make_shared<CpuModel>();
+  m->cfg = cfg;
+  m->tok_emb = f32(w.tok_emb);
+  m->pos_emb = f32(w.pos_emb);
+  m->final_norm_w = f32(w.final_norm_w);
+  m->final_norm_b = f32(w.final_norm_b);
+  // A tied head shares the embedding's values; converting twice costs memory
+  // only, and keeps the head a plain Linear.
+  m->lm_head = cpu::Linear::from(w.lm_head, WeightTensor{});
+  for (const auto& L : w.layers) {
+    CpuModel::Layer l;
+    l.attn_norm_w = f32(L.attn_norm_w);
+    l.attn_norm_b = f32(L.attn_norm_b);
+    l.mlp_norm_w = f32(L.mlp_norm_w);
+    l.mlp_norm_b = f32(L.mlp_norm_b);
+    l.q = cpu::Linear::from(L.wq, L.bq);
+    l.k = cpu::Linear::from(L.wk, L.bk);
+    l.v = cpu::Linear::from(L.wv, L.bv);
+    l.o = cpu::Linear::from(L.wo, L.bo);
+    l.up = cpu::Linear::from(L.w_up, L.b_up);
+    l.gate = cpu::Linear::from(L.w_gate, L.b_gate);
+    l.down = cpu::Linear::from(L.w_down, L.b_down);
+    m->layers.push_back(std::move(l));
+  }
+  m->inv_freq = rope_inv_freq(cfg);
+  return m;
+}
+
+CpuBackend::CpuBackend(std::shared_ptr<const CpuModel> model, const BackendOptions& opt) : model_(std::move(model)) {
+  const auto& cfg = model_->cfg;
+  opts_ = opt;
+  if (opt.max_tokens <= 0) throw Error("backend", "max_tokens", "must be positive");
+  if (opt.positions == PositionMode::Compacted && cfg.rope == RopeStyle::None)
+    throw Error("backend", "positions", "compacted positions need rotary embeddings; " + cfg.model_type +
+                                            " uses learned absolute positions");
+  layout_ = KvLayout::from_config(cfg);
+  cap_ = opt.max_tokens;
+  hd_ = cfg.head_dim;
+  book_ = KvBook(layout_, cap_);
+  const int64_t n = int64_t(layout_.n_segments()) * cap_ * hd_;
+  k_.assign(static_cast<std::size_t>(n), 0.0f);
+  v_.assign(static_cast<std::size_t>(n), 0.0f);
+}
+
+std::unique_ptr<Backend> CpuBackend::spawn(const BackendOptions& opt) const {
+  return std::make_unique<CpuBackend>(model_, opt);
+}
+
+void CpuBackend::reset() {
+  book_.clear();
+  seen_ = 0;
+}
+
+void CpuBackend::retain(int seg, std::span<const int> keep) {
+  book_.retain(seg, keep);  // validates the slot list
+  for (std::size_t i = 0; i < keep.size(); ++i) {
+    if (static_cast<int>(i) == keep[i]) continue;
+    std::memcpy(key_mut(seg, static_cast<int>(i)), key(seg, keep[i]), sizeof(float) * hd_);
+    std::memcpy(value_mut(seg, static_cast<int>(i)), value(seg, keep[i]), sizeof(float) * hd_);
+  }
+  if (opts_.positions == PositionMode::Compacted) {
+    // StreamingLLM's pos-shift: a kept key moves to the rotation of its new
+    // slot; rotations compose, so rotating by the difference is exact.
+    std::vector<int> rope = book_.rope_positions(seg);
+    for (std::size_t i = 0; i < rope.size(); ++i) {
+      const int delta = static_cast<int>(i) - rope[i];
+      if (delta != 0) rope_rotate(key_mut(seg, static_cast<int>(i)), model_->inv_freq, static_cast<float>(delta));
+      rope[i] = static_cast<int>(i);
+    }
+    book_.set_rope_positions(seg, std::move(rope));
+  }
+}
+
+void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) {
+  const auto& cfg = model_->cfg;
+  const int n = static_cast<int>(tokens.size());
+  const int d = cfg.hidden, H = cfg.n_heads, S = layout_.n_segments();
+  if (n == 0) throw Error("forward", "tokens", "no tokens");
+  if (seen_ + n > cfg.max_positions)
+    throw Error("forward", "positions", "sequence of " + std::to_string(seen_ + n) +
+                                            " tokens is longer than the model's maximum positions (" +
+                                            std::to_string(cfg.max_positions) + ")");
+  if (book_.max_len() + n > cap_)
+    throw Error("forward", "capacity", "KV cache capacity of " + std::to_string(cap_) + " tokens exceeded");
+  if (cfg.sliding_window > 0 && seen_ + n > cfg.sliding_window)
+    throw Error("forward", "sliding_window", "sequences longer than the model's sliding window (" +
+                                                 std::to_string(cfg.sliding_window) + ") are not supported");
+  for (int t : tokens)
+    if (t < 0 || t >= cfg.vocab_size)
+      throw Error("forward", "tokens", "token id " + std::to_string(t) + " outside the vocabulary (" +
+                                           std::to_string(cfg.vocab_size) + ")");
+
+  // Where each new token's key is rotated to in each segment.
+  new_rope_pos_.resize(static_cast<std::size_t>(n) * S);
+  for (int i = 0; i < n; ++i)
+    for (int s = 0; s < S; ++s)
+      new_rope_pos_[i * S + s] = opts_.positions == PositionMode::Compacted ? book_.len(s) + i : seen_ + i;
+  const int first_pos = seen_;
+  for (int i = 0; i < n; ++i) book_.append(first_pos + i, std::span<const int>(&new_rope_pos_[i * S], S));
+  seen_ += n;
+
+  x_.resize(size_t(n) * d);
+  h_.resize(size_t(n) * d);
+  for (int i = 0; i < n; ++i) {
+    std::memcpy(&x_[size_t(i) * d], &model_->tok_emb[size_t(tokens[i]) * d], sizeof(float) * d);
+    if (cfg.learned_positions) {
+      const float* p = &model_->pos_emb[size_t(first_pos + i + cfg.position_offset) * d];
+      for (int j = 0; j < d; ++j) x_[size_t(i) * d + j] += p[j];
+    }
+  }
+
+  out.attention.clear();
+  q_.resize(size_t(n) * cfg.q_dim());
+  kn_.resize(size_t(n) * cfg.kv_dim());
+  vn_.resize(size_t(n) * cfg.kv_dim());
+  att_.resize(size_t(n) * cfg.q_dim());
+  o_.resize(size_t(n) * d);
+  up_.resize(size_t(n) * cfg.intermediate);
+  gate_.resize(size_t(n) * cfg.intermediate);
+  mlp_.resize(size_t(n) * d);
+
+  auto norm = [&](const std::vector<float>& w, const std::vector<float>& b, const float* in, float* o) {
+    if (cfg.norm == NormKind::LayerNorm) cpu::layer_norm(in, n, d, w.data(), b.empty() ? nullptr : b.data(), cfg.norm_eps, o);
+    else cpu::rms_norm(in, n, d, w.data(), cfg.norm_eps, o);
+  };
+  auto mlp = [&](const CpuModel::Layer& L, const float* in, float* o) {
+    cpu::linear(in, n, L.up, up_.data());
+    const int64_t m = int64_t(n) * cfg.intermediate;
+    if (cfg.gated_mlp) {
+      cpu::linear(in, n, L.gate, gate_.data());
+      cpu::silu_mul(gate_.data(), up_.data(), m);  // SiLU is the only gated activation supported
+      cpu::linear(gate_.data(), n, L.down, o);
+    } else {
+      if (cfg.act == Activation::GeluTanh) cpu::gelu_tanh(up_.data(), m);
+      else if (cfg.act == Activation::GeluErf) cpu::gelu_erf(up_.data(), m);
+      else cpu::silu(up_.data(), m);
+      cpu::linear(up_.data(), n, L.down, o);
+    }
+  };
+
+  for (int l = 0; l < cfg.n_layers; ++l) {
+    const auto& L = model_->layers[l];
+    norm(L.attn_norm_w, L.attn_norm_b, x_.data(), h_.data());
+    cpu::linear(h_.data(), n, L.q, q_.data());
+    if (!L.k.empty()) {
+      // This layer owns KV: project, rotate and append the new keys/values.
+      cpu::linear(h_.data(), n, L.k, kn_.data());
+      cpu::linear(h_.data(), n, L.v, vn_.data());
+      const int kvl = layout_.source_of_layer[l];
+      for (int i = 0; i < n; ++i) {
+        for (int g = 0; g < layout_.n_kv_heads; ++g) {
+          const int seg = layout_.segment(kvl, g);
+          const int slot = book_.len(seg) - n + i;
+          float* kd = key_mut(seg, slot);
+          std::memcpy(kd, &kn_[(size_t(i) * layout_.n_kv_heads + g) * hd_], sizeof(float) * hd_);
+          std::memcpy(value_mut(seg, slot), &vn_[(size_t(i) * layout_.n_kv_heads + g) * hd_], sizeof(float) * hd_);
+          if (!model_->inv_freq.empty()) rope_rotate(kd, model_->inv_freq, static_cast<float>(new_rope_pos_[i * S + seg]));
+        }
+      }
+    }
+    if (!model_->inv_freq.empty()) {
+      for (int i = 0; i < n; ++i)
+        for (int h = 0; h < H; ++h)
+          rope_rotate(&q_[(size_t(i) * H + h) * hd_], model_->inv_freq,
+                      static_cast<float>(new_rope_pos_[i * S + layout_.segment_of(l, h)]));
+    }
+    AttentionRows* cap = nullptr;
+    if (std::find(opt.capture_layers.begin(), opt.capture_layers.end(), l) != opt.capture_layers.end()) {
+      out.attention.emplace_back();
+      cap = &out.attention.back();
+    }
+    attention(l, n, q_.data(), att_.data(), cap);
+    cpu::linear(att_.data(), n, L.o, o_.data());
+    if (cfg.parallel_residual) {
+      // NeoX: x + attn(ln1(x)) + mlp(ln2(x)), both branches from the same x.
+      norm(L.mlp_norm_w, L.mlp_norm_b, x_.data(), h_.data());
+      mlp(L, h_.data(), mlp_.data());
+      for (size_t j = 0; j < size_t(n) * d; ++j) x_[j] = x_[j] + o_[j] + mlp_[j];
+    } else {
+      for (size_t j = 0; j < size_t(n) * d; ++j) x_[j] += o_[j];
+      norm(L.mlp_norm_w, L.mlp_norm_b, x_.data(), h_.data());
+      mlp(L, h_.data(), mlp_.data());
+      for (size_t j = 0; j < size_t(n) * d; ++j) x_[j] += mlp_[j];
+    }
+  }
+  // Captures come out in the order the caller listed the layers.
+  std::vector<AttentionRows> ordered;
+  for (int want : opt.capture_layers)
+    for (auto& a : out.attention)
+      if (a.layer == want) ordered.push_back(std::move(a));
+  out.attention = std::move(ordered);
+
+  const int first_row = opt.all_logits ? 0 : n - 1;
+  const int rows = n - first_row;
+  norm(model_->final_norm_w, model_->final_norm_b, x_.data(), h_.data());
+  out.n_logits = rows;
+  out.logits.resize(size_t(rows) * cfg.vocab_size);
+  cpu::linear(h_.data() + size_t(first_row) * d, rows, model_->lm_head, out.logits.data());
+}
+
+void CpuBackend::attention(int layer, int n, const float* q, float* out, AttentionRows* capture) {
+  const auto& cfg = model_->cfg;
+  const int H = cfg.n_heads, qstride = cfg.q_dim();
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd_));
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  if (capture) {
+    capture->layer = layer;
+    capture->n_queries = n;
+    capture->row_len.resize(H);
+    capture->offset.resize(H);
+    int64_t total = 0;
+    for (int h = 0; h < H; ++h) {
+      capture->row_len[h] = book_.len(layout_.segment_of(layer, h));
+      capture->offset[h] = total;
+      total += int64_t(n) * capture->row_len[h];
+    }
+    capture->probs.resize(size_t(total));
+    capture->logits.resize(size_t(total));
+  }
+  for (int h = 0; h < H; ++h) {
+    const int seg = layout_.segment_of(layer, h);
+    const int len = book_.len(seg);
+    const int base = len - n;  // slots before this call's tokens
+    scores_.resize(size_t(n) * len);
+    float* S = scores_.data();
+    // S = scale * Q_h K^T over the whole segment.
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, len, hd_, scale, q + size_t(h) * hd_, qstride, key(seg, 0),
+                hd_, 0.0f, S, len);
+    const auto& pos = book_.positions(seg);
+    for (int i = 0; i < n; ++i) {
+      float* row = S + size_t(i) * len;
+      for (int j = base + i + 1; j < len; ++j) row[j] = neg_inf;  // causal: later new tokens
+      if (cfg.sliding_window > 0) {
+        const int qpos = pos[base + i];
+        for (int j = 0; j <= base + i; ++j)
+          if (qpos - pos[j] >= cfg.sliding_window) row[j] = neg_inf;
+      }
+      if (capture) std::memcpy(capture->logits.data() + capture->offset[h] + size_t(i) * len, row, sizeof(float) * len);
+      cpu::softmax_row(row, len);
+      if (capture) std::memcpy(capture->probs.data() + capture->offset[h] + size_t(i) * len, row, sizeof(float) * len);
+    }
+    // O_h = P V.
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd_, len, 1.0f, S, len, value(seg, 0), hd_, 0.0f,
+                out + size_t(h) * hd_, qstride);
+  }
+}
+
+}  // namespace kvscope

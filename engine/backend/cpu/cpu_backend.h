@@ -1,0 +1,58 @@
+// The fp32 CPU reference backend: readable, exact against Hugging Face within
+// fp32 rounding, and the oracle every CUDA op is tested against.
+#pragma once
+
+#include <memory>
+
+#include "backend/backend.h"
+#include "backend/cpu/cpu_ops.h"
+
+namespace kvscope {
+
+// The model's weights converted to fp32 once, shared by every CpuBackend
+// spawned from it (the session's run, its shadow run, forks).
+struct CpuModel {
+  struct Layer {
+    std::vector<float> attn_norm_w, attn_norm_b, mlp_norm_w, mlp_norm_b;
+    cpu::Linear q, k, v, o, up, gate, down;  // k, v empty in layers that own no KV
+  };
+  ModelConfig cfg;
+  std::vector<float> tok_emb, pos_emb, final_norm_w, final_norm_b;
+  cpu::Linear lm_head;
+  std::vector<Layer> layers;
+  std::vector<float> inv_freq;
+
+  static std::shared_ptr<const CpuModel> create(const ModelConfig& cfg, const ModelWeights& w);
+};
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend(std::shared_ptr<const CpuModel> model, const BackendOptions& opt);
+
+  std::string name() const override { return "cpu"; }
+  const ModelConfig& config() const override { return model_->cfg; }
+  void forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) override;
+  void retain(int seg, std::span<const int> keep) override;
+  void reset() override;
+  std::unique_ptr<Backend> spawn(const BackendOptions& opt) const override;
+  int kv_element_bytes() const override { return 4; }
+
+  // Direct access for tests: the cached key / value row of a slot.
+  const float* key(int seg, int slot) const { return k_.data() + (int64_t(seg) * cap_ + slot) * hd_; }
+  const float* value(int seg, int slot) const { return v_.data() + (int64_t(seg) * cap_ + slot) * hd_; }
+
+ private:
+  void attention(int layer, int n, const float* q, float* out, AttentionRows* capture);
+  float* key_mut(int seg, int slot) { return k_.data() + (int64_t(seg) * cap_ + slot) * hd_; }
+  float* value_mut(int seg, int slot) { return v_.data() + (int64_t(seg) * cap_ + slot) * hd_; }
+
+  std::shared_ptr<const CpuModel> model_;
+  KvLayout layout_;
+  int cap_ = 0, hd_ = 0;
+  std::vector<float> k_, v_;  // [segment][slot][head_dim]
+  // Scratch, grown to the largest call and then reused.
+  std::vector<float> x_, h_, q_, kn_, vn_, att_, o_, up_, gate_, mlp_, scores_;
+  std::vector<int> new_rope_pos_;  // [token][segment]
+};
+
+}  // namespace kvscope

@@ -1,0 +1,34 @@
+// The CPU reference's building blocks: plain fp32 loops a reader can check
+// against the Hugging Face code line by line, and OpenBLAS for the products.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/config.h"
+#include "model/weights.h"
+
+namespace kvscope::cpu {
+
+// A linear layer in fp32: y = x W^T + b, W stored [out, in].
+struct Linear {
+  std::vector<float> w;
+  std::vector<float> b;  // empty: no bias
+  int out = 0, in = 0;
+  bool empty() const { return w.empty(); }
+  static Linear from(const WeightTensor& w, const WeightTensor& b);
+};
+
+// y[n][out] = x[n][in] W^T (+ b), through sgemv (n = 1) or sgemm.
+void linear(const float* x, int n, const Linear& W, float* y);
+void layer_norm(const float* x, int n, int d, const float* w, const float* b, double eps, float* y);
+void rms_norm(const float* x, int n, int d, const float* w, double eps, float* y);
+void gelu_tanh(float* x, int64_t n);
+void gelu_erf(float* x, int64_t n);
+void silu(float* x, int64_t n);
+// SwiGLU gate: gate[i] = silu(gate[i]) * up[i].
+void silu_mul(float* gate, const float* up, int64_t n);
+// In-place softmax of one row; entries equal to -inf become exactly 0.
+void softmax_row(float* x, int n);
+
+}  // namespace kvscope::cpu

@@ -1,0 +1,60 @@
+// GPT-2 (and Cerebras-GPT): learned positions, LayerNorm, gelu_new, tied
+// head. Its Conv1D layers store weights as [in, out]: transposed at load, and
+// the fused c_attn is split into Q, K and V.
+#include <string>
+
+#include "model/architectures.h"
+
+namespace kvscope {
+
+ModelWeights map_gpt2_weights(TensorPicker& pick, const ModelConfig& cfg) {
+  // Checkpoints saved from GPT2LMHeadModel prefix names with "transformer.";
+  // the original OpenAI conversions do not.
+  const std::string p = pick.has("transformer.wte.weight") ? "transformer." : "";
+  const int64_t d = cfg.hidden, ff = cfg.intermediate, V = cfg.vocab_size, P = cfg.max_positions;
+  const std::string dd = "n_embd=" + std::to_string(d);
+  ModelWeights w;
+  w.tok_emb = pick.take(p + "wte.weight", {V, d}, "vocab_size, n_embd");
+  w.pos_emb = pick.take(p + "wpe.weight", {P, d}, "n_positions, n_embd");
+  for (int i = 0; i < cfg.n_layers; ++i) {
+    const std::string l = p + "h." + std::to_string(i) + ".";
+    LayerWeights L;
+    L.attn_norm_w = pick.take(l + "ln_1.weight", {d}, dd);
+    L.attn_norm_b = pick.take(l + "ln_1.bias", {d}, dd);
+    const WeightTensor qkv = transpose_2d(pick.take(l + "attn.c_attn.weight", {d, 3 * d}, dd));
+    const WeightTensor qkv_b = pick.take(l + "attn.c_attn.bias", {3 * d}, dd);
+    std::vector<int64_t> rows[3];
+    for (int part = 0; part < 3; ++part)
+      for (int64_t r = 0; r < d; ++r) rows[part].push_back(part * d + r);
+    L.wq = take_rows(qkv, rows[0]);
+    L.wk = take_rows(qkv, rows[1]);
+    L.wv = take_rows(qkv, rows[2]);
+    L.bq = take_rows(qkv_b, rows[0]);
+    L.bk = take_rows(qkv_b, rows[1]);
+    L.bv = take_rows(qkv_b, rows[2]);
+    L.wo = transpose_2d(pick.take(l + "attn.c_proj.weight", {d, d}, dd));
+    L.bo = pick.take(l + "attn.c_proj.bias", {d}, dd);
+    L.mlp_norm_w = pick.take(l + "ln_2.weight", {d}, dd);
+    L.mlp_norm_b = pick.take(l + "ln_2.bias", {d}, dd);
+    L.w_up = transpose_2d(pick.take(l + "mlp.c_fc.weight", {d, ff}, dd + ", n_inner=" + std::to_string(ff)));
+    L.b_up = pick.take(l + "mlp.c_fc.bias", {ff}, "n_inner=" + std::to_string(ff));
+    L.w_down = transpose_2d(pick.take(l + "mlp.c_proj.weight", {ff, d}, dd + ", n_inner=" + std::to_string(ff)));
+    L.b_down = pick.take(l + "mlp.c_proj.bias", {d}, dd);
+    w.layers.push_back(std::move(L));
+  }
+  w.final_norm_w = pick.take(p + "ln_f.weight", {d}, dd);
+  w.final_norm_b = pick.take(p + "ln_f.bias", {d}, dd);
+  if (cfg.tied_embeddings) {
+    pick.ignore("lm_head.weight");  // some checkpoints store the tied copy too
+    w.lm_head = w.tok_emb;
+  } else {
+    w.lm_head = pick.take("lm_head.weight", {V, d}, "vocab_size, n_embd");
+  }
+  // Causal-mask buffers older transformers versions saved with the weights.
+  pick.check_all_used([](const std::string& n) {
+    return n.ends_with(".attn.bias") || n.ends_with(".attn.masked_bias");
+  });
+  return w;
+}
+
+}  // namespace kvscope

@@ -1,0 +1,63 @@
+#include "model/config.h"
+
+namespace kvscope {
+
+std::vector<int> ModelConfig::owning_layers() const {
+  std::vector<int> owners{0};
+  for (int i = 0; i + 1 < n_kv_layers; ++i) owners.push_back(static_cast<int>((static_cast<int64_t>(i + 1) * n_layers) / n_kv_layers));
+  return owners;
+}
+
+std::vector<int> ModelConfig::kv_source() const {
+  const auto owners = owning_layers();
+  std::vector<int> src(n_layers, 0);
+  for (int l = 0; l < n_layers; ++l) {
+    for (int i = 0; i < static_cast<int>(owners.size()); ++i)
+      if (owners[i] <= l) src[l] = i;  // nearest owning layer at or below l
+  }
+  return src;
+}
+
+int64_t ModelConfig::kv_bytes_per_token(std::size_t bytes_per_element) const {
+  return 2LL * n_kv_layers * n_kv_heads * head_dim * static_cast<int64_t>(bytes_per_element);
+}
+
+int64_t ModelConfig::parameter_count() const {
+  const int64_t d = hidden, q = q_dim(), kv = kv_dim(), ff = intermediate;
+  int64_t per_layer = d * q + d * q;  // q and o projections
+  if (qkv_bias) per_layer += q;
+  if (o_bias) per_layer += d;
+  per_layer += (gated_mlp ? 3 : 2) * d * ff;
+  if (mlp_bias) per_layer += (gated_mlp ? 2 : 1) * ff + d;
+  per_layer += (norm == NormKind::LayerNorm ? 4 : 2) * d;
+  int64_t total = per_layer * n_layers;
+  total += static_cast<int64_t>(n_kv_layers) * (2 * d * kv + (qkv_bias ? 2 * kv : 0));
+  total += static_cast<int64_t>(vocab_size) * d;  // embedding
+  if (!tied_embeddings) total += static_cast<int64_t>(vocab_size) * d;
+  if (learned_positions) total += static_cast<int64_t>(max_positions) * d;
+  total += (norm == NormKind::LayerNorm ? 2 : 1) * d;
+  return total;
+}
+
+const char* arch_name(Arch a) {
+  switch (a) {
+    case Arch::GPT2: return "gpt2";
+    case Arch::GPTNeoX: return "gpt_neox";
+    case Arch::Llama: return "llama";
+  }
+  return "?";
+}
+
+std::string ModelConfig::describe_arch() const {
+  std::string s = model_type;
+  if (n_kv_layers < n_layers) s += " (MLKV: " + std::to_string(n_kv_layers) + " KV layers)";
+  if (n_kv_heads == 1 && n_heads > 1) s += " (MQA)";
+  else if (n_kv_heads < n_heads) s += " (GQA " + std::to_string(n_heads / n_kv_heads) + ":1)";
+  return s;
+}
+
+std::vector<std::string> supported_model_types() {
+  return {"gpt2", "gpt_neox", "llama", "mistral", "qwen2"};
+}
+
+}  // namespace kvscope

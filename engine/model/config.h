@@ -1,0 +1,78 @@
+// ModelConfig: everything the backends need to know about an architecture,
+// as plain flags, so that no backend code branches on a model_type string.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/dtype.h"
+
+namespace kvscope {
+
+enum class Arch { GPT2, GPTNeoX, Llama };
+enum class NormKind { LayerNorm, RMSNorm };
+enum class Activation { GeluTanh, GeluErf, Silu };
+enum class RopeStyle { None, Half };  // Half = rotate_half pairs (i, i + rotary_dims/2), as NeoX and Llama
+
+struct RopeScaling {
+  enum class Type { None, Linear, Llama3 } type = Type::None;
+  double factor = 1.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  int original_max_positions = 0;
+};
+
+struct ModelConfig {
+  std::string model_type;  // as in config.json ("gpt2", "gpt_neox", "llama", "mistral", "qwen2")
+  Arch arch = Arch::Llama;
+
+  int vocab_size = 0;
+  int hidden = 0;
+  int n_layers = 0;
+  int n_heads = 0;
+  int n_kv_heads = 0;   // KV heads per owning layer (g)
+  int n_kv_layers = 0;  // layers that own KV (m); MLKV when < n_layers
+  int head_dim = 0;
+  int intermediate = 0;
+  int max_positions = 0;
+  int sliding_window = 0;  // 0: none (attention sees the whole cache)
+
+  NormKind norm = NormKind::RMSNorm;
+  double norm_eps = 1e-5;
+  Activation act = Activation::Silu;
+  bool gated_mlp = true;           // SwiGLU: down(act(gate(x)) * up(x))
+  bool parallel_residual = false;  // x + attn(ln1(x)) + mlp(ln2(x))
+
+  RopeStyle rope = RopeStyle::Half;
+  int rotary_dims = 0;  // leading dims of each head that are rotated
+  double rope_theta = 10000.0;
+  RopeScaling rope_scaling;
+  bool learned_positions = false;  // GPT-2's wpe
+  int position_offset = 0;         // added to positions before the wpe lookup (OPT uses 2)
+
+  bool qkv_bias = false;
+  bool o_bias = false;
+  bool mlp_bias = false;
+  bool tied_embeddings = false;
+
+  DType dtype = DType::F32;  // dtype of the stored weights (for memory figures)
+  std::vector<int> eos_ids;
+  int bos_id = -1;
+
+  int q_dim() const { return n_heads * head_dim; }
+  int kv_dim() const { return n_kv_heads * head_dim; }
+  // Layers that own KV, as in the MLKV code: [0] + [floor((i+1)L/m) for i < m-1].
+  std::vector<int> owning_layers() const;
+  // For each layer, the index (into owning_layers()) of the KV it reads.
+  std::vector<int> kv_source() const;
+  // KV bytes per token: 2 * m * g * d_head * bytes (MLKV paper, Table 1).
+  int64_t kv_bytes_per_token(std::size_t bytes_per_element) const;
+  int64_t parameter_count() const;
+  std::string describe_arch() const;
+};
+
+const char* arch_name(Arch a);
+std::vector<std::string> supported_model_types();
+
+}  // namespace kvscope

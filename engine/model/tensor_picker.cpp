@@ -1,0 +1,88 @@
+#include "model/tensor_picker.h"
+
+#include <cstring>
+
+#include "common/error.h"
+
+namespace kvscope {
+namespace {
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+TensorPicker::TensorPicker(std::shared_ptr<const TensorStore> store, const ModelConfig& cfg, std::string config_source)
+    : store_(std::move(store)), cfg_(cfg), config_source_(std::move(config_source)) {}
+
+WeightTensor TensorPicker::take(const std::string& name, const std::vector<int64_t>& shape, const std::string& why) {
+  const TensorView* v = store_->find(name);
+  if (!v)
+    throw Error(store_->description(), "tensor '" + name + "'",
+                "missing (a " + cfg_.model_type + " model with this config.json needs it)");
+  if (!v->dtype)
+    throw Error(v->file, "tensor '" + name + "'", "dtype " + v->stored_dtype + " is not a float type (F32, F16, BF16)");
+  if (*v->dtype != cfg_.dtype)
+    throw Error(v->file, "tensor '" + name + "'",
+                std::string("dtype ") + dtype_name(*v->dtype) + " disagrees with " + config_source_ +
+                    " (torch_dtype says " + dtype_name(cfg_.dtype) + ")");
+  if (v->shape != shape)
+    throw Error(v->file, "tensor '" + name + "'",
+                "shape " + v->shape_string() + " disagrees with " + config_source_ + " (expected " + shape_str(shape) +
+                    " from " + why + ")");
+  used_.insert(name);
+  WeightTensor t;
+  t.shape = v->shape;
+  t.dtype = *v->dtype;
+  t.data = v->data;
+  t.keepalive = store_;
+  return t;
+}
+
+WeightTensor TensorPicker::take_if_present(const std::string& name, const std::vector<int64_t>& shape,
+                                           const std::string& why) {
+  return has(name) ? take(name, shape, why) : WeightTensor{};
+}
+
+void TensorPicker::check_all_used(const std::function<bool(const std::string&)>& ignorable) const {
+  for (const auto& n : store_->names()) {
+    if (used_.count(n) || ignorable(n)) continue;
+    throw Error(store_->find(n)->file, "tensor '" + n + "'",
+                "unexpected: not part of a " + cfg_.model_type + " model with this config.json (" + config_source_ + ")");
+  }
+}
+
+WeightTensor transpose_2d(const WeightTensor& t) {
+  const int64_t r = t.shape.at(0), c = t.shape.at(1);
+  const std::size_t es = dtype_size(t.dtype);
+  auto buf = std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(r * c) * es);
+  for (int64_t i = 0; i < r; ++i)
+    for (int64_t j = 0; j < c; ++j)
+      std::memcpy(buf->data() + (j * r + i) * es, t.data + (i * c + j) * es, es);
+  WeightTensor out;
+  out.shape = {c, r};
+  out.dtype = t.dtype;
+  out.data = buf->data();
+  out.keepalive = buf;
+  return out;
+}
+
+WeightTensor take_rows(const WeightTensor& t, const std::vector<int64_t>& rows) {
+  const int64_t cols = t.shape.size() == 1 ? 1 : t.shape.at(1);
+  const std::size_t row_bytes = static_cast<std::size_t>(cols) * dtype_size(t.dtype);
+  auto buf = std::make_shared<std::vector<std::byte>>(rows.size() * row_bytes);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    std::memcpy(buf->data() + i * row_bytes, t.data + rows[i] * row_bytes, row_bytes);
+  WeightTensor out;
+  out.shape = t.shape;
+  out.shape[0] = static_cast<int64_t>(rows.size());
+  out.dtype = t.dtype;
+  out.data = buf->data();
+  out.keepalive = buf;
+  return out;
+}
+
+}  // namespace kvscope

@@ -1,0 +1,45 @@
+// Takes the tensors an architecture needs out of a TensorStore, checking each
+// one's presence, shape and dtype against config.json, and afterwards that
+// nothing unexpected was left over. Messages name the file and the tensor.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "io/safetensors.h"
+#include "model/config.h"
+#include "model/weights.h"
+
+namespace kvscope {
+
+class TensorPicker {
+ public:
+  // `store` stays alive as long as any tensor taken from it (views into its mapping).
+  TensorPicker(std::shared_ptr<const TensorStore> store, const ModelConfig& cfg, std::string config_source);
+
+  bool has(const std::string& name) const { return store_->find(name) != nullptr; }
+  // The tensor `name` with exactly `shape`; `why` explains the expected shape
+  // in config.json terms for the message ("hidden_size=64").
+  WeightTensor take(const std::string& name, const std::vector<int64_t>& shape, const std::string& why);
+  WeightTensor take_if_present(const std::string& name, const std::vector<int64_t>& shape, const std::string& why);
+  // Marks a tensor as known but unused (buffers like attn.masked_bias).
+  void ignore(const std::string& name) { used_.insert(name); }
+  // Throws for the first tensor no mapping took, unless `ignorable(name)`.
+  void check_all_used(const std::function<bool(const std::string&)>& ignorable) const;
+  const std::string& source() const { return store_->description(); }
+
+ private:
+  std::shared_ptr<const TensorStore> store_;
+  const ModelConfig& cfg_;
+  std::string config_source_;
+  std::set<std::string> used_;
+};
+
+// Load-time fix-ups (new owned tensors, same dtype).
+WeightTensor transpose_2d(const WeightTensor& t);                          // GPT-2 Conv1D [in, out] -> [out, in]
+WeightTensor take_rows(const WeightTensor& t, const std::vector<int64_t>& rows);  // rows of a 1-D or 2-D tensor
+
+}  // namespace kvscope

@@ -1,0 +1,67 @@
+// Model weights after the architecture mapping and load-time fix-ups, in one
+// canonical layout every backend reads: linear weights are [out, in] row-major
+// (PyTorch's nn.Linear), K/V are split from Q, and missing parts are empty.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/dtype.h"
+
+namespace kvscope {
+
+// One tensor: a view into a mapped checkpoint, a buffer a fix-up produced, or
+// a deterministic random fill (benchmark shapes) that each backend generates
+// where it lives, so a 7B shape never needs host memory.
+struct WeightTensor {
+  std::vector<int64_t> shape;
+  DType dtype = DType::F32;
+  const std::byte* data = nullptr;
+  std::shared_ptr<const void> keepalive;  // the mapping or the owned buffer
+  bool random = false;                    // uniform in [-scale, scale] from Philox(seed, id)
+  uint64_t random_seed = 0;
+  uint32_t random_id = 0;
+  float random_scale = 0.f;
+  float random_offset = 0.f;              // added to every element (norm weights use 1)
+
+  bool empty() const { return shape.empty(); }
+  int64_t numel() const;
+  int64_t rows() const { return shape.empty() ? 0 : shape[0]; }
+  int64_t cols() const { return shape.size() < 2 ? 1 : shape[1]; }
+  std::string shape_string() const;
+  // All elements as float (converted or generated).
+  void to_f32(float* dst) const;
+  std::vector<float> to_f32() const;
+
+  static WeightTensor owned_f32(std::vector<float> values, std::vector<int64_t> shape);
+  static WeightTensor random_uniform(std::vector<int64_t> shape, uint64_t seed, uint32_t id, float scale,
+                                     float offset = 0.f);
+};
+
+// Element i of a random tensor; the CUDA backend's generator matches it.
+float random_weight_value(uint64_t seed, uint32_t id, int64_t i, float scale, float offset);
+
+struct LayerWeights {
+  WeightTensor attn_norm_w, attn_norm_b;  // b empty for RMSNorm
+  WeightTensor wq, bq;                    // [heads*hd, d], [heads*hd]
+  WeightTensor wk, bk, wv, bv;            // [kv_heads*hd, d]; empty in MLKV layers that own no KV
+  WeightTensor wo, bo;                    // [d, heads*hd]
+  WeightTensor mlp_norm_w, mlp_norm_b;    // unused (empty) never: every supported arch has two norms
+  WeightTensor w_up, b_up;                // [ff, d]
+  WeightTensor w_gate, b_gate;            // [ff, d]; empty unless gated (SwiGLU)
+  WeightTensor w_down, b_down;            // [d, ff]
+};
+
+struct ModelWeights {
+  WeightTensor tok_emb;  // [vocab, d]
+  WeightTensor pos_emb;  // [positions, d] (learned positions only)
+  std::vector<LayerWeights> layers;
+  WeightTensor final_norm_w, final_norm_b;
+  WeightTensor lm_head;  // [vocab, d]; shares tok_emb's data when tied
+  // Parameters stored (a tied head counted once).
+  int64_t numel() const;
+};
+
+}  // namespace kvscope

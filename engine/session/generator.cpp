@@ -1,0 +1,75 @@
+#include "session/generator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "common/error.h"
+
+namespace kvscope {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+double token_nll(const float* logits, int vocab, int target) {
+  float mx = logits[0];
+  for (int i = 1; i < vocab; ++i) mx = std::max(mx, logits[i]);
+  double sum = 0;
+  for (int i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(logits[i]) - mx);
+  return std::log(sum) - (static_cast<double>(logits[target]) - mx);
+}
+
+GenerateResult generate_tokens(Backend& backend, const std::vector<int>& prompt, const GenerateOptions& opt,
+                               const std::vector<int>& eos_ids, const std::function<void(int)>& on_token) {
+  validate_sampling(opt.sampling);
+  if (prompt.empty()) throw Error("--prompt", "", "the prompt has no tokens");
+  GenerateResult r;
+  ForwardOptions fo;
+  ForwardOutput out;
+  const int vocab = backend.config().vocab_size;
+  auto t0 = std::chrono::steady_clock::now();
+  backend.forward(prompt, fo, out);
+  r.prefill_seconds = seconds_since(t0);
+  r.stop_reason = "max_new_tokens";
+  t0 = std::chrono::steady_clock::now();
+  for (int step = 0; step < opt.max_new_tokens; ++step) {
+    const int tok = sample_token(std::span<const float>(out.logits.data(), vocab), opt.sampling,
+                                 static_cast<uint64_t>(step));
+    r.new_tokens.push_back(tok);
+    if (on_token) on_token(tok);
+    if (opt.stop_at_eos && std::find(eos_ids.begin(), eos_ids.end(), tok) != eos_ids.end()) {
+      r.stop_reason = "eos";
+      break;
+    }
+    if (step + 1 == opt.max_new_tokens) break;
+    const int one[1] = {tok};
+    backend.forward(one, fo, out);
+  }
+  r.decode_seconds = seconds_since(t0);
+  return r;
+}
+
+ScoreResult score_tokens(Backend& backend, const std::vector<int>& tokens, int first_scored) {
+  if (tokens.size() < 2) throw Error("score", "text", "needs at least two tokens");
+  first_scored = std::max(1, first_scored);
+  ForwardOptions fo;
+  fo.all_logits = true;
+  ForwardOutput out;
+  backend.forward(tokens, fo, out);
+  const int vocab = backend.config().vocab_size;
+  ScoreResult r;
+  for (std::size_t i = static_cast<std::size_t>(first_scored); i < tokens.size(); ++i)
+    r.nll.push_back(token_nll(out.logits.data() + (i - 1) * vocab, vocab, tokens[i]));
+  r.scored = static_cast<int>(r.nll.size());
+  double s = 0;
+  for (double v : r.nll) s += v;
+  r.mean_nll = r.scored ? s / r.scored : 0;
+  r.perplexity = std::exp(r.mean_nll);
+  return r;
+}
+
+}  // namespace kvscope

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Tiny random Hugging Face checkpoints and their golden outputs.
+
+For every supported architecture variant this writes, under
+tests/data/models/<name>/, a checkpoint made by transformers'
+save_pretrained (config.json, safetensors, generation_config.json, plus a
+small byte-level tokenizer.json trained here) and golden.npz-free outputs the
+C++ tests read without Python:
+
+  golden_ids.json      prompt ids, HF's 32-token greedy continuation,
+                       the smallest top-1/top-2 logit margin seen (ties would
+                       make the greedy test meaningless, so seeds are chosen
+                       to keep it large)
+  golden_logits.npy    float32 [n_prompt + 32, vocab]: logits of every
+                       position of prompt + continuation (teacher forced)
+  golden_attn.npy      float32 [layers, heads, n_prompt, n_prompt]: eager
+                       attention probabilities over the prompt
+
+All in fp32 with eager attention. Deterministic: rerunning gives the same
+files. Usage: python3 tools/goldens_models.py [out_dir]
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+VOCAB = 320
+N_PROMPT = 40
+N_NEW = 32
+
+
+def tiny_tokenizer(path):
+    """A byte-level BPE over a fixed text, so each tiny model has a tokenizer."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    text = ("The quick brown fox jumps over the lazy dog. " * 20 +
+            "Pack my box with five dozen liquor jugs! 0123456789 " * 10 +
+            "Sphinx of black quartz, judge my vow. Hello world, hello kvscope. " * 10).split(". ")
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=VOCAB - 1, special_tokens=["<|endoftext|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(text, trainer=trainer)
+    tok.save(path)
+    return tok
+
+
+def variants():
+    from transformers import (GPT2Config, GPTNeoXConfig, LlamaConfig, MistralConfig, Qwen2Config)
+    common = dict(vocab_size=VOCAB, bos_token_id=0, eos_token_id=0)
+    return {
+        # GPT-2: learned positions, Conv1D, gelu_new, tied head.
+        "gpt2": (GPT2Config(n_embd=48, n_layer=2, n_head=4, n_positions=128, n_inner=None,
+                            initializer_range=0.2, **common), torch.float32),
+        # Pythia-style: partial rotary (25%), parallel residual, untied head.
+        "gpt_neox_parallel": (GPTNeoXConfig(hidden_size=48, num_hidden_layers=2, num_attention_heads=4,
+                                            intermediate_size=96, max_position_embeddings=128, rotary_pct=0.5,
+                                            use_parallel_residual=True, tie_word_embeddings=False,
+                                            initializer_range=0.2, **common), torch.float32),
+        # NeoX with sequential residual, a different rotary share, tied head, rotary_emb_base spelling.
+        "gpt_neox_sequential": (GPTNeoXConfig(hidden_size=48, num_hidden_layers=2, num_attention_heads=2,
+                                              intermediate_size=96, max_position_embeddings=128, rotary_pct=0.25,
+                                              rotary_emb_base=500.0, use_parallel_residual=False,
+                                              tie_word_embeddings=True, initializer_range=0.2, **common),
+                                torch.float32),
+        # Llama: GQA 2:1, head_dim != hidden/heads, untied head.
+        "llama_gqa": (LlamaConfig(hidden_size=48, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                                  num_key_value_heads=2, head_dim=16, max_position_embeddings=128,
+                                  tie_word_embeddings=False, initializer_range=0.2, **common), torch.float32),
+        # Llama 3 rope scaling, MQA, tied head, attention and MLP biases; stored in bf16.
+        "llama3_mqa_bf16": (LlamaConfig(hidden_size=48, intermediate_size=96, num_hidden_layers=2,
+                                        num_attention_heads=4, num_key_value_heads=1, max_position_embeddings=128,
+                                        rope_theta=50000.0, attention_bias=True, mlp_bias=True,
+                                        rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                                      "high_freq_factor": 4.0, "original_max_position_embeddings": 16},
+                                        tie_word_embeddings=True, initializer_range=0.2, **common), torch.bfloat16),
+        # Qwen2: q/k/v biases, GQA, stored in fp16, sharded into several files.
+        "qwen2_fp16_sharded": (Qwen2Config(hidden_size=48, intermediate_size=96, num_hidden_layers=2,
+                                           num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                                           rope_theta=10000.0, tie_word_embeddings=False, initializer_range=0.2,
+                                           **common), torch.float16),
+        # Mistral: GQA, linear rope scaling (no sliding window within 128).
+        "mistral": (MistralConfig(hidden_size=48, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                                  num_key_value_heads=2, max_position_embeddings=128, sliding_window=None,
+                                  rope_scaling={"rope_type": "linear", "factor": 2.0},
+                                  tie_word_embeddings=False, initializer_range=0.2, **common), torch.float32),
+    }
+
+
+def _rewrite(path, fn):
+    with open(path) as f:
+        cfg = json.load(f)
+    fn(cfg)
+    with open(path, "w") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+
+
+def _neox_old(cfg):
+    """Pythia's released configs: rotary_pct / rotary_emb_base, torch_dtype."""
+    rp = cfg.pop("rope_parameters")
+    cfg["rotary_pct"] = rp["partial_rotary_factor"]
+    cfg["rotary_emb_base"] = rp["rope_theta"]
+    cfg["torch_dtype"] = cfg.pop("dtype")
+
+
+def _llama_old(cfg):
+    """transformers 4.x spelling: rope_theta and rope_scaling with "type"."""
+    rp = cfg.pop("rope_parameters")
+    cfg["rope_theta"] = rp.pop("rope_theta")
+    rtype = rp.pop("rope_type")
+    if rtype != "default":
+        cfg["rope_scaling"] = dict(rp, type=rtype)
+    cfg["torch_dtype"] = cfg.pop("dtype")
+
+
+# Checkpoints whose config.json is rewritten into the older key spellings
+# (same meaning), so both spellings are checked against HF's outputs.
+OLD_SPELLINGS = {
+    "gpt_neox_sequential": lambda p: _rewrite(p, _neox_old),
+    "mistral": lambda p: _rewrite(p, _llama_old),
+}
+
+
+def build(name, cfg, dtype, out_root, tok_path):
+    from transformers import AutoModelForCausalLM
+    out = os.path.join(out_root, name)
+    os.makedirs(out, exist_ok=True)
+    for seed in range(100):
+        torch.manual_seed(1000 + seed)
+        model = AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval()
+        # Biases and norm weights start at 0/1; perturb them so they are tested.
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                if p.dim() == 1:
+                    p.add_(torch.randn_like(p) * 0.1)
+            if dtype != torch.float32:  # golden = the stored low-precision weights, computed in fp32
+                for p in model.parameters():
+                    p.copy_(p.to(dtype).float())
+        g = torch.Generator().manual_seed(seed)
+        prompt = torch.randint(1, VOCAB, (1, N_PROMPT), generator=g)
+        ids = prompt
+        margin = float("inf")
+        with torch.no_grad():
+            for _ in range(N_NEW):
+                logits = model(ids).logits[0, -1]
+                top2 = torch.topk(logits, 2).values
+                margin = min(margin, float(top2[0] - top2[1]))
+                ids = torch.cat([ids, logits.argmax().view(1, 1)], dim=1)
+            full = model(ids, output_attentions=True)
+            attn = model(prompt, output_attentions=True).attentions
+        if margin > 2e-3:
+            break
+    print(f"{name}: seed {seed}, min top-1 margin {margin:.4g}")
+    save_kwargs = {"safe_serialization": True}
+    if name.endswith("sharded"):
+        save_kwargs["max_shard_size"] = "40KB"
+    model.to(dtype).save_pretrained(out, **save_kwargs)
+    if name in OLD_SPELLINGS:
+        OLD_SPELLINGS[name](os.path.join(out, "config.json"))
+    import shutil
+    shutil.copy(tok_path, os.path.join(out, "tokenizer.json"))
+    np.save(os.path.join(out, "golden_logits.npy"), full.logits[0].float().numpy().astype(np.float32))
+    np.save(os.path.join(out, "golden_attn.npy"),
+            torch.stack([a[0] for a in attn]).float().numpy().astype(np.float32))
+    with open(os.path.join(out, "golden_ids.json"), "w") as f:
+        json.dump({"prompt": prompt[0].tolist(), "greedy": ids[0, N_PROMPT:].tolist(),
+                   "min_top1_margin": margin, "dtype": str(dtype).replace("torch.", "")}, f, indent=1)
+
+
+def main(out_root=None):
+    out_root = out_root or os.path.join(ROOT, "tests", "data", "models")
+    os.makedirs(out_root, exist_ok=True)
+    torch.set_num_threads(1)
+    tok_path = os.path.join(out_root, "tokenizer.json")
+    tiny_tokenizer(tok_path)
+    for name, (cfg, dtype) in variants().items():
+        build(name, cfg, dtype, out_root, tok_path)
+    os.remove(tok_path)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else None)

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Train kvscope's embedded default model and its MLKV variant, reproducibly.
+
+One command does everything (about an hour on 2 CPU cores):
+  python3 tools/train_default_model.py
+Stages: corpus (tools/corpus.py) -> byte-level BPE tokenizer -> base Llama
+model (GQA) -> MLKV conversion (K/V averaged over layer pairs) -> brief
+uptraining -> both saved in assets/models/ with config.json,
+generation_config.json and tokenizer.json, plus the held-out eval sets in
+assets/eval/. Settings live in tools/default_model_settings.json; the loss
+logs are written to tools/logs/.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import shutil
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import corpus  # noqa: E402
+from tiny_llama import TinyLlama, owning_layers, kv_source_layer  # noqa: E402
+
+CACHE = os.path.join(HERE, ".cache")
+EOS = "<|endoftext|>"
+
+
+def log(msg):
+    print(time.strftime("%H:%M:%S"), msg, flush=True)
+
+
+def train_tokenizer(docs, vocab_size, out_path):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    tok = Tokenizer(models.BPE())
+    # Single digits keep numbers (pass keys, record values) copyable digit by digit.
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Digits(individual_digits=True),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+    ])
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[EOS],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tok.train_from_iterator(docs, trainer=trainer)
+    tok.save(out_path)
+    return tok
+
+
+def pack_rows(token_docs, ctx, eos_id):
+    """Rows of ctx+1 tokens, each starting at a document start (as prompts do)."""
+    rows, cur = [], []
+    for ids in token_docs:
+        if cur and len(cur) + len(ids) + 1 > ctx + 1:
+            rows.append(cur[: ctx + 1])
+            cur = []
+        cur.extend(ids + [eos_id])
+    pad = [eos_id] * (ctx + 1)
+    rows = [r + pad[: ctx + 1 - len(r)] for r in rows]
+    return torch.tensor(rows, dtype=torch.long)
+
+
+def lr_at(step, total, peak, warmup, floor):
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    p = (step - warmup) / max(1, total - warmup)
+    return floor + (peak - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, p)))
+
+
+def train(model, rows, s, log_path, seed, time_budget_s=None):
+    torch.manual_seed(seed)
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": s["weight_decay"]},
+                             {"params": no_decay, "weight_decay": 0.0}],
+                            lr=s["lr"], betas=(0.9, 0.95))
+    g = torch.Generator().manual_seed(seed)
+    steps, bs = s["steps"], s["batch_size"]
+    t0 = time.time()
+    with open(log_path, "w") as logf:
+        logf.write("step,lr,loss,tokens,seconds\n")
+        for step in range(steps):
+            lr = lr_at(step, steps, s["lr"], s["warmup"], s["lr"] * 0.1)
+            for grp in opt.param_groups:
+                grp["lr"] = lr
+            idx = torch.randint(0, rows.shape[0], (bs,), generator=g)
+            batch = rows[idx]
+            x, y = batch[:, :-1], batch[:, 1:]
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=s.get("bf16", True)):
+                logits = model(x)
+            loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            el = time.time() - t0
+            logf.write(f"{step},{lr:.6g},{loss.item():.5f},{(step + 1) * bs * x.shape[1]},{el:.1f}\n")
+            if step % 25 == 0 or step == steps - 1:
+                logf.flush()
+                log(f"step {step}/{steps} lr {lr:.2e} loss {loss.item():.4f} ({el:.0f}s)")
+    return model
+
+
+def hf_config(s, vocab_size, eos_id, n_kv_layers=None):
+    cfg = {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+        "vocab_size": vocab_size, "hidden_size": s["hidden_size"],
+        "intermediate_size": s["intermediate_size"], "num_hidden_layers": s["layers"],
+        "num_attention_heads": s["heads"], "num_key_value_heads": s["kv_heads"],
+        "head_dim": s["hidden_size"] // s["heads"], "max_position_embeddings": s["ctx"],
+        "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "hidden_act": "silu",
+        "tie_word_embeddings": True, "attention_bias": False, "mlp_bias": False,
+        "bos_token_id": eos_id, "eos_token_id": eos_id, "torch_dtype": "float32",
+    }
+    if n_kv_layers is not None:
+        cfg["num_key_value_layers"] = n_kv_layers
+    return cfg
+
+
+def save_model(model, cfg, tokenizer_path, out_dir, eos_id, via_transformers):
+    """Base model through transformers' save_pretrained (proves HF loads it);
+    the MLKV variant (no HF class for it) as the same files written directly."""
+    os.makedirs(out_dir, exist_ok=True)
+    if via_transformers:
+        from transformers import LlamaConfig, LlamaForCausalLM
+        hf_cfg = LlamaConfig(**{k: v for k, v in cfg.items() if k not in ("architectures", "model_type", "torch_dtype")})
+        hf = LlamaForCausalLM(hf_cfg).eval()
+        missing, unexpected = hf.load_state_dict(model.hf_state_dict(), strict=False)
+        assert not unexpected and all("lm_head" in m for m in missing), (missing, unexpected)
+        hf.tie_weights()
+        ids = torch.randint(0, cfg["vocab_size"], (1, 64), generator=torch.Generator().manual_seed(0))
+        with torch.no_grad():
+            diff = (hf(ids).logits - model(ids)).abs().max().item()
+        log(f"HF LlamaForCausalLM vs training model: max |logit diff| {diff:.2e}")
+        assert diff < 1e-3, diff
+        hf.save_pretrained(out_dir, safe_serialization=True)
+    else:
+        from safetensors.torch import save_file
+        save_file(model.hf_state_dict(), os.path.join(out_dir, "model.safetensors"),
+                  metadata={"format": "pt"})
+        with open(os.path.join(out_dir, "config.json"), "w") as f:
+            json.dump(cfg, f, indent=2, sort_keys=True)
+    with open(os.path.join(out_dir, "generation_config.json"), "w") as f:
+        json.dump({"bos_token_id": eos_id, "eos_token_id": eos_id}, f, indent=2)
+    shutil.copy(tokenizer_path, os.path.join(out_dir, "tokenizer.json"))
+
+
+def convert_to_mlkv(base, n_kv_layers):
+    """MLKV without training: each owning layer's K/V projection becomes the
+    uniform average of the projections of the layers that will read it."""
+    cfg = dict(base.cfg, num_key_value_layers=n_kv_layers)
+    m = TinyLlama(cfg)
+    sd = base.state_dict()
+    owners = owning_layers(cfg["num_hidden_layers"], n_kv_layers)
+    new_sd = {}
+    for k, v in sd.items():
+        if ".k_proj." in k or ".v_proj." in k:
+            continue
+        new_sd[k] = v
+    for o in owners:
+        readers = [i for i in range(cfg["num_hidden_layers"]) if kv_source_layer(i, owners) == o]
+        for proj in ("k_proj", "v_proj"):
+            ws = [sd[f"model.layers.{i}.self_attn.{proj}.weight"] for i in readers]
+            new_sd[f"model.layers.{o}.self_attn.{proj}.weight"] = torch.stack(ws).mean(0)
+    m.load_state_dict(new_sd, strict=True)
+    return m
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--settings", default=os.path.join(HERE, "default_model_settings.json"))
+    ap.add_argument("--bench", action="store_true", help="time 5 steps of the base model and exit")
+    args = ap.parse_args()
+    with open(args.settings) as f:
+        S = json.load(f)
+    torch.set_num_threads(S.get("threads", os.cpu_count()))
+    random.seed(S["seed"])
+    os.makedirs(CACHE, exist_ok=True)
+    os.makedirs(os.path.join(HERE, "logs"), exist_ok=True)
+
+    log("corpus")
+    docs = list(corpus.training_docs(S["corpus_seed"], S["corpus_docs"]))
+    tok_path = os.path.join(CACHE, "tokenizer.json")
+    tok = train_tokenizer(docs, S["vocab_size"], tok_path)
+    eos_id = tok.token_to_id(EOS)
+    vocab = tok.get_vocab_size()
+    log(f"tokenizer: {vocab} tokens")
+    token_docs = [e.ids for e in tok.encode_batch(docs)]
+    rows = pack_rows(token_docs, S["ctx"], eos_id)
+    log(f"{rows.shape[0]} rows of {S['ctx']} tokens ({rows.numel() / 1e6:.1f}M tokens)")
+
+    base_cfg = hf_config(S, vocab, eos_id)
+    base_cfg["head_dim"] = S["hidden_size"] // S["heads"]
+    torch.manual_seed(S["seed"])
+    model = TinyLlama(base_cfg)
+    log(f"base model: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters")
+    if args.bench:
+        s = dict(S["base"], steps=5)
+        train(model, rows, s, os.path.join(CACHE, "bench_log.csv"), S["seed"])
+        return
+
+    train(model, rows, S["base"], os.path.join(HERE, "logs", "base_loss.csv"), S["seed"])
+    base_dir = os.path.join(ROOT, "assets", "models", S["name"])
+    save_model(model.eval(), base_cfg, tok_path, base_dir, eos_id, via_transformers=True)
+    log(f"saved {base_dir}")
+
+    mlkv = convert_to_mlkv(model, S["mlkv"]["kv_layers"])
+    train(mlkv.train(), rows, S["mlkv"], os.path.join(HERE, "logs", "mlkv_loss.csv"), S["seed"] + 1)
+    mlkv_cfg = hf_config(S, vocab, eos_id, S["mlkv"]["kv_layers"])
+    mlkv_dir = os.path.join(ROOT, "assets", "models", S["name"] + "-mlkv")
+    save_model(mlkv.eval(), mlkv_cfg, tok_path, mlkv_dir, eos_id, via_transformers=False)
+    log(f"saved {mlkv_dir}")
+
+    eval_dir = os.path.join(ROOT, "assets", "eval")
+    os.makedirs(eval_dir, exist_ok=True)
+    for i, (kind, fn) in enumerate(corpus.EVAL_KINDS.items()):
+        rng = random.Random(S["eval_seed"] * 100 + i)
+        with open(os.path.join(eval_dir, f"{kind}.jsonl"), "w", encoding="utf-8") as f:
+            for _ in range(S["eval_per_kind"]):
+                f.write(json.dumps(fn(rng), ensure_ascii=False) + "\n")
+    log("done")
+
+
+if __name__ == "__main__":
+    main()
