@@ -218,8 +218,29 @@ def plain_doc(rng):
     return " ".join(sents)
 
 
-DOC_KINDS = [("story", story_doc, 0.40), ("passkey", passkey_doc, 0.20),
-             ("kv", kv_doc, 0.20), ("plain", plain_doc, 0.20)]
+COPY_WORDS = COLOURS + OBJECTS + ANIMALS + NAMES
+
+
+def copy_doc(rng):
+    """A list and its repeat: the plainest way to make a model learn to look
+    back and copy (induction), which every recall question above needs."""
+    items = [rng.choice(COPY_WORDS) if rng.random() < 0.6 else str(rng.randint(0, 999))
+             for _ in range(rng.randint(4, 40))]
+    return "Copy this list: " + " ".join(items) + "\nAgain: " + " ".join(items) + "."
+
+
+DOC_KINDS = [("story", story_doc, 0.35), ("passkey", passkey_doc, 0.18),
+             ("kv", kv_doc, 0.17), ("plain", plain_doc, 0.15), ("copy", copy_doc, 0.15)]
+
+# Text that answers a question about something earlier in the document; the
+# trainer weighs these tokens more (they are few, and they are the point).
+ANSWER_PATTERNS = [r"(?<=\nAnswer:)[^\n]*", r"(?<=\nWhat is the pass key\? The pass key is)[^\n]*",
+                   r"(?<=\nAgain:)[^\n]*"]
+
+
+def answer_spans(doc):
+    import re
+    return [m.span() for pat in ANSWER_PATTERNS for m in re.finditer(pat, doc)]
 
 
 def training_docs(seed, n_docs):

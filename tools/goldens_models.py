@@ -26,6 +26,8 @@ import sys
 import numpy as np
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 VOCAB = 320
@@ -171,6 +173,63 @@ def build(name, cfg, dtype, out_root, tok_path):
                    "min_top1_margin": margin, "dtype": str(dtype).replace("torch.", "")}, f, indent=1)
 
 
+def build_mlkv(out_root, tok_path):
+    """MLKV has no transformers class: its golden comes from tools/tiny_llama.py
+    (the same code that trains the default model's MLKV variant), in fp32
+    with eager attention, after checking that the same code with every layer
+    owning KV reproduces transformers' LlamaForCausalLM."""
+    from safetensors.torch import save_file
+    from transformers import LlamaConfig, LlamaForCausalLM
+    from tiny_llama import TinyLlama
+    cfg = dict(vocab_size=VOCAB, hidden_size=48, intermediate_size=96, num_hidden_layers=4, num_attention_heads=4,
+               num_key_value_heads=2, head_dim=12, rms_norm_eps=1e-6, rope_theta=10000.0, tie_word_embeddings=False,
+               max_position_embeddings=128, bos_token_id=0, eos_token_id=0)
+    torch.manual_seed(77)
+    mha = TinyLlama(dict(cfg))
+    with torch.no_grad():
+        for p in mha.parameters():
+            p.normal_(0, 0.2) if p.dim() > 1 else p.add_(torch.randn_like(p) * 0.1)
+    hf = LlamaForCausalLM(LlamaConfig(**cfg, attn_implementation="eager")).eval()
+    hf.load_state_dict(mha.state_dict(), strict=True)
+    probe = torch.randint(1, VOCAB, (1, 24), generator=torch.Generator().manual_seed(5))
+    with torch.no_grad():
+        assert (hf(probe).logits - mha(probe)).abs().max() < 1e-4
+    mlkv = TinyLlama(dict(cfg, num_key_value_layers=2)).eval()
+    sd = {k: v for k, v in mha.state_dict().items() if k in mlkv.state_dict()}
+    mlkv.load_state_dict(sd, strict=True)
+    for seed in range(100):  # a prompt whose greedy path has no near-ties
+        g = torch.Generator().manual_seed(seed)
+        prompt = torch.randint(1, VOCAB, (1, N_PROMPT), generator=g)
+        ids, margin = prompt, float("inf")
+        with torch.no_grad():
+            for _ in range(N_NEW):
+                logits = mlkv(ids)[0, -1]
+                top2 = torch.topk(logits, 2).values
+                margin = min(margin, float(top2[0] - top2[1]))
+                ids = torch.cat([ids, logits.argmax().view(1, 1)], dim=1)
+        if margin > 2e-3:
+            break
+    with torch.no_grad():
+        full = mlkv(ids)
+        probs = []
+        mlkv(prompt, probs_out=probs)
+    print(f"llama_mlkv: min top-1 margin {margin:.4g}")
+    out = os.path.join(out_root, "llama_mlkv")
+    os.makedirs(out, exist_ok=True)
+    save_file(mlkv.hf_state_dict(), os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
+    hf_cfg = dict(cfg, model_type="llama", architectures=["LlamaForCausalLM"], num_key_value_layers=2,
+                  hidden_act="silu", torch_dtype="float32")
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(hf_cfg, f, indent=2, sort_keys=True)
+    import shutil
+    shutil.copy(tok_path, os.path.join(out, "tokenizer.json"))
+    np.save(os.path.join(out, "golden_logits.npy"), full[0].numpy().astype(np.float32))
+    np.save(os.path.join(out, "golden_attn.npy"), torch.stack([p[0] for p in probs]).numpy().astype(np.float32))
+    with open(os.path.join(out, "golden_ids.json"), "w") as f:
+        json.dump({"prompt": prompt[0].tolist(), "greedy": ids[0, N_PROMPT:].tolist(),
+                   "min_top1_margin": margin, "dtype": "float32", "reference": "tools/tiny_llama.py"}, f, indent=1)
+
+
 def main(out_root=None):
     out_root = out_root or os.path.join(ROOT, "tests", "data", "models")
     os.makedirs(out_root, exist_ok=True)
@@ -179,6 +238,7 @@ def main(out_root=None):
     tiny_tokenizer(tok_path)
     for name, (cfg, dtype) in variants().items():
         build(name, cfg, dtype, out_root, tok_path)
+    build_mlkv(out_root, tok_path)
     os.remove(tok_path)
 
 

@@ -67,7 +67,7 @@ class Attention(nn.Module):
         k = k * cos + rotate_half(k) * sin
         return k, v
 
-    def forward(self, x, cos, sin, kv):
+    def forward(self, x, cos, sin, kv, probs_out=None):
         b, n, _ = x.shape
         q = self.q_proj(x).view(b, n, self.h, self.hd).transpose(1, 2)
         q = q * cos + rotate_half(q) * sin
@@ -75,7 +75,14 @@ class Attention(nn.Module):
         rep = self.h // self.kvh
         k = k.repeat_interleave(rep, dim=1)
         v = v.repeat_interleave(rep, dim=1)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        if probs_out is None:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:  # eager attention, keeping the probabilities (golden files)
+            scores = (q @ k.transpose(-1, -2)) * self.hd ** -0.5
+            mask = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(1)
+            p = scores.masked_fill(mask, float("-inf")).softmax(-1)
+            probs_out.append(p)
+            y = p @ v
         return self.o_proj(y.transpose(1, 2).reshape(b, n, self.h * self.hd))
 
 
@@ -133,7 +140,8 @@ class TinyLlama(nn.Module):
         elif isinstance(m, nn.Embedding):
             nn.init.normal_(m.weight, std=0.02)
 
-    def forward(self, ids):
+    def forward(self, ids, probs_out=None):
+        """Logits [b, n, vocab]; with probs_out (a list), eager attention per layer is appended."""
         n = ids.shape[1]
         cos, sin = rope_cos_sin(n, self.cfg["head_dim"], self.cfg["rope_theta"], ids.device)
         x = self.model.embed_tokens(ids)
@@ -143,7 +151,7 @@ class TinyLlama(nn.Module):
             if layer.self_attn.owns_kv:
                 kv_by_layer[i] = layer.self_attn.kv(h, cos, sin)
             kv = kv_by_layer[kv_source_layer(i, self.owners)]
-            x = x + layer.self_attn(h, cos, sin, kv)
+            x = x + layer.self_attn(h, cos, sin, kv, probs_out)
             x = x + layer.mlp(layer.post_attention_layernorm(x))
         return self.lm_head(self.model.norm(x))
 

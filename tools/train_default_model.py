@@ -53,17 +53,27 @@ def train_tokenizer(docs, vocab_size, out_path):
     return tok
 
 
-def pack_rows(token_docs, ctx, eos_id):
-    """Rows of ctx+1 tokens, each starting at a document start (as prompts do)."""
-    rows, cur = [], []
-    for ids in token_docs:
+def answer_weights(enc, doc, weight):
+    """Per-token loss weight: `weight` for tokens inside an answer span."""
+    spans = corpus.answer_spans(doc)
+    return [weight if any(a <= s < b for a, b in spans) else 1.0 for s, _ in enc.offsets]
+
+
+def pack_rows(token_docs, weight_docs, ctx, eos_id):
+    """Rows of ctx+1 tokens, each starting at a document start (as prompts do),
+    with the loss weight of each token (weight i belongs to target token i)."""
+    rows, wrows, cur, curw = [], [], [], []
+    for ids, ws in zip(token_docs, weight_docs):
         if cur and len(cur) + len(ids) + 1 > ctx + 1:
             rows.append(cur[: ctx + 1])
-            cur = []
+            wrows.append(curw[: ctx + 1])
+            cur, curw = [], []
         cur.extend(ids + [eos_id])
+        curw.extend(ws + [1.0])
     pad = [eos_id] * (ctx + 1)
     rows = [r + pad[: ctx + 1 - len(r)] for r in rows]
-    return torch.tensor(rows, dtype=torch.long)
+    wrows = [w + [0.0] * (ctx + 1 - len(w)) for w in wrows]
+    return torch.tensor(rows, dtype=torch.long), torch.tensor(wrows, dtype=torch.float32)
 
 
 def lr_at(step, total, peak, warmup, floor):
@@ -73,7 +83,8 @@ def lr_at(step, total, peak, warmup, floor):
     return floor + (peak - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, p)))
 
 
-def train(model, rows, s, log_path, seed, time_budget_s=None):
+def train(model, data, s, log_path, seed):
+    rows, weights = data
     torch.manual_seed(seed)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
@@ -91,10 +102,11 @@ def train(model, rows, s, log_path, seed, time_budget_s=None):
                 grp["lr"] = lr
             idx = torch.randint(0, rows.shape[0], (bs,), generator=g)
             batch = rows[idx]
-            x, y = batch[:, :-1], batch[:, 1:]
+            x, y, w = batch[:, :-1], batch[:, 1:], weights[idx][:, 1:]
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=s.get("bf16", True)):
                 logits = model(x)
-            loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1))
+            per_token = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="none")
+            loss = (per_token * w.reshape(-1)).sum() / w.sum()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -105,6 +117,27 @@ def train(model, rows, s, log_path, seed, time_budget_s=None):
                 logf.flush()
                 log(f"step {step}/{steps} lr {lr:.2e} loss {loss.item():.4f} ({el:.0f}s)")
     return model
+
+
+def probe_recall(model, tok, n=20):
+    model.eval()
+    for i, (kind, fn) in enumerate(corpus.EVAL_KINDS.items()):
+        if kind == "plain":
+            continue
+        rng = random.Random(4242 + i)
+        ok = 0
+        for _ in range(n):
+            item = fn(rng)
+            ids = tok.encode(item["prompt"]).ids
+            want = tok.encode(item["answer"]).ids
+            x = torch.tensor([ids])
+            with torch.no_grad():
+                for _ in range(len(want)):
+                    nxt = model(x)[0, -1].argmax().view(1, 1)
+                    x = torch.cat([x, nxt], dim=1)
+            ok += x[0, len(ids):].tolist() == want
+        log(f"probe {kind}: {ok}/{n}")
+    model.train()
 
 
 def hf_config(s, vocab_size, eos_id, n_kv_layers=None):
@@ -176,6 +209,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--settings", default=os.path.join(HERE, "default_model_settings.json"))
     ap.add_argument("--bench", action="store_true", help="time 5 steps of the base model and exit")
+    ap.add_argument("--probe", type=int, default=0, help="train N steps, print greedy recall on 20 eval items, exit")
     args = ap.parse_args()
     with open(args.settings) as f:
         S = json.load(f)
@@ -191,9 +225,11 @@ def main():
     eos_id = tok.token_to_id(EOS)
     vocab = tok.get_vocab_size()
     log(f"tokenizer: {vocab} tokens")
-    token_docs = [e.ids for e in tok.encode_batch(docs)]
-    rows = pack_rows(token_docs, S["ctx"], eos_id)
-    log(f"{rows.shape[0]} rows of {S['ctx']} tokens ({rows.numel() / 1e6:.1f}M tokens)")
+    encs = tok.encode_batch(docs)
+    token_docs = [e.ids for e in encs]
+    weight_docs = [answer_weights(e, d, S["answer_weight"]) for e, d in zip(encs, docs)]
+    rows = pack_rows(token_docs, weight_docs, S["ctx"], eos_id)
+    log(f"{rows[0].shape[0]} rows of {S['ctx']} tokens ({rows[0].numel() / 1e6:.1f}M tokens)")
 
     base_cfg = hf_config(S, vocab, eos_id)
     base_cfg["head_dim"] = S["hidden_size"] // S["heads"]
@@ -203,6 +239,12 @@ def main():
     if args.bench:
         s = dict(S["base"], steps=5)
         train(model, rows, s, os.path.join(CACHE, "bench_log.csv"), S["seed"])
+        return
+    if args.probe:
+        # A short run to check that recall is being learned before the long one.
+        s = dict(S["base"], steps=args.probe)
+        train(model, rows, s, os.path.join(CACHE, "probe_log.csv"), S["seed"])
+        probe_recall(model, tok)
         return
 
     train(model, rows, S["base"], os.path.join(HERE, "logs", "base_loss.csv"), S["seed"])

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/sampler.h"
+#include "backend/slot_stats.h"
 #include "kv/kv_book.h"
 #include "model/config.h"
 #include "model/weights.h"
@@ -34,7 +36,13 @@ struct AttentionRows {
 
 struct ForwardOptions {
   std::vector<int> capture_layers;  // layers whose attention rows to return
+  bool capture_last_query_only = false;  // rows of the last token only (a prefill's n x n is large)
   bool all_logits = false;          // logits of every input token (teacher forcing), not only the last
+  // False: logits stay where they were computed (sample() still works), so a
+  // GPU decode step copies nothing but the sampled token.
+  bool logits_to_host = true;
+  // The per-slot statistic to accumulate during this call's attention.
+  SlotStatRule stats;
 };
 
 struct ForwardOutput {
@@ -63,6 +71,10 @@ class Backend {
   // positions would overflow.
   virtual void forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) = 0;
 
+  // Samples the next token from the last token's logits of the latest
+  // forward(), with the rule of backend/sampler.h (on the device for CUDA).
+  virtual int sample(const SamplingParams& p, uint64_t step) = 0;
+
   // Eviction: segment `seg` keeps only `keep` (ascending slot indices), in
   // order. In Compacted mode the kept keys are re-rotated to their new slots.
   virtual void retain(int seg, std::span<const int> keep) = 0;
@@ -75,13 +87,32 @@ class Backend {
   virtual std::unique_ptr<Backend> spawn(const BackendOptions& opt) const = 0;
 
   const KvBook& kv() const { return book_; }
+  // Per-slot statistic of each segment (same order as kv().positions(seg)),
+  // as accumulated by the SlotStatRules of the forward calls so far; slots
+  // that never had a rule applied hold 0. Kept in step with retain().
+  const std::vector<float>& slot_stats(int seg) const { return stats_[seg]; }
+  // Zeroes every statistic (a policy switch that changes what S means).
+  void clear_slot_stats() {
+    for (auto& s : stats_) std::fill(s.begin(), s.end(), 0.0f);
+    on_stats_cleared();
+  }
   int tokens_seen() const { return seen_; }  // next absolute position
   const BackendOptions& options() const { return opts_; }
   // Bytes of one cached K or V element in this backend (4 on the CPU, 2 in fp16/bf16).
   virtual int kv_element_bytes() const = 0;
 
  protected:
+  // For backends that keep a device copy of the statistics.
+  virtual void on_stats_cleared() {}
+  // Host-side bookkeeping shared by every backend's retain().
+  void compact_stats(int seg, std::span<const int> keep) {
+    auto& s = stats_[seg];
+    for (std::size_t i = 0; i < keep.size(); ++i) s[i] = s[keep[i]];
+    s.resize(keep.size());
+  }
+
   KvBook book_;
+  std::vector<std::vector<float>> stats_;  // [segment][slot]
   int seen_ = 0;
   BackendOptions opts_;
 };

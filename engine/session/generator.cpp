@@ -29,16 +29,15 @@ GenerateResult generate_tokens(Backend& backend, const std::vector<int>& prompt,
   if (prompt.empty()) throw Error("--prompt", "", "the prompt has no tokens");
   GenerateResult r;
   ForwardOptions fo;
+  fo.logits_to_host = false;  // the backend samples where the logits are
   ForwardOutput out;
-  const int vocab = backend.config().vocab_size;
   auto t0 = std::chrono::steady_clock::now();
   backend.forward(prompt, fo, out);
   r.prefill_seconds = seconds_since(t0);
   r.stop_reason = "max_new_tokens";
   t0 = std::chrono::steady_clock::now();
   for (int step = 0; step < opt.max_new_tokens; ++step) {
-    const int tok = sample_token(std::span<const float>(out.logits.data(), vocab), opt.sampling,
-                                 static_cast<uint64_t>(step));
+    const int tok = backend.sample(opt.sampling, static_cast<uint64_t>(step));
     r.new_tokens.push_back(tok);
     if (on_token) on_token(tok);
     if (opt.stop_at_eos && std::find(eos_ids.begin(), eos_ids.end(), tok) != eos_ids.end()) {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "session/sampler.h"
+#include "backend/sampler.h"
 
 namespace kvscope {
 

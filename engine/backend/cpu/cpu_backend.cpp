@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "model/rope.h"
+#include "backend/sampler.h"
 
 namespace kvscope {
 namespace {
@@ -60,6 +61,11 @@ CpuBackend::CpuBackend(std::shared_ptr<const CpuModel> model, const BackendOptio
   const int64_t n = int64_t(layout_.n_segments()) * cap_ * hd_;
   k_.assign(static_cast<std::size_t>(n), 0.0f);
   v_.assign(static_cast<std::size_t>(n), 0.0f);
+  stats_.assign(layout_.n_segments(), {});
+  readers_.assign(layout_.n_segments(), 0);
+  for (int l = 0; l < cfg.n_layers; ++l)
+    for (int h = 0; h < cfg.n_heads; ++h) ++readers_[layout_.segment_of(l, h)];
+  contrib_.assign(layout_.n_segments(), {});
 }
 
 std::unique_ptr<Backend> CpuBackend::spawn(const BackendOptions& opt) const {
@@ -68,11 +74,13 @@ std::unique_ptr<Backend> CpuBackend::spawn(const BackendOptions& opt) const {
 
 void CpuBackend::reset() {
   book_.clear();
+  for (auto& st : stats_) st.clear();
   seen_ = 0;
 }
 
 void CpuBackend::retain(int seg, std::span<const int> keep) {
   book_.retain(seg, keep);  // validates the slot list
+  compact_stats(seg, keep);
   for (std::size_t i = 0; i < keep.size(); ++i) {
     if (static_cast<int>(i) == keep[i]) continue;
     std::memcpy(key_mut(seg, static_cast<int>(i)), key(seg, keep[i]), sizeof(float) * hd_);
@@ -118,6 +126,13 @@ void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt,
   const int first_pos = seen_;
   for (int i = 0; i < n; ++i) book_.append(first_pos + i, std::span<const int>(&new_rope_pos_[i * S], S));
   seen_ += n;
+  for (int s = 0; s < S; ++s) stats_[s].resize(book_.len(s), 0.0f);
+  if (opt.stats.active()) {
+    // Mean over readers adds straight into one row; max needs each query
+    // row's maximum before rows are combined.
+    const int rows = opt.stats.reduce == ReaderReduce::Max ? n : 1;
+    for (int s = 0; s < S; ++s) contrib_[s].assign(size_t(rows) * book_.len(s), 0.0f);
+  }
 
   x_.resize(size_t(n) * d);
   h_.resize(size_t(n) * d);
@@ -189,7 +204,7 @@ void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt,
       out.attention.emplace_back();
       cap = &out.attention.back();
     }
-    attention(l, n, q_.data(), att_.data(), cap);
+    attention(l, n, q_.data(), att_.data(), cap, opt.stats, opt.capture_last_query_only);
     cpu::linear(att_.data(), n, L.o, o_.data());
     if (cfg.parallel_residual) {
       // NeoX: x + attn(ln1(x)) + mlp(ln2(x)), both branches from the same x.
@@ -209,6 +224,7 @@ void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt,
     for (auto& a : out.attention)
       if (a.layer == want) ordered.push_back(std::move(a));
   out.attention = std::move(ordered);
+  if (opt.stats.active()) finish_stats(n, opt.stats);
 
   const int first_row = opt.all_logits ? 0 : n - 1;
   const int rows = n - first_row;
@@ -216,23 +232,35 @@ void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt,
   out.n_logits = rows;
   out.logits.resize(size_t(rows) * cfg.vocab_size);
   cpu::linear(h_.data() + size_t(first_row) * d, rows, model_->lm_head, out.logits.data());
+  last_logits_.assign(out.logits.end() - cfg.vocab_size, out.logits.end());
+  if (!opt.logits_to_host) {
+    out.logits.clear();
+    out.n_logits = 0;
+  }
 }
 
-void CpuBackend::attention(int layer, int n, const float* q, float* out, AttentionRows* capture) {
+int CpuBackend::sample(const SamplingParams& p, uint64_t step) {
+  if (last_logits_.empty()) throw Error("sample", "", "no forward pass yet");
+  return sample_token(last_logits_, p, step);
+}
+
+void CpuBackend::attention(int layer, int n, const float* q, float* out, AttentionRows* capture,
+                           const SlotStatRule& rule, bool last_only) {
+  const int first_captured = last_only ? n - 1 : 0;  // query rows [first_captured, n) are captured
   const auto& cfg = model_->cfg;
   const int H = cfg.n_heads, qstride = cfg.q_dim();
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd_));
   const float neg_inf = -std::numeric_limits<float>::infinity();
   if (capture) {
     capture->layer = layer;
-    capture->n_queries = n;
+    capture->n_queries = n - first_captured;
     capture->row_len.resize(H);
     capture->offset.resize(H);
     int64_t total = 0;
     for (int h = 0; h < H; ++h) {
       capture->row_len[h] = book_.len(layout_.segment_of(layer, h));
       capture->offset[h] = total;
-      total += int64_t(n) * capture->row_len[h];
+      total += int64_t(capture->n_queries) * capture->row_len[h];
     }
     capture->probs.resize(size_t(total));
     capture->logits.resize(size_t(total));
@@ -255,13 +283,69 @@ void CpuBackend::attention(int layer, int n, const float* q, float* out, Attenti
         for (int j = 0; j <= base + i; ++j)
           if (qpos - pos[j] >= cfg.sliding_window) row[j] = neg_inf;
       }
-      if (capture) std::memcpy(capture->logits.data() + capture->offset[h] + size_t(i) * len, row, sizeof(float) * len);
+      const bool cap_row = capture && i >= first_captured;
+      if (cap_row)
+        std::memcpy(capture->logits.data() + capture->offset[h] + size_t(i - first_captured) * len, row,
+                    sizeof(float) * len);
+      if (rule.source == StatSource::GumbelSoftmax) {
+        // Keyformer scores from the pre-softmax logits plus noise, at temperature tau.
+        stat_row_.resize(len);
+        for (int j = 0; j < len; ++j)
+          stat_row_[j] = (row[j] + keyformer_noise(rule.noise, rule.seed, static_cast<uint32_t>(pos[base + i]),
+                                                   static_cast<uint32_t>(layer), static_cast<uint32_t>(h),
+                                                   static_cast<uint32_t>(pos[j]))) /
+                         rule.tau;
+        cpu::softmax_row(stat_row_.data(), len);
+        accumulate_stats(seg, i, n, stat_row_.data(), rule);
+      }
       cpu::softmax_row(row, len);
-      if (capture) std::memcpy(capture->probs.data() + capture->offset[h] + size_t(i) * len, row, sizeof(float) * len);
+      if (cap_row)
+        std::memcpy(capture->probs.data() + capture->offset[h] + size_t(i - first_captured) * len, row,
+                    sizeof(float) * len);
+      if (rule.source == StatSource::Attention) accumulate_stats(seg, i, n, row, rule);
     }
     // O_h = P V.
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd_, len, 1.0f, S, len, value(seg, 0), hd_, 0.0f,
                 out + size_t(h) * hd_, qstride);
+  }
+}
+
+}  // namespace kvscope
+
+namespace kvscope {
+
+// Adds one reader's f row for query row `row` (of `n_rows` in this call) to
+// its segment's contributions.
+void CpuBackend::accumulate_stats(int seg, int row, int n_rows, const float* f, const SlotStatRule& rule) {
+  auto& c = contrib_[seg];
+  const int len = book_.len(seg);
+  if (rule.reduce == ReaderReduce::Max) {
+    float* r = c.data() + size_t(row) * len;
+    for (int j = 0; j < len; ++j) r[j] = std::max(r[j], f[j]);
+  } else {
+    // Row weight decay^(rows-1-row) is applied here for the mean, so the
+    // contributions need no per-row storage.
+    const float w = std::pow(rule.decay, static_cast<float>(n_rows - 1 - row)) / static_cast<float>(readers_[seg]);
+    for (int j = 0; j < len; ++j) c[j] += w * f[j];
+  }
+}
+
+void CpuBackend::finish_stats(int n, const SlotStatRule& rule) {
+  const float carry = std::pow(rule.decay, static_cast<float>(n));
+  for (int seg = 0; seg < layout_.n_segments(); ++seg) {
+    const int len = book_.len(seg);
+    auto& c = contrib_[seg];
+    std::vector<float> total(len, 0.0f);
+    if (rule.reduce == ReaderReduce::Max) {
+      for (int i = 0; i < n; ++i) {
+        const float w = std::pow(rule.decay, static_cast<float>(n - 1 - i));
+        for (int j = 0; j < len; ++j) total[j] += w * c[size_t(i) * len + j];
+      }
+    } else {
+      total.assign(c.begin(), c.begin() + len);
+    }
+    auto& st = stats_[seg];
+    for (int j = 0; j < len; ++j) st[j] = (j < len - n ? carry * st[j] : 0.0f) + total[j];
   }
 }
 

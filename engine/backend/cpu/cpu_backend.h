@@ -32,6 +32,7 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   const ModelConfig& config() const override { return model_->cfg; }
   void forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) override;
+  int sample(const SamplingParams& p, uint64_t step) override;
   void retain(int seg, std::span<const int> keep) override;
   void reset() override;
   std::unique_ptr<Backend> spawn(const BackendOptions& opt) const override;
@@ -42,7 +43,10 @@ class CpuBackend final : public Backend {
   const float* value(int seg, int slot) const { return v_.data() + (int64_t(seg) * cap_ + slot) * hd_; }
 
  private:
-  void attention(int layer, int n, const float* q, float* out, AttentionRows* capture);
+  void attention(int layer, int n, const float* q, float* out, AttentionRows* capture, const SlotStatRule& rule,
+                 bool last_only);
+  void accumulate_stats(int seg, int row, int n_rows, const float* f, const SlotStatRule& rule);
+  void finish_stats(int n, const SlotStatRule& rule);
   float* key_mut(int seg, int slot) { return k_.data() + (int64_t(seg) * cap_ + slot) * hd_; }
   float* value_mut(int seg, int slot) { return v_.data() + (int64_t(seg) * cap_ + slot) * hd_; }
 
@@ -53,6 +57,10 @@ class CpuBackend final : public Backend {
   // Scratch, grown to the largest call and then reused.
   std::vector<float> x_, h_, q_, kn_, vn_, att_, o_, up_, gate_, mlp_, scores_;
   std::vector<int> new_rope_pos_;  // [token][segment]
+  std::vector<float> last_logits_;  // the last token's logits, for sample()
+  std::vector<int> readers_;                  // [segment]: query heads (over all layers) reading it
+  std::vector<std::vector<float>> contrib_;   // [segment][row][slot]: this call's statistic contributions
+  std::vector<float> stat_row_;               // one reader's f row
 };
 
 }  // namespace kvscope

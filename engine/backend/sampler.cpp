@@ -1,4 +1,4 @@
-#include "session/sampler.h"
+#include "backend/sampler.h"
 
 #include <algorithm>
 #include <cmath>

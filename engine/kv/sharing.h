@@ -1,0 +1,38 @@
+// KV-sharing layouts and the conversion of a loaded checkpoint to one
+// without training (POLICIES.md, "KV sharing"): a layout is (m, g), m layers
+// owning KV and g KV heads per owning layer. Merged K/V projections
+// (weights and biases) are averaged uniformly — what GQA and MLKV do before
+// uptraining — so quality drops; showing that next to the memory saved is
+// the point.
+#pragma once
+
+#include <string>
+
+#include "model/config.h"
+#include "model/weights.h"
+
+namespace kvscope {
+
+struct SharingLayout {
+  enum class Kind { Native, MHA, GQA, MQA, MLKV };
+  Kind kind = Kind::Native;
+  int kv_heads = 0;   // g (GQA, MLKV; 0 = keep the checkpoint's)
+  int kv_layers = 0;  // m (MLKV)
+
+  // "native", "mha", "mqa", "gqa:G", "mlkv:M" or "mlkv:M:G". Throws naming --sharing.
+  static SharingLayout parse(const std::string& text);
+  std::string str() const;
+  // The (m, g) this layout means for a model with these dimensions.
+  std::pair<int, int> resolve(const ModelConfig& cfg) const;
+};
+
+// Rewrites cfg.n_kv_layers / n_kv_heads and the K/V projections of `w` to
+// `layout`. Each new owning layer's KV head is the uniform average of the
+// checkpoint's KV heads it replaces: over the heads merged into it and over
+// the KV the layers of its group read (weighted by how many of them read
+// each). Growing g or m duplicates instead (exact). Throws when g does not
+// divide the query heads, or the layout cannot be reached by merging or
+// duplicating.
+void convert_sharing(ModelConfig& cfg, ModelWeights& w, const SharingLayout& layout);
+
+}  // namespace kvscope

@@ -1,0 +1,27 @@
+// a2sf (Accumulative Attention Score with Forgetting factor):
+// S_t = alpha S_{t-1} + A_t (alpha = 0.2); one-shot prefill gives
+// S[j] = sum_q alpha^(L-1-q) A[q][j]. No recent window by default: all of k
+// is selective. alpha = 1 is H2O's accumulation, alpha = 0 TOVA's.
+#include "policy/policy.h"
+
+namespace kvscope {
+namespace {
+
+class A2sfPolicy final : public Policy {
+ public:
+  using Policy::Policy;
+  Ranking ranking() const override { return Ranking::Statistic; }
+  SlotStatRule stat_rule(const StepContext&) const override {
+    SlotStatRule rule;
+    rule.source = StatSource::Attention;
+    rule.decay = r_.params.alpha;
+    rule.reduce = r_.params.reduce;
+    return rule;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> make_a2sf_policy(const ResolvedPolicy& r) { return std::make_unique<A2sfPolicy>(r); }
+
+}  // namespace kvscope

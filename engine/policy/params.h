@@ -1,0 +1,77 @@
+// What the user sets for eviction (POLICIES.md): the policy, its budget and
+// protected tokens, granularity, prefill and position modes, Keyformer's
+// temperature schedule and noise, A2SF's forgetting factor. `resolve` turns
+// it into plain numbers for one prompt, applying each policy's defaults, and
+// rejects impossible combinations with a message naming the setting.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "backend/backend.h"
+#include "backend/slot_stats.h"
+
+namespace kvscope {
+
+enum class PolicyKind { Full, Window, Sink, H2O, TOVA, Keyformer, A2SF, Random, Ideal };
+enum class Granularity { KvHead, Layer, Model };
+enum class PrefillMode { OneShot, Streaming };
+enum class TauSchedule { Linear, Constant };
+
+// An absolute count or a percentage ("64", "50%"). A budget's percentage is
+// of the prompt length; a window's is of the budget (H2O's "k/2").
+struct Amount {
+  double value = 0;
+  bool percent = false;
+  int of(int whole) const;  // rounds to nearest
+  std::string str() const;
+  static Amount parse(const std::string& text, const std::string& field);  // throws naming `field`
+};
+
+struct PolicyParams {
+  PolicyKind kind = PolicyKind::Full;
+  Amount budget{100, true};
+  std::optional<Amount> window;  // recent tokens always kept; default per policy
+  std::optional<int> sinks;      // first positions always kept; default per policy
+  std::optional<Granularity> granularity;
+  PrefillMode prefill = PrefillMode::OneShot;
+  PositionMode positions = PositionMode::Original;
+  float tau_init = 1.0f, tau_end = 2.0f;
+  TauSchedule tau_schedule = TauSchedule::Linear;
+  NoiseKind noise = NoiseKind::Gumbel;
+  float alpha = 0.2f;
+  ReaderReduce reduce = ReaderReduce::Mean;
+  uint64_t seed = 0;
+};
+
+// Numbers for one run.
+struct ResolvedPolicy {
+  PolicyParams params;
+  int k = 0;  // slots kept per unit after each step
+  int w = 0;  // recent window
+  int s = 0;  // sinks
+  Granularity granularity = Granularity::KvHead;
+  bool evicts = true;  // false for full and ideal
+};
+
+// Validates and applies defaults. prompt_len sizes percentage budgets;
+// context is the most tokens the run can hold (for "budget larger than the
+// context"). Throws kvscope::Error("--budget", ...) and the like.
+ResolvedPolicy resolve_policy(const PolicyParams& p, int prompt_len, int context);
+
+const char* policy_name(PolicyKind k);
+PolicyKind parse_policy(const std::string& s);  // throws listing the policies
+const char* granularity_name(Granularity g);
+Granularity parse_granularity(const std::string& s);
+const char* prefill_name(PrefillMode m);
+PrefillMode parse_prefill(const std::string& s);
+const char* positions_name(PositionMode m);
+PositionMode parse_positions(const std::string& s);
+const char* noise_name(NoiseKind n);
+NoiseKind parse_noise(const std::string& s);
+const char* tau_schedule_name(TauSchedule t);
+TauSchedule parse_tau_schedule(const std::string& s);
+const char* reduce_name(ReaderReduce r);
+ReaderReduce parse_reduce(const std::string& s);
+
+}  // namespace kvscope

@@ -1,0 +1,59 @@
+// An eviction policy: which statistic the backend accumulates for it each
+// step, and how slots are ranked for keeping. The rules are in POLICIES.md;
+// each policy is one small file (full.cpp, h2o.cpp, ...). Choosing the slots
+// from the ranking — budgets, sinks, the recent window, granularity — is
+// shared by all of them (selection.h).
+#pragma once
+
+#include <memory>
+
+#include "policy/params.h"
+
+namespace kvscope {
+
+// Where the decoding is, for the statistics that depend on it.
+struct StepContext {
+  int step = 0;              // 0 for the prompt, then 1, 2, ... per generated token
+  int planned_new_tokens = 1;  // T in Keyformer's temperature schedule
+};
+
+enum class Ranking {
+  None,       // never ranks (full)
+  Statistic,  // keep the highest per-slot statistic
+  Recency,    // keep the newest
+  Random,     // keep a seeded random choice
+};
+
+class Policy {
+ public:
+  explicit Policy(ResolvedPolicy r) : r_(std::move(r)) {}
+  virtual ~Policy() = default;
+  virtual Ranking ranking() const = 0;
+  // The statistic to accumulate during the forward call of this step.
+  virtual SlotStatRule stat_rule(const StepContext&) const { return {}; }
+  const ResolvedPolicy& resolved() const { return r_; }
+  PolicyKind kind() const { return r_.params.kind; }
+  // Whether slots are really dropped (false for full and ideal).
+  bool evicts() const { return r_.evicts; }
+
+ protected:
+  ResolvedPolicy r_;
+};
+
+std::unique_ptr<Policy> make_full_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_window_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_sink_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_h2o_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_tova_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_keyformer_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_a2sf_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_random_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_ideal_policy(const ResolvedPolicy& r);
+
+std::unique_ptr<Policy> make_policy(const ResolvedPolicy& r);
+
+// Keyformer's temperature at step t: tau_init + t (tau_end - tau_init) / T,
+// or tau_init throughout with the constant schedule.
+float keyformer_tau(const PolicyParams& p, const StepContext& ctx);
+
+}  // namespace kvscope

@@ -1,0 +1,36 @@
+// Choosing the slots to keep, shared by every policy: the first s positions
+// (sinks) and the newest w (recent window) are protected; the other slots of
+// a decision unit are ranked by the policy, and the best k - |protected|
+// stay. A unit is one segment (kv_head), all segments of an owning layer
+// (layer) or the whole cache (model); a shared decision ranks positions by
+// the mean statistic of the segments holding them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "kv/kv_book.h"
+#include "policy/policy.h"
+
+namespace kvscope {
+
+enum SlotState : uint8_t { kDropped = 0, kKept = 1, kProtected = 2 };
+
+struct SlotChoice {
+  std::vector<std::vector<int>> keep;       // [segment]: slot indices to keep, ascending
+  std::vector<std::vector<uint8_t>> state;  // [segment][slot]: SlotState before retain
+  std::vector<std::vector<float>> score;    // [segment][slot]: what the ranking used (NaN: nothing)
+  std::vector<std::vector<int>> rank;       // [segment][slot]: 1 = first to keep within its unit
+  int dropped = 0;                          // slots not kept, over all segments
+};
+
+// `stats(seg)` gives the backend's per-slot statistic of a segment;
+// `newest` is the absolute position of the latest token; `step` keys the
+// random policy's draws. For policies that do not evict (full, ideal),
+// `keep` holds every slot and `state` marks what an evicting policy with
+// the same budget would keep (ideal's top k).
+SlotChoice choose_slots(const Policy& policy, const KvBook& book,
+                        const std::function<const std::vector<float>&(int)>& stats, int newest, int step);
+
+}  // namespace kvscope

@@ -1,0 +1,38 @@
+// Per-step comparisons of a policy run against the shadow full-cache run on
+// the same tokens (POLICIES.md, "Metrics"): KL of the next-token
+// distributions, top-1 agreement, NLL, attention recall and ideal
+// similarity. Pure functions over logits and attention rows laid out over
+// absolute positions (0 where a slot is absent).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace kvscope {
+
+struct StepMetrics {
+  int step = 0;
+  int position = 0;         // absolute position of the token fed at this step
+  int token = -1;           // that token
+  int64_t kv_slots = 0;     // slots held over all segments after eviction
+  int64_t kv_bytes = 0;     // policy cache after eviction
+  int64_t kv_bytes_full = 0;
+  static constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  double nll = nan;         // -log p_policy(next token), when the next token is known
+  double nll_full = nan;
+  double kl = nan;          // KL(p_full || p_policy)
+  int top1_agree = -1;      // 1 / 0; -1 without a shadow run
+  double attention_recall = nan;
+  double ideal_similarity = nan;
+};
+
+// KL(p || q) for p = softmax(full), q = softmax(policy), in nats.
+double kl_divergence(const float* full_logits, const float* policy_logits, int vocab);
+int argmax(const float* v, int n);
+// Share of the full row's mass on positions where `present` is true.
+double attention_recall(const std::vector<float>& full_row, const std::vector<uint8_t>& present);
+// cos(policy row, full row kept to its top k).
+double ideal_similarity(const std::vector<float>& policy_row, const std::vector<float>& full_row, int k);
+
+}  // namespace kvscope

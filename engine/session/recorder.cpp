@@ -1,0 +1,105 @@
+#include "session/recorder.h"
+
+#include <cmath>
+
+namespace kvscope {
+
+Recorder::Recorder(const KvLayout& layout, int rows, int positions, std::vector<int> attention_layers)
+    : layout_(layout), rows_(rows), positions_(positions), attn_layers_(std::move(attention_layers)) {
+  attn_index_.assign(layout_.n_layers, -1);
+  for (std::size_t i = 0; i < attn_layers_.size(); ++i) attn_index_[attn_layers_[i]] = static_cast<int>(i);
+  const size_t cells = size_t(rows) * layout_.n_segments() * positions;
+  masks_.assign(cells, kNotSeen);
+  scores_.assign(cells, std::numeric_limits<float>::quiet_NaN());
+  attn_.assign(size_t(rows) * attn_layers_.size() * layout_.n_heads * positions, 0.0f);
+  summary_.assign(size_t(rows) * layout_.n_layers * layout_.n_heads * 2, std::numeric_limits<float>::quiet_NaN());
+}
+
+bool Recorder::records_layer(int layer) const { return layer >= 0 && layer < int(attn_index_.size()) && attn_index_[layer] >= 0; }
+
+float Recorder::attention(int row, int layer, int head, int pos) const {
+  const int li = attn_index_[layer];
+  return attn_[((size_t(row) * attn_layers_.size() + li) * layout_.n_heads + head) * positions_ + pos];
+}
+
+std::size_t Recorder::bytes() const {
+  return masks_.size() + scores_.size() * 4 + attn_.size() * 4 + summary_.size() * 4 +
+         events_.size() * sizeof(EvictionEvent) + metrics_.size() * sizeof(StepMetrics);
+}
+
+void Recorder::record(int row, const KvBook& book, const SlotChoice& choice, bool policy_has_statistic,
+                      const std::function<const std::vector<float>&(int)>& stats,
+                      const std::vector<AttentionRows>& captures, int step, const std::vector<int>& tokens,
+                      bool evicts) {
+  const int S = layout_.n_segments();
+  // Everything up to the newest position has been seen; what a segment no
+  // longer holds was evicted at an earlier step.
+  int newest = -1;
+  for (int s = 0; s < S; ++s)
+    if (book.len(s) > 0) newest = std::max(newest, book.positions(s).back());
+  for (int s = 0; s < S; ++s) {
+    uint8_t* m = &masks_[(size_t(row) * S + s) * positions_];
+    float* sc = &scores_[(size_t(row) * S + s) * positions_];
+    for (int p = 0; p <= newest && p < positions_; ++p) m[p] = kEvictedEarlier;
+    const auto& pos = book.positions(s);
+    const std::vector<float>* st = policy_has_statistic ? &stats(s) : nullptr;
+    for (std::size_t j = 0; j < pos.size(); ++j) {
+      const int p = pos[j];
+      if (p >= positions_) continue;
+      switch (choice.state[s][j]) {
+        case kDropped: m[p] = kEvictedNow; break;
+        case kProtected: m[p] = kMaskProtected; break;
+        default: m[p] = kMaskKept; break;
+      }
+      if (st) sc[p] = (*st)[j];
+    }
+  }
+  record_events(step, book, choice, policy_has_statistic, stats, tokens, evicts);
+  // Attention of the step's last query, scattered to absolute positions.
+  for (const auto& a : captures) {
+    const int li = attn_index_[a.layer];
+    for (int h = 0; h < layout_.n_heads; ++h) {
+      const auto& pos = book.positions(layout_.segment_of(a.layer, h));
+      const float* r = a.prob_row(h, a.n_queries - 1);
+      double ent = 0;
+      float mx = 0;
+      for (int j = 0; j < a.row_len[h]; ++j) {
+        if (r[j] > 0) ent -= double(r[j]) * std::log(double(r[j]));
+        mx = std::max(mx, r[j]);
+      }
+      float* sm = &summary_[((size_t(row) * layout_.n_layers + a.layer) * layout_.n_heads + h) * 2];
+      sm[0] = static_cast<float>(ent);
+      sm[1] = mx;
+      if (li < 0) continue;
+      float* dst = &attn_[((size_t(row) * attn_layers_.size() + li) * layout_.n_heads + h) * positions_];
+      for (int j = 0; j < a.row_len[h]; ++j)
+        if (pos[j] < positions_) dst[pos[j]] = r[j];
+    }
+  }
+  recorded_ = std::max(recorded_, row + 1);
+}
+
+void Recorder::record_events(int step, const KvBook& book, const SlotChoice& choice, bool policy_has_statistic,
+                             const std::function<const std::vector<float>&(int)>& stats,
+                             const std::vector<int>& tokens, bool evicts) {
+  if (!evicts) return;
+  for (int s = 0; s < layout_.n_segments(); ++s) {
+    const auto& pos = book.positions(s);
+    const std::vector<float>* st = policy_has_statistic ? &stats(s) : nullptr;
+    for (std::size_t j = 0; j < pos.size(); ++j) {
+      if (choice.state[s][j] != kDropped) continue;
+      EvictionEvent e;
+      e.step = step;
+      e.kv_layer = s / layout_.n_kv_heads;
+      e.layer = layout_.owners[e.kv_layer];
+      e.kv_head = s % layout_.n_kv_heads;
+      e.position = pos[j];
+      e.token = pos[j] < int(tokens.size()) ? tokens[pos[j]] : -1;
+      e.statistic = st ? (*st)[j] : choice.score[s][j];
+      e.rank = choice.rank[s][j];
+      events_.push_back(e);
+    }
+  }
+}
+
+}  // namespace kvscope

@@ -1,0 +1,307 @@
+#include "session/session.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.h"
+#include "policy/selection.h"
+#include "session/generator.h"
+
+namespace kvscope {
+namespace {
+
+Device parse_device(const std::string& d) {
+  if (d == "cpu") return Device::Cpu;
+  std::string why;
+  const bool ok = cuda_available(&why);
+  if (d == "auto") return ok ? Device::Cuda : Device::Cpu;
+  if (!ok) throw Error("--device cuda", "", "no CUDA device: " + why);
+  return Device::Cuda;
+}
+
+// Scatters one captured row (slot order) to absolute positions.
+std::vector<float> by_position(const AttentionRows& a, int head, const std::vector<int>& pos, int positions) {
+  std::vector<float> out(positions, 0.0f);
+  const float* r = a.prob_row(head, a.n_queries - 1);
+  for (int j = 0; j < a.row_len[head]; ++j)
+    if (pos[j] < positions) out[pos[j]] = r[j];
+  return out;
+}
+
+}  // namespace
+
+Session::Session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg)
+    : bundle_(std::move(bundle)), cfg_(std::move(cfg)) {
+  model_cfg_ = bundle_->config();
+  weights_ = bundle_->files.weights;
+  convert_sharing(model_cfg_, weights_, cfg_.sharing);
+  const int L = model_cfg_.n_layers, H = model_cfg_.n_heads;
+
+  tokens_ = bundle_->tokenizer->encode(cfg_.prompt, true);
+  if (tokens_.empty()) throw Error("prompt", "", "the prompt has no tokens");
+  prompt_len_ = static_cast<int>(tokens_.size());
+  if (cfg_.continuation) {
+    continuation_ = bundle_->tokenizer->encode(*cfg_.continuation, false);
+    planned_new_ = static_cast<int>(continuation_.size());
+  } else {
+    planned_new_ = cfg_.max_new_tokens;
+  }
+  if (prompt_len_ + planned_new_ > model_cfg_.max_positions)
+    throw Error("prompt", "", std::to_string(prompt_len_) + " tokens + " + std::to_string(planned_new_) +
+                                  " new tokens exceed the model's maximum positions (" +
+                                  std::to_string(model_cfg_.max_positions) + ")");
+  policy_ = make_policy(resolve_policy(cfg_.policy, prompt_len_, model_cfg_.max_positions));
+  for (const auto& ch : cfg_.policy_changes) {
+    resolve_policy(ch.policy, prompt_len_, model_cfg_.max_positions);  // validate now, not mid-run
+    if (ch.policy.positions != cfg_.policy.positions)
+      throw Error("policy_changes", "positions", "the position mode cannot change during a run");
+  }
+
+  auto check_layer = [&](int l, const std::string& field) {
+    if (l < 0 || l >= L)
+      throw Error(field, "", "unknown layer " + std::to_string(l) + " (the model has layers 0.." + std::to_string(L - 1) + ")");
+  };
+  auto check_head = [&](int h, const std::string& field) {
+    if (h < 0 || h >= H)
+      throw Error(field, "", "unknown head " + std::to_string(h) + " (the model has heads 0.." + std::to_string(H - 1) + ")");
+  };
+  for (int l : cfg_.recording.layers) check_layer(l, "recording.layers");
+  check_layer(cfg_.export_opts.layer, "export.layer");
+  check_head(cfg_.export_opts.head, "export.head");
+  for (const auto& [l, h] : cfg_.export_opts.heatmaps) {
+    check_layer(l, "export.heatmaps");
+    check_head(h, "export.heatmaps");
+  }
+
+  const int rows = 1 + planned_new_, positions = prompt_len_ + planned_new_;
+  std::vector<int> layers = cfg_.recording.layers;
+  const std::size_t per_layer = Recorder::layer_bytes(rows, H, positions);
+  const std::size_t budget = static_cast<std::size_t>(cfg_.recording.memory_mb * 1024 * 1024);
+  if (layers.empty()) {
+    // All layers when they fit the budget, else evenly spaced ones that do;
+    // any other layer is replayed on demand.
+    const int fit = static_cast<int>(std::clamp<std::size_t>(budget / std::max<std::size_t>(per_layer, 1), 1, L));
+    for (int i = 0; i < fit; ++i) layers.push_back(fit == 1 ? 0 : static_cast<int>(int64_t(i) * (L - 1) / (fit - 1)));
+  }
+  std::sort(layers.begin(), layers.end());
+  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+  metrics_ = cfg_.recording.metrics;
+
+  BackendOptions bo;
+  bo.max_tokens = positions + 1;
+  bo.positions = cfg_.policy.positions;
+  backend_ = make_backend(parse_device(cfg_.device), model_cfg_, weights_, bo);
+  if (metrics_) {
+    BackendOptions so = bo;
+    so.positions = PositionMode::Original;
+    shadow_ = backend_->spawn(so);
+  }
+  recorder_ = Recorder(KvLayout::from_config(model_cfg_), rows, positions, layers);
+}
+
+std::vector<int> Session::capture_layers() const {
+  if (metrics_) {
+    std::vector<int> all(model_cfg_.n_layers);
+    for (int l = 0; l < model_cfg_.n_layers; ++l) all[l] = l;
+    return all;
+  }
+  return recorder_.attention_layers();
+}
+
+void Session::run_forward(std::span<const int> toks, bool capture) {
+  ForwardOptions fo;
+  if (capture) fo.capture_layers = capture_layers();
+  fo.capture_last_query_only = true;
+  fo.logits_to_host = metrics_ || !continuation_.empty();
+  StepContext ctx{std::max(row_, 0), planned_new_};
+  fo.stats = policy_->stat_rule(ctx);
+  backend_->forward(toks, fo, out_);
+}
+
+void Session::prefill() {
+  if (started()) throw Error("session", "", "already started");
+  const std::span<const int> prompt(tokens_.data(), prompt_len_);
+  row_ = 0;
+  if (cfg_.policy.prefill == PrefillMode::OneShot) {
+    run_forward(prompt, true);
+  } else {
+    // TOVA's language-modelling setup: the policy acts after every prompt token.
+    for (int i = 0; i < prompt_len_; ++i) {
+      run_forward(prompt.subspan(i, 1), i + 1 == prompt_len_);
+      if (i + 1 < prompt_len_) {
+        const auto choice =
+            choose_slots(*policy_, backend_->kv(), [&](int s) -> const std::vector<float>& { return backend_->slot_stats(s); },
+                         i, 0);
+        recorder_.record_events(0, backend_->kv(), choice, policy_->ranking() == Ranking::Statistic,
+                                [&](int s) -> const std::vector<float>& { return backend_->slot_stats(s); }, tokens_,
+                                policy_->evicts());
+        if (policy_->evicts() && choice.dropped > 0)
+          for (int s = 0; s < backend_->kv().layout().n_segments(); ++s) backend_->retain(s, choice.keep[s]);
+      }
+    }
+  }
+  if (metrics_) {
+    ForwardOptions so;
+    so.capture_layers = capture_layers();
+    so.capture_last_query_only = true;
+    shadow_->forward(prompt, so, shadow_out_);
+  }
+  evict_and_record(0);
+  if (planned_new_ == 0) finished_ = true;
+  else choose_next_token();
+}
+
+bool Session::step() {
+  if (!started()) prefill();
+  if (finished_) return false;
+  for (const auto& ch : cfg_.policy_changes)
+    if (ch.from_step == row_ + 1) {
+      const PolicyKind before = policy_->kind();
+      policy_ = make_policy(resolve_policy(ch.policy, prompt_len_, model_cfg_.max_positions));
+      if (ch.policy.kind != before) backend_->clear_slot_stats();
+    }
+  const int tok = *next_token_;
+  tokens_.push_back(tok);
+  ++row_;
+  const int one[1] = {tok};
+  run_forward(one, true);
+  if (metrics_) {
+    ForwardOptions so;
+    so.capture_layers = capture_layers();
+    so.capture_last_query_only = true;
+    shadow_->forward(one, so, shadow_out_);
+  }
+  evict_and_record(row_);
+  const bool eos = continuation_.empty() && cfg_.stop_at_eos && bundle_->is_eos(tok);
+  if (row_ >= planned_new_ || eos) {
+    finished_ = true;
+    return false;
+  }
+  choose_next_token();
+  return true;
+}
+
+void Session::run_to_end() {
+  if (!started()) prefill();
+  while (step()) {
+  }
+}
+
+void Session::set_policy(const PolicyParams& p) {
+  PolicyParams q = p;
+  q.seed = cfg_.seed;
+  if (q.positions != cfg_.policy.positions)
+    throw Error("--positions", "", "the position mode cannot change during a run; replay the session instead");
+  const PolicyKind before = policy_->kind();
+  auto next = make_policy(resolve_policy(q, prompt_len_, model_cfg_.max_positions));
+  if (!started()) {
+    cfg_.policy = q;
+  } else {
+    // Remembered so that a replay of this session makes the same change.
+    std::erase_if(cfg_.policy_changes, [&](const auto& c) { return c.from_step >= row_ + 1; });
+    cfg_.policy_changes.push_back({row_ + 1, q});
+    if (q.kind != before) backend_->clear_slot_stats();
+  }
+  policy_ = std::move(next);
+}
+
+void Session::choose_next_token() {
+  if (!continuation_.empty()) {
+    next_token_ = continuation_[row_];
+  } else {
+    SamplingParams sp = cfg_.sampling;
+    sp.seed = cfg_.seed;
+    next_token_ = backend_->sample(sp, static_cast<uint64_t>(row_));
+  }
+  // The pending metrics row gets the NLL of the token that follows it.
+  auto& m = recorder_.last_metrics();
+  const int V = model_cfg_.vocab_size;
+  if (!out_.logits.empty()) m.nll = token_nll(out_.logits.data() + (out_.n_logits - 1) * size_t(V), V, *next_token_);
+  if (metrics_) m.nll_full = token_nll(shadow_out_.logits.data() + (shadow_out_.n_logits - 1) * size_t(V), V, *next_token_);
+}
+
+void Session::evict_and_record(int row) {
+  auto stats = [&](int s) -> const std::vector<float>& { return backend_->slot_stats(s); };
+  const int newest = static_cast<int>(tokens_.size()) - 1;
+  const SlotChoice choice = choose_slots(*policy_, backend_->kv(), stats, newest, row);
+  const bool has_stat = policy_->ranking() == Ranking::Statistic;
+  recorder_.record(row, backend_->kv(), choice, has_stat, stats, out_.attention, row, tokens_, policy_->evicts());
+
+  StepMetrics m;
+  m.step = row;
+  m.position = newest;
+  m.token = tokens_.back();
+  const KvLayout& lay = backend_->kv().layout();
+  if (metrics_) {
+    const int V = model_cfg_.vocab_size;
+    const float* p = shadow_out_.logits.data() + (shadow_out_.n_logits - 1) * size_t(V);
+    const float* q = out_.logits.data() + (out_.n_logits - 1) * size_t(V);
+    m.kl = kl_divergence(p, q, V);
+    m.top1_agree = argmax(p, V) == argmax(q, V) ? 1 : 0;
+    const int P = newest + 1;
+    double recall = 0, sim = 0;
+    int n = 0;
+    for (std::size_t i = 0; i < out_.attention.size(); ++i) {
+      const auto& a = out_.attention[i];
+      const auto& f = shadow_out_.attention[i];
+      for (int h = 0; h < model_cfg_.n_heads; ++h) {
+        const auto& pos = backend_->kv().positions(lay.segment_of(a.layer, h));
+        std::vector<uint8_t> present(P, 0);
+        for (int ps : pos) present[ps] = 1;
+        const auto full_row = by_position(f, h, shadow_->kv().positions(lay.segment_of(f.layer, h)), P);
+        const auto pol_row = by_position(a, h, pos, P);
+        recall += attention_recall(full_row, present);
+        sim += ideal_similarity(pol_row, full_row, policy_->resolved().k);
+        ++n;
+      }
+    }
+    m.attention_recall = n ? recall / n : StepMetrics::nan;
+    m.ideal_similarity = n ? sim / n : StepMetrics::nan;
+  }
+  if (policy_->evicts() && choice.dropped > 0)
+    for (int s = 0; s < lay.n_segments(); ++s) backend_->retain(s, choice.keep[s]);
+  m.kv_slots = backend_->kv().total_slots();
+  m.kv_bytes = kv_bytes();
+  m.kv_bytes_full = kv_bytes_full();
+  recorder_.add_metrics(m);
+}
+
+int64_t Session::kv_bytes() const {
+  return backend_->kv().total_slots() * 2 * model_cfg_.head_dim * static_cast<int64_t>(backend_->kv_element_bytes());
+}
+
+int64_t Session::kv_bytes_full() const {
+  return KvLayout::from_config(model_cfg_).bytes(static_cast<int64_t>(tokens_.size()), backend_->kv_element_bytes());
+}
+
+std::string Session::text_of(int position) const {
+  const int id = tokens_.at(position);
+  return bundle_->tokenizer->token_text(id);
+}
+
+std::vector<float> Session::layer_attention(int layer) const {
+  const int rows = recorder_.rows_recorded(), P = recorder_.positions(), H = model_cfg_.n_heads;
+  if (layer < 0 || layer >= model_cfg_.n_layers)
+    throw Error("layer", "", "unknown layer " + std::to_string(layer) + " (the model has layers 0.." +
+                                 std::to_string(model_cfg_.n_layers - 1) + ")");
+  const Recorder* rec = &recorder_;
+  std::unique_ptr<Session> replay;
+  if (!recorder_.records_layer(layer)) {
+    // Deterministic replay: same tokens, same draws, this layer recorded.
+    SessionConfig c = cfg_;
+    c.recording.layers = {layer};
+    c.recording.metrics = false;
+    replay = std::make_unique<Session>(bundle_, c);
+    replay->prefill();
+    while (replay->current_row() < row_ && replay->step()) {
+    }
+    rec = &replay->recorder();
+  }
+  std::vector<float> out(size_t(rows) * H * P);
+  for (int r = 0; r < rows; ++r)
+    for (int h = 0; h < H; ++h)
+      for (int p = 0; p < P; ++p) out[(size_t(r) * H + h) * P + p] = rec->attention(r, layer, h, p);
+  return out;
+}
+
+}  // namespace kvscope

@@ -1,0 +1,83 @@
+// The stepper: one prompt run through a backend under an eviction policy,
+// one token at a time (attend, then evict), with a shadow full-cache run on
+// the same tokens for the metrics and a recorder keeping what the window
+// and the exports show. The CLI and the app drive the same calls.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "backend/backend.h"
+#include "policy/policy.h"
+#include "session/model_bundle.h"
+#include "session/recorder.h"
+#include "session/session_config.h"
+
+namespace kvscope {
+
+class Session {
+ public:
+  // Tokenizes, converts the sharing layout, resolves the policy and builds
+  // the backends. Throws kvscope::Error for bad settings (unknown layer,
+  // budget larger than the context, ...).
+  Session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg);
+
+  // Runs the prompt (one-shot or streaming) and records row 0.
+  void prefill();
+  // Feeds the next token and evicts; false once the run is complete (the
+  // token limit, the end of the continuation, or EOS).
+  bool step();
+  void run_to_end();
+  bool started() const { return row_ >= 0; }
+  bool finished() const { return finished_; }
+
+  // New policy parameters from the next step on ("from now on"). A change
+  // of policy kind starts its statistic afresh; a change of alpha, budget or
+  // window keeps the accumulated one.
+  void set_policy(const PolicyParams& p);
+
+  const SessionConfig& config() const { return cfg_; }
+  const ModelConfig& model_config() const { return model_cfg_; }
+  const ModelBundle& bundle() const { return *bundle_; }
+  const Backend& backend() const { return *backend_; }
+  const Policy& policy() const { return *policy_; }
+  const Recorder& recorder() const { return recorder_; }
+  const std::vector<int>& tokens() const { return tokens_; }  // prompt, then what was fed so far
+  int prompt_length() const { return prompt_len_; }
+  int planned_new_tokens() const { return planned_new_; }
+  int current_row() const { return row_; }
+  std::string text_of(int position) const;
+  // KV bytes of the policy cache now and of a full cache of the same tokens.
+  int64_t kv_bytes() const;
+  int64_t kv_bytes_full() const;
+  // Generated (or teacher-forced) token ids after the prompt.
+  std::vector<int> generated() const { return {tokens_.begin() + prompt_len_, tokens_.end()}; }
+
+  // Attention rows of `layer` for every recorded row: from the recorder, or
+  // by replaying this session (bit-identical) with that layer recorded.
+  // [rows][heads][positions].
+  std::vector<float> layer_attention(int layer) const;
+
+ private:
+  void run_forward(std::span<const int> toks, bool capture);
+  void evict_and_record(int row);
+  void choose_next_token();
+  std::vector<int> capture_layers() const;
+
+  std::shared_ptr<const ModelBundle> bundle_;
+  SessionConfig cfg_;
+  ModelConfig model_cfg_;
+  ModelWeights weights_;
+  std::unique_ptr<Backend> backend_, shadow_;
+  std::unique_ptr<Policy> policy_;
+  Recorder recorder_;
+  std::vector<int> tokens_, continuation_;
+  int prompt_len_ = 0, planned_new_ = 0, row_ = -1;
+  std::optional<int> next_token_;
+  bool finished_ = false;
+  bool metrics_ = false;
+  ForwardOutput out_, shadow_out_;
+};
+
+}  // namespace kvscope

@@ -1,0 +1,68 @@
+// A session: everything needed to reproduce a run bit for bit — model,
+// device, prompt, continuation, sampling, policy and its parameters, the
+// sharing layout, what to record and export, seed. Stored as versioned JSON
+// (session.json); the CLI flags and the window edit the same struct.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/sampler.h"
+#include "kv/sharing.h"
+#include "policy/params.h"
+
+namespace kvscope {
+
+inline constexpr int kSessionFormatVersion = 1;
+
+struct RecordingConfig {
+  std::vector<int> layers;      // layers whose attention rows are recorded; empty = all that fit the budget
+  double memory_mb = 512;       // recorder budget for attention rows
+  bool metrics = true;          // shadow full-cache run and per-step metrics
+};
+
+struct ExportConfig {
+  int layer = 0;  // the layer / head of the CSV twins and the single heatmaps
+  int head = 0;
+  std::vector<std::pair<int, int>> heatmaps;  // (layer, head) pairs drawn as PNG; empty = the one above
+  std::string colormap = "viridis";
+  std::string scale = "linear";  // or "log"
+};
+
+struct SessionConfig {
+  std::string model;             // model directory; empty = the bundled default
+  std::string device = "cpu";    // cpu, cuda, auto
+  std::string prompt;
+  std::optional<std::string> continuation;  // teacher-forced text instead of sampling
+  int max_new_tokens = 32;
+  bool stop_at_eos = true;
+  SamplingParams sampling;
+  PolicyParams policy;
+  SharingLayout sharing;
+  RecordingConfig recording;
+  ExportConfig export_opts;
+  uint64_t seed = 0;  // keys every random draw (sampling, Keyformer noise, random policy)
+  // Policy changes made during the run ("from now on" at row `first`), so a
+  // replay of the session reproduces them.
+  struct PolicyChange {
+    int from_step = 0;
+    PolicyParams policy;
+  };
+  std::vector<PolicyChange> policy_changes;
+
+  nlohmann::json to_json() const;
+  // Throws kvscope::Error("<source>", "policy.alpha", ...) for bad values.
+  static SessionConfig from_json(const nlohmann::json& j, const std::string& source);
+  static SessionConfig load(const std::filesystem::path& path);
+  void save(const std::filesystem::path& path) const;
+};
+
+// Policy parameters <-> the JSON object under "policy".
+nlohmann::json policy_to_json(const PolicyParams& p);
+PolicyParams policy_from_json(const nlohmann::json& j, const std::string& source, const std::string& prefix);
+
+}  // namespace kvscope
