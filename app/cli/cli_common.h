@@ -33,5 +33,8 @@ void register_generate(CLI::App& app);
 void register_score(CLI::App& app);
 void register_logits(CLI::App& app);
 void register_bench(CLI::App& app);
+void register_run(CLI::App& app);
+void register_eval(CLI::App& app);
+void register_sweep(CLI::App& app);
 
 }  // namespace kvscope::cli

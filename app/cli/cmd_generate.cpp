@@ -4,7 +4,9 @@
 
 #include "cli_common.h"
 #include "common/error.h"
+#include "cli_policy.h"
 #include "session/generator.h"
+#include "session_runner.h"
 
 namespace kvscope::cli {
 namespace {
@@ -16,10 +18,28 @@ struct GenerateArgs {
   int top_k = 0;
   uint64_t seed = 0;
   bool no_stop = false;
+  PolicyFlags flags;
 };
 
 void run_generate(const GenerateArgs& a) {
   if (a.max_new_tokens < 0) throw Error("--max-new-tokens", "", "must be >= 0");
+  if (a.flags.needs_session()) {
+    // Eviction, sharing or exports: the session stepper.
+    SessionConfig cfg;
+    cfg.model = a.model;
+    cfg.device = a.device;
+    cfg.prompt = a.prompt;
+    cfg.max_new_tokens = a.max_new_tokens;
+    cfg.stop_at_eos = !a.no_stop;
+    cfg.seed = a.seed;
+    cfg.sampling = {a.temperature, a.top_k, a.top_p, a.seed};
+    validate_sampling(cfg.sampling);
+    apply_policy_flags(a.flags, cfg);
+    resolve_device(a.device);
+    Session s(bundle_for(a.model), cfg);
+    run_session(s, true, a.flags.export_dir);
+    return;
+  }
   const Device dev = resolve_device(a.device);
   const ModelBundle b = load_bundle(a.model);
   const auto prompt = encode_prompt(b, a.prompt, a.max_new_tokens, "--prompt");
@@ -71,6 +91,7 @@ void register_generate(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Seed of the sampling random stream")->default_val(0);
   cmd->add_flag("--ignore-eos", args->no_stop, "Keep generating after the end-of-text token");
   add_device_opt(*cmd, args->device);
+  add_policy_flags(*cmd, args->flags);
   cmd->callback([args] { run_generate(*args); });
 }
 

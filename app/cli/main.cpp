@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
   kvscope::cli::register_score(app);
   kvscope::cli::register_logits(app);
   kvscope::cli::register_bench(app);
+  kvscope::cli::register_run(app);
+  kvscope::cli::register_eval(app);
+  kvscope::cli::register_sweep(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -37,10 +37,18 @@ Session::Session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg)
   convert_sharing(model_cfg_, weights_, cfg_.sharing);
   const int L = model_cfg_.n_layers, H = model_cfg_.n_heads;
 
-  tokens_ = bundle_->tokenizer->encode(cfg_.prompt, true);
+  tokens_ = cfg_.prompt_ids.empty() ? bundle_->tokenizer->encode(cfg_.prompt, true) : cfg_.prompt_ids;
   if (tokens_.empty()) throw Error("prompt", "", "the prompt has no tokens");
   prompt_len_ = static_cast<int>(tokens_.size());
-  if (cfg_.continuation) {
+  for (int t : tokens_)
+    if (t < 0 || t >= model_cfg_.vocab_size) throw Error("prompt_ids", "", "token id " + std::to_string(t) + " outside the vocabulary");
+  if (!cfg_.continuation_ids.empty()) {
+    continuation_ = cfg_.continuation_ids;
+    for (int t : continuation_)
+      if (t < 0 || t >= model_cfg_.vocab_size)
+        throw Error("continuation_ids", "", "token id " + std::to_string(t) + " outside the vocabulary");
+    planned_new_ = static_cast<int>(continuation_.size());
+  } else if (cfg_.continuation) {
     continuation_ = bundle_->tokenizer->encode(*cfg_.continuation, false);
     planned_new_ = static_cast<int>(continuation_.size());
   } else {
@@ -216,7 +224,12 @@ void Session::choose_next_token() {
   // The pending metrics row gets the NLL of the token that follows it.
   auto& m = recorder_.last_metrics();
   const int V = model_cfg_.vocab_size;
-  if (!out_.logits.empty()) m.nll = token_nll(out_.logits.data() + (out_.n_logits - 1) * size_t(V), V, *next_token_);
+  m.next_token = *next_token_;
+  if (!out_.logits.empty()) {
+    const float* lg = out_.logits.data() + (out_.n_logits - 1) * size_t(V);
+    m.nll = token_nll(lg, V, *next_token_);
+    m.argmax = argmax(lg, V);
+  }
   if (metrics_) m.nll_full = token_nll(shadow_out_.logits.data() + (shadow_out_.n_logits - 1) * size_t(V), V, *next_token_);
 }
 

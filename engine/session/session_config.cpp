@@ -51,13 +51,13 @@ PolicyParams policy_from_json(const nlohmann::json& j, const std::string& source
   if (r.has("budget")) {
     const auto& b = r.raw("budget");
     p.budget = with_field(source, f("budget"), [&] {
-      return Amount::parse(b.is_string() ? b.get<std::string>() : b.dump(), "budget");
+      return Amount::parse(b.is_string() ? b.get<std::string>() : b.dump(), "--budget");
     });
   }
   if (r.has("window")) {
     const auto& b = r.raw("window");
     p.window = with_field(source, f("window"), [&] {
-      return Amount::parse(b.is_string() ? b.get<std::string>() : b.dump(), "window");
+      return Amount::parse(b.is_string() ? b.get<std::string>() : b.dump(), "--window");
     });
   }
   if (r.has("sinks")) p.sinks = r.get_int("sinks");
@@ -89,6 +89,8 @@ nlohmann::json SessionConfig::to_json() const {
           {"device", device},
           {"prompt", prompt},
           {"continuation", continuation ? nlohmann::json(*continuation) : nlohmann::json(nullptr)},
+          {"prompt_ids", prompt_ids},
+          {"continuation_ids", continuation_ids},
           {"max_new_tokens", max_new_tokens},
           {"stop_at_eos", stop_at_eos},
           {"sampling",
@@ -123,7 +125,9 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
   c.model = r.get_string("model", "");
   c.device = r.get_string("device", "cpu");
   if (c.device != "cpu" && c.device != "cuda" && c.device != "auto") r.fail("device", "must be cpu, cuda or auto");
-  if (r.has("prompt_file")) {
+  if (r.has("prompt_ids") && !r.has("prompt")) {
+    // The ids alone are the prompt.
+  } else if (r.has("prompt_file")) {
     std::filesystem::path pf = r.get_string("prompt_file");
     if (pf.is_relative()) pf = std::filesystem::path(source).parent_path() / pf;
     std::ifstream in(pf, std::ios::binary);
@@ -133,6 +137,16 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
     c.prompt = r.get_string("prompt");
   }
   if (r.has("continuation")) c.continuation = r.get_string("continuation");
+  for (const char* key : {"prompt_ids", "continuation_ids"}) {
+    if (!r.has(key)) continue;
+    const auto& a = r.raw(key);
+    if (!a.is_array()) r.fail(key, "expected a list of token ids");
+    auto& dst = std::string(key) == "prompt_ids" ? c.prompt_ids : c.continuation_ids;
+    for (const auto& v : a) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0) r.fail(key, "expected token ids, got " + v.dump());
+      dst.push_back(v.get<int>());
+    }
+  }
   c.max_new_tokens = r.get_int("max_new_tokens", c.max_new_tokens);
   if (c.max_new_tokens < 0) r.fail("max_new_tokens", "must be >= 0");
   c.stop_at_eos = r.get_bool("stop_at_eos", c.stop_at_eos);

@@ -38,6 +38,9 @@ struct SessionConfig {
   std::string device = "cpu";    // cpu, cuda, auto
   std::string prompt;
   std::optional<std::string> continuation;  // teacher-forced text instead of sampling
+  // Token ids that replace the texts above when set (an exact split of a
+  // scored text; eval items).
+  std::vector<int> prompt_ids, continuation_ids;
   int max_new_tokens = 32;
   bool stop_at_eos = true;
   SamplingParams sampling;

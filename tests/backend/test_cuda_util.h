@@ -15,6 +15,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_ops.h"
+#include "test_util.h"
 
 // Every CUDA test starts with this: with no usable GPU it skips, saying why.
 #define KVSCOPE_REQUIRE_CUDA()                                              \

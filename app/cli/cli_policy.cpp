@@ -1,0 +1,62 @@
+#include "cli_policy.h"
+
+namespace kvscope::cli {
+
+bool PolicyFlags::needs_session() const {
+  return policy != "full" || sharing != "native" || !export_dir.empty() || prefill != "one_shot";
+}
+
+void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export) {
+  cmd.add_option("--policy", f.policy, "full, window, sink, h2o, tova, keyformer, a2sf, random, ideal")->default_val("full");
+  cmd.add_option("--budget", f.budget, "KV slots kept per unit: a count (64) or a percentage of the prompt (50%)")
+      ->default_val("100%");
+  cmd.add_option("--window", f.window, "Recent tokens always kept: a count or a percentage of the budget");
+  cmd.add_option("--sinks", f.sinks, "First positions always kept");
+  cmd.add_option("--granularity", f.granularity, "kv_head, layer or model (default per policy)");
+  cmd.add_option("--prefill", f.prefill, "one_shot or streaming")->default_val("one_shot");
+  cmd.add_option("--positions", f.positions, "original or compacted (keys re-rotated to their slots)")
+      ->default_val("original");
+  cmd.add_option("--tau-init", f.tau_init, "Keyformer: temperature at the prompt")->default_val(1);
+  cmd.add_option("--tau-end", f.tau_end, "Keyformer: temperature after the planned tokens")->default_val(2);
+  cmd.add_option("--tau-schedule", f.tau_schedule, "Keyformer: linear or constant")->default_val("linear");
+  cmd.add_option("--noise", f.noise, "Keyformer: gumbel, gaussian, constant or none")->default_val("gumbel");
+  cmd.add_option("--alpha", f.alpha, "A2SF forgetting factor in [0, 1]")->default_val(0.2);
+  cmd.add_option("--reduce", f.reduce, "How a KV head's readers combine: mean or max")->default_val("mean");
+  cmd.add_option("--sharing", f.sharing, "KV layout: native, mha, gqa:G, mqa, mlkv:M, mlkv:M:G (averaged K/V)")
+      ->default_val("native");
+  cmd.add_option("--record-layers", f.record_layers, "Layers whose attention is recorded (default: all that fit)");
+  cmd.add_flag("--no-metrics", f.no_metrics, "Skip the shadow full-cache run and its metrics");
+  if (!with_export) return;
+  cmd.add_option("--export", f.export_dir, "Write masks, attention, scores, CSVs and heatmaps to this directory");
+  cmd.add_option("--export-layer", f.export_layer, "Layer of the CSV twins and heatmaps")->default_val(0);
+  cmd.add_option("--export-head", f.export_head, "Query head of the CSV twins and heatmaps")->default_val(0);
+  cmd.add_option("--colormap", f.colormap, "viridis, magma, inferno, gray, coolwarm")->default_val("viridis");
+  cmd.add_option("--scale", f.scale, "Heatmap scale: linear or log")->check(CLI::IsMember({"linear", "log"}))->default_val("linear");
+}
+
+void apply_policy_flags(const PolicyFlags& f, SessionConfig& cfg) {
+  PolicyParams& p = cfg.policy;
+  p.kind = parse_policy(f.policy);
+  p.budget = Amount::parse(f.budget, "--budget");
+  if (!f.window.empty()) p.window = Amount::parse(f.window, "--window");
+  p.sinks = f.sinks;
+  if (!f.granularity.empty()) p.granularity = parse_granularity(f.granularity);
+  p.prefill = parse_prefill(f.prefill);
+  p.positions = parse_positions(f.positions);
+  p.tau_init = f.tau_init;
+  p.tau_end = f.tau_end;
+  p.tau_schedule = parse_tau_schedule(f.tau_schedule);
+  p.noise = parse_noise(f.noise);
+  p.alpha = f.alpha;
+  p.reduce = parse_reduce(f.reduce);
+  p.seed = cfg.seed;
+  cfg.sharing = SharingLayout::parse(f.sharing);
+  cfg.recording.layers = f.record_layers;
+  cfg.recording.metrics = !f.no_metrics;
+  cfg.export_opts.layer = f.export_layer;
+  cfg.export_opts.head = f.export_head;
+  cfg.export_opts.colormap = f.colormap;
+  cfg.export_opts.scale = f.scale;
+}
+
+}  // namespace kvscope::cli

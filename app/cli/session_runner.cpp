@@ -1,0 +1,76 @@
+#include "session_runner.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "cli_common.h"
+#include "session/exporter.h"
+
+namespace kvscope::cli {
+
+std::shared_ptr<const ModelBundle> bundle_for(const std::string& model) {
+  return std::make_shared<const ModelBundle>(load_bundle(model));
+}
+
+void run_session(Session& s, bool print_text, const std::string& export_dir) {
+  const auto& tok = *s.bundle().tokenizer;
+  if (print_text) {
+    std::fputs(tok.decode(s.tokens(), true).c_str(), stdout);
+    std::fflush(stdout);
+  }
+  s.prefill();
+  std::size_t printed = 0;
+  auto flush_text = [&](bool final) {
+    if (!print_text) return;
+    std::vector<int> gen = s.generated();
+    if (!gen.empty() && s.bundle().is_eos(gen.back())) gen.pop_back();
+    const std::string text = tok.decode(gen, true);
+    // Hold back a trailing half character until its other bytes arrive.
+    if (!final && text.size() >= 3 && text.compare(text.size() - 3, 3, "\xEF\xBF\xBD") == 0) return;
+    if (text.size() > printed) {
+      std::fwrite(text.data() + printed, 1, text.size() - printed, stdout);
+      std::fflush(stdout);
+      printed = text.size();
+    }
+  };
+  while (s.step()) flush_text(false);
+  flush_text(true);
+  if (print_text) std::printf("\n");
+  std::fprintf(stderr, "%s\n", session_summary(s).c_str());
+  if (!export_dir.empty()) {
+    const auto files = export_session(s, export_dir);
+    std::fprintf(stderr, "exported %zu files to %s\n", files.size(), export_dir.c_str());
+  }
+}
+
+std::string session_summary(const Session& s) {
+  const auto& ms = s.recorder().metrics();
+  const auto& r = s.policy().resolved();
+  char buf[512];
+  const auto& last = ms.back();
+  int evicted = static_cast<int>(s.recorder().events().size());
+  std::snprintf(buf, sizeof(buf), "[%s] %s k=%d w=%d s=%d %s | prompt %d + %d new tokens | KV %.1f KiB of %.1f KiB (%.0f%%) | %d evictions",
+                s.backend().name().c_str(), policy_name(s.policy().kind()), r.k, r.w, r.s,
+                granularity_name(r.granularity), s.prompt_length(), static_cast<int>(s.generated().size()),
+                last.kv_bytes / 1024.0, last.kv_bytes_full / 1024.0, 100.0 * last.kv_bytes / std::max<int64_t>(1, last.kv_bytes_full),
+                evicted);
+  std::string out = buf;
+  double kl = 0, rc = 0, sim = 0, agree = 0;
+  int n = 0;
+  for (const auto& m : ms) {
+    if (m.top1_agree < 0) continue;
+    kl += m.kl;
+    rc += m.attention_recall;
+    sim += m.ideal_similarity;
+    agree += m.top1_agree;
+    ++n;
+  }
+  if (n) {
+    std::snprintf(buf, sizeof(buf), " | mean KL %.4f, top-1 agreement %.1f%%, attention recall %.3f, ideal similarity %.3f",
+                  kl / n, 100 * agree / n, rc / n, sim / n);
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace kvscope::cli

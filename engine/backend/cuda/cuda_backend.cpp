@@ -1,0 +1,596 @@
+#include "backend/cuda/cuda_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "backend/cuda/cuda_check.h"
+#include "backend/cuda/cuda_model.h"
+#include "backend/cuda/cuda_ops.h"
+#include "common/error.h"
+
+namespace kvscope {
+
+using cuda::DeviceBuffer;
+
+namespace {
+
+constexpr std::size_t kBlasWorkspace = std::size_t(32) << 20;
+constexpr int64_t kScoreBudget = int64_t(1) << 25;  // floats in the attention score scratch before chunking queries
+
+}  // namespace
+
+bool cuda_device_available(std::string* why) { return cuda::device_present(why); }
+
+std::shared_ptr<const CudaModel> make_cuda_model(const ModelConfig& cfg, const ModelWeights& weights) {
+  return CudaModel::create(cfg, weights);
+}
+
+std::unique_ptr<Backend> make_cuda_backend(const ModelConfig& cfg, const ModelWeights& weights,
+                                           const BackendOptions& opt) {
+  return std::make_unique<CudaBackend>(CudaModel::create(cfg, weights), opt);
+}
+
+// Everything one backend owns on the device, and the host mirrors it needs.
+struct CudaBackend::State {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  std::unique_ptr<cuda::Blas> blas;
+
+  KvLayout layout;
+  int cap = 0, hd = 0, S = 0, H = 0, g = 0, L = 0, V = 0, d = 0;
+  int qkv_w = 0, gu_w = 0, max_in = 0;
+  std::vector<int> readers;      // [segment]: query heads (over all layers) reading it
+  std::vector<int> last_reader;  // [kv layer]: the last layer reading it
+
+  // KV cache and per-slot positions and statistics: [segment][cap].
+  DeviceBuffer k, v, pos, stats;
+  cuda::KvCache kv;
+
+  // Host -> device staging, double-buffered in pinned memory. Layout (ints):
+  // [segment lengths S][token ids cap][row weights cap (float bits)][jobs 4S][maps S*cap].
+  int* host_stage[2] = {nullptr, nullptr};
+  cudaEvent_t stage_done[2] = {nullptr, nullptr};
+  int stage_next = 0;
+  DeviceBuffer dev_stage;
+  std::size_t off_tokens = 0, off_weights = 0, off_jobs = 0, off_maps = 0, stage_ints = 0;
+  int* dev_lens() const { return dev_stage.as<int>(); }
+
+  // Evictions not yet applied on the device: for each slot of the segment,
+  // the device slot holding it (composed over retains since the last push).
+  std::vector<std::vector<int>> map;
+  std::vector<char> dirty;
+
+  // Workspace, sized for `rows` tokens per call (1 at construction).
+  int rows = 0;
+  DeviceBuffer x, h, qkv, att, gu, act, split;
+  int q_chunk = 0;
+  DeviceBuffer scores, partial, gumbel;
+  int gumbel_chunk = 0;
+  DeviceBuffer mean_acc, max_acc;
+  int max_rows = 0;
+  int logit_rows = 0;
+  DeviceBuffer logits;
+  int64_t capture_floats = 0;
+  DeviceBuffer cap_logits, cap_probs;
+  DeviceBuffer sample_scratch, token_dev;
+  int* token_host = nullptr;   // pinned
+  float* stats_host = nullptr;  // pinned [S][cap]
+  const float* last_logits = nullptr;
+
+  int qc_for(int n) const {
+    const int64_t per = int64_t(H) * cap;
+    const int64_t m = std::max<int64_t>(1, kScoreBudget / per);
+    return static_cast<int>(std::min<int64_t>({int64_t(n), m, 65535}));
+  }
+
+  ~State() {
+    if (stream) (void)cudaStreamSynchronize(stream);
+    blas.reset();  // before the stream it is bound to
+    for (int b = 0; b < 2; ++b) {
+      if (stage_done[b]) (void)cudaEventDestroy(stage_done[b]);
+      if (host_stage[b]) (void)cudaFreeHost(host_stage[b]);
+    }
+    if (token_host) (void)cudaFreeHost(token_host);
+    if (stats_host) (void)cudaFreeHost(stats_host);
+    if (stream) (void)cudaStreamDestroy(stream);
+  }
+};
+
+CudaBackend::CudaBackend(std::shared_ptr<const CudaModel> model, const BackendOptions& opt)
+    : model_(std::move(model)), s_(std::make_unique<State>()) {
+  const ModelConfig& cfg = model_->cfg;
+  opts_ = opt;
+  if (opt.max_tokens <= 0) throw Error("backend", "max_tokens", "must be positive");
+  if (opt.positions == PositionMode::Compacted && cfg.rope == RopeStyle::None)
+    throw Error("backend", "positions", "compacted positions need rotary embeddings; " + cfg.model_type +
+                                            " uses learned absolute positions");
+  State& s = *s_;
+  s.device = model_->device;
+  KVSCOPE_CUDA(cudaSetDevice(s.device));
+  s.layout = model_->layout;
+  s.cap = opt.max_tokens;
+  s.hd = cfg.head_dim;
+  s.S = s.layout.n_segments();
+  s.H = cfg.n_heads;
+  s.g = s.layout.n_kv_heads;
+  s.L = cfg.n_layers;
+  s.V = cfg.vocab_size;
+  s.d = cfg.hidden;
+  for (const auto& l : model_->layers) {
+    s.qkv_w = std::max(s.qkv_w, l.qkv.out);
+    s.gu_w = std::max(s.gu_w, l.gate_up.out);
+  }
+  s.max_in = std::max({cfg.hidden, cfg.q_dim(), cfg.intermediate});
+
+  // What this backend needs before the first call (a decode step with every
+  // layer captured and a statistic rule active needs nothing more).
+  const int64_t seg_slots = int64_t(s.S) * s.cap;
+  s.off_tokens = std::size_t(s.S);
+  s.off_weights = s.off_tokens + s.cap;
+  s.off_jobs = s.off_weights + s.cap;
+  s.off_maps = s.off_jobs + 4 * std::size_t(s.S);
+  s.stage_ints = s.off_maps + std::size_t(seg_slots);
+  const int splits = cuda::pv_splits(s.cap);
+  const double need = 2.0 * seg_slots * s.hd * 2                              // K, V
+                      + 2.0 * seg_slots * 4                                    // positions, statistics
+                      + 4.0 * s.stage_ints                                     // staging
+                      + 4.0 * (4.0 * s.d + s.qkv_w + s.H * s.hd + s.gu_w + cfg.intermediate)  // activations
+                      + 4.0 * s.H * s.cap * 2 + 4.0 * s.H * splits * s.hd      // scores, gumbel, partials
+                      + 4.0 * s.g * s.cap * 2                                  // statistic accumulators
+                      + 4.0 * s.L * s.H * s.cap * 2                            // captures of every layer
+                      + 4.0 * s.V * 2 + kBlasWorkspace;                        // logits, sampling, cuBLAS
+  std::size_t free_b = 0, total_b = 0;
+  cuda::memory_info(&free_b, &total_b);
+  if (need > double(free_b))
+    throw Error("cuda", "memory",
+                "needs " + cuda::format_gb(need) + " GB, " + cuda::format_gb(double(free_b)) +
+                    " GB free (KV cache and buffers for " + std::to_string(s.cap) + " tokens)");
+
+  book_ = KvBook(s.layout, s.cap);
+  stats_.assign(s.S, {});
+  s.readers.assign(s.S, 0);
+  for (int l = 0; l < s.L; ++l)
+    for (int h = 0; h < s.H; ++h) ++s.readers[s.layout.segment_of(l, h)];
+  s.last_reader.assign(s.layout.n_kv_layers, 0);
+  for (int l = 0; l < s.L; ++l) s.last_reader[s.layout.source_of_layer[l]] = l;
+  s.map.assign(s.S, {});
+  s.dirty.assign(s.S, 0);
+
+  KVSCOPE_CUDA(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+  s.blas = std::make_unique<cuda::Blas>();
+  KVSCOPE_CUDA(cublasSetStream(s.blas->get(), s.stream));
+
+  s.k = DeviceBuffer(std::size_t(seg_slots) * s.hd * 2, "KV cache");
+  s.v = DeviceBuffer(std::size_t(seg_slots) * s.hd * 2, "KV cache");
+  s.pos = DeviceBuffer(std::size_t(seg_slots) * 4, "KV positions");
+  s.stats = DeviceBuffer(std::size_t(seg_slots) * 4, "slot statistics");
+  s.stats.zero();
+  s.kv = cuda::KvCache{cuda::kv_type_for(model_->wtype), s.k.get(), s.v.get(), s.pos.as<int>(), s.stats.as<float>(),
+                       s.cap, s.hd};
+
+  for (int b = 0; b < 2; ++b) {
+    KVSCOPE_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&s.host_stage[b]), s.stage_ints * 4, cudaHostAllocDefault));
+    KVSCOPE_CUDA(cudaEventCreateWithFlags(&s.stage_done[b], cudaEventDisableTiming));
+  }
+  s.dev_stage = DeviceBuffer(s.stage_ints * 4, "staging");
+  s.dev_stage.zero();
+  KVSCOPE_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&s.token_host), 4, cudaHostAllocDefault));
+  KVSCOPE_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&s.stats_host), std::size_t(seg_slots) * 4,
+                             cudaHostAllocDefault));
+  s.sample_scratch = DeviceBuffer(std::size_t(s.V) * 4, "sampling scratch");
+  s.token_dev = DeviceBuffer(4, "sampled token");
+  s.mean_acc = DeviceBuffer(std::size_t(s.g) * s.cap * 4, "slot statistic accumulator");
+
+  SlotStatRule every;  // decode with any rule: Max needs [g][1][cap], Gumbel [H][1][cap]
+  every.source = StatSource::GumbelSoftmax;
+  every.reduce = ReaderReduce::Max;
+  ensure_workspace(1, 1, int64_t(s.L) * s.H * s.cap, every);
+}
+
+CudaBackend::~CudaBackend() = default;
+
+std::string CudaBackend::name() const { return "cuda: " + model_->device_name; }
+
+const ModelConfig& CudaBackend::config() const { return model_->cfg; }
+
+std::unique_ptr<Backend> CudaBackend::spawn(const BackendOptions& opt) const {
+  return std::make_unique<CudaBackend>(model_, opt);
+}
+
+int64_t CudaBackend::device_bytes() const {
+  const State& s = *s_;
+  int64_t n = int64_t(kBlasWorkspace);
+  for (const DeviceBuffer* b : {&s.k, &s.v, &s.pos, &s.stats, &s.dev_stage, &s.x, &s.h, &s.qkv, &s.att,
+                                &s.gu, &s.act, &s.split, &s.scores, &s.partial, &s.gumbel, &s.mean_acc, &s.max_acc,
+                                &s.logits, &s.cap_logits, &s.cap_probs, &s.sample_scratch, &s.token_dev})
+    n += int64_t(b->bytes());
+  return n;
+}
+
+// Grows the workspace; never called with larger needs during decode, whose
+// sizes were allocated by the constructor.
+void CudaBackend::ensure_workspace(int rows, int logit_rows, int64_t capture_floats, const SlotStatRule& rule) {
+  State& s = *s_;
+  const bool grow_rows = rows > s.rows;
+  const int qc = s.qc_for(rows);
+  const bool grow_chunk = qc > s.q_chunk;
+  const bool grow_gumbel = rule.source == StatSource::GumbelSoftmax && qc > s.gumbel_chunk;
+  const bool grow_max = rule.source != StatSource::None && rule.reduce == ReaderReduce::Max && rows > s.max_rows;
+  const bool grow_logits = logit_rows > s.logit_rows;
+  const bool grow_capture = capture_floats > s.capture_floats;
+  if (!(grow_rows || grow_chunk || grow_gumbel || grow_max || grow_logits || grow_capture)) return;
+  KVSCOPE_CUDA(cudaStreamSynchronize(s.stream));  // nothing in flight may use what is freed
+  const std::size_t r = std::size_t(std::max(rows, s.rows));
+  if (grow_rows) {
+    s.x = DeviceBuffer();  // free first: the new buffers may need the room
+    s.h = DeviceBuffer();
+    s.qkv = DeviceBuffer();
+    s.att = DeviceBuffer();
+    s.gu = DeviceBuffer();
+    s.act = DeviceBuffer();
+    s.split = DeviceBuffer();
+    s.x = DeviceBuffer(r * s.d * 4, "activations");
+    s.h = DeviceBuffer(r * s.d * 4, "activations");
+    s.qkv = DeviceBuffer(r * s.qkv_w * 4, "activations");
+    s.att = DeviceBuffer(r * std::size_t(s.H) * s.hd * 4, "activations");
+    s.gu = DeviceBuffer(r * s.gu_w * 4, "activations");
+    s.act = DeviceBuffer(r * std::size_t(model_->cfg.intermediate) * 4, "activations");
+    if (r > 1) s.split = DeviceBuffer(cuda::linear_scratch_bytes(int(r), s.max_in), "activations");
+    s.rows = int(r);
+  }
+  if (grow_chunk) {
+    s.scores = DeviceBuffer();
+    s.partial = DeviceBuffer();
+    s.scores = DeviceBuffer(std::size_t(s.H) * qc * s.cap * 4, "attention scores");
+    s.partial = DeviceBuffer(std::size_t(s.H) * qc * cuda::pv_splits(s.cap) * s.hd * 4, "attention partial sums");
+    s.q_chunk = qc;
+  }
+  if (grow_gumbel) {
+    s.gumbel = DeviceBuffer();
+    s.gumbel = DeviceBuffer(std::size_t(s.H) * qc * s.cap * 4, "Keyformer scores");
+    s.gumbel_chunk = qc;
+  }
+  if (grow_max) {
+    s.max_acc = DeviceBuffer();
+    s.max_acc = DeviceBuffer(std::size_t(s.g) * rows * s.cap * 4, "slot statistic accumulator");
+    s.max_rows = rows;
+  }
+  if (grow_logits) {
+    s.logits = DeviceBuffer();
+    s.last_logits = nullptr;
+    s.logits = DeviceBuffer(std::size_t(logit_rows) * s.V * 4, "logits");
+    s.logit_rows = logit_rows;
+  }
+  if (grow_capture) {
+    s.cap_logits = DeviceBuffer();
+    s.cap_probs = DeviceBuffer();
+    s.cap_logits = DeviceBuffer(std::size_t(capture_floats) * 4, "attention captures");
+    s.cap_probs = DeviceBuffer(std::size_t(capture_floats) * 4, "attention captures");
+    s.capture_floats = capture_floats;
+  }
+}
+
+// One host -> device copy: segment lengths (the book's), this call's tokens
+// and statistic row weights, and the pending evictions, which are applied
+// right after.
+void CudaBackend::push_state(std::span<const int> tokens, const std::vector<float>& row_weights) {
+  State& s = *s_;
+  const int b = s.stage_next;
+  s.stage_next ^= 1;
+  KVSCOPE_CUDA(cudaEventSynchronize(s.stage_done[b]));  // the copy two pushes ago (long done in practice)
+  int* hs = s.host_stage[b];
+  for (int seg = 0; seg < s.S; ++seg) hs[seg] = book_.len(seg);
+  std::copy(tokens.begin(), tokens.end(), hs + s.off_tokens);
+  if (!row_weights.empty()) std::memcpy(hs + s.off_weights, row_weights.data(), row_weights.size() * 4);
+  int n_jobs = 0;
+  std::size_t maps_used = 0;
+  for (int seg = 0; seg < s.S; ++seg) {
+    if (!s.dirty[seg]) continue;
+    const std::vector<int>& m = s.map[seg];
+    int first = 0;
+    while (first < int(m.size()) && m[first] == first) ++first;
+    if (first < int(m.size())) {  // slots from `first` on move; before it only the length changed
+      int* job = hs + s.off_jobs + 4 * n_jobs++;
+      job[0] = seg;
+      job[1] = first;
+      job[2] = int(m.size());
+      job[3] = int(maps_used);
+      std::copy(m.begin() + first, m.end(), hs + s.off_maps + maps_used);
+      maps_used += m.size() - first;
+    }
+    s.dirty[seg] = 0;
+    s.map[seg].clear();
+  }
+  const std::size_t ints = n_jobs ? s.off_maps + maps_used : s.off_jobs;
+  KVSCOPE_CUDA(cudaMemcpyAsync(s.dev_stage.get(), hs, ints * 4, cudaMemcpyHostToDevice, s.stream));
+  KVSCOPE_CUDA(cudaEventRecord(s.stage_done[b], s.stream));
+  if (n_jobs) {
+    const bool compacted = opts_.positions == PositionMode::Compacted && model_->inv_freq;
+    cuda::compact(s.kv, s.dev_stage.as<int>() + s.off_jobs, n_jobs, s.dev_stage.as<int>() + s.off_maps,
+                  compacted ? model_->inv_freq : nullptr, int(model_->inv_freq_host.size()), s.stream);
+  }
+}
+
+void CudaBackend::forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) {
+  const ModelConfig& cfg = model_->cfg;
+  State& s = *s_;
+  const int n = static_cast<int>(tokens.size());
+  const int d = cfg.hidden, H = cfg.n_heads, S = s.S, V = cfg.vocab_size;
+  // The CPU backend's checks and messages.
+  if (n == 0) throw Error("forward", "tokens", "no tokens");
+  if (seen_ + n > cfg.max_positions)
+    throw Error("forward", "positions", "sequence of " + std::to_string(seen_ + n) +
+                                            " tokens is longer than the model's maximum positions (" +
+                                            std::to_string(cfg.max_positions) + ")");
+  if (book_.max_len() + n > s.cap)
+    throw Error("forward", "capacity", "KV cache capacity of " + std::to_string(s.cap) + " tokens exceeded");
+  if (cfg.sliding_window > 0 && seen_ + n > cfg.sliding_window)
+    throw Error("forward", "sliding_window", "sequences longer than the model's sliding window (" +
+                                                 std::to_string(cfg.sliding_window) + ") are not supported");
+  for (int t : tokens)
+    if (t < 0 || t >= cfg.vocab_size)
+      throw Error("forward", "tokens", "token id " + std::to_string(t) + " outside the vocabulary (" +
+                                           std::to_string(cfg.vocab_size) + ")");
+  KVSCOPE_CUDA(cudaSetDevice(s.device));
+
+  // Captured layers (in layer order) and where their rows go.
+  std::vector<int> captured;
+  std::vector<int64_t> cap_off;
+  int64_t cap_total = 0;
+  for (int l = 0; l < s.L; ++l) {
+    if (std::find(opt.capture_layers.begin(), opt.capture_layers.end(), l) == opt.capture_layers.end()) continue;
+    captured.push_back(l);
+    cap_off.push_back(cap_total);
+    for (int h = 0; h < H; ++h) cap_total += int64_t(n) * (book_.len(s.layout.segment_of(l, h)) + n);
+  }
+  const int first_row = opt.all_logits ? 0 : n - 1;
+  const int rows = n - first_row;
+  ensure_workspace(n, rows, cap_total, opt.stats);  // before the book changes: may throw for memory
+
+  // The book, as CpuBackend::forward keeps it.
+  std::vector<int> rope_pos(S);
+  const int first_pos = seen_;
+  std::vector<int> len_before(S);
+  for (int seg = 0; seg < S; ++seg) len_before[seg] = book_.len(seg);
+  for (int i = 0; i < n; ++i) {
+    for (int seg = 0; seg < S; ++seg)
+      rope_pos[seg] = opts_.positions == PositionMode::Compacted ? len_before[seg] + i : first_pos + i;
+    book_.append(first_pos + i, rope_pos);
+  }
+  seen_ += n;
+  for (int seg = 0; seg < S; ++seg) stats_[seg].resize(book_.len(seg), 0.0f);
+  const bool stats_on = opt.stats.active();
+  std::vector<float> row_weight;
+  float carry = 1.0f;
+  if (stats_on) {
+    row_weight.resize(n);
+    for (int i = 0; i < n; ++i) row_weight[i] = std::pow(opt.stats.decay, static_cast<float>(n - 1 - i));
+    carry = std::pow(opt.stats.decay, static_cast<float>(n));
+  }
+  push_state(tokens, row_weight);
+
+  cudaStream_t st = s.stream;
+  const int* lens = s.dev_lens();
+  float* x = s.x.as<float>();
+  float* hbuf = s.h.as<float>();
+  auto norm = [&](const float* w, const float* b, const float* in, int nrows, float* o) {
+    if (cfg.norm == NormKind::LayerNorm) cuda::layer_norm(in, nrows, d, w, b, cfg.norm_eps, o, st);
+    else cuda::rms_norm(in, nrows, d, w, cfg.norm_eps, o, st);
+  };
+  auto linear = [&](const cuda::DeviceLinear& W, const float* in, int nrows, float* o, bool acc) {
+    cuda::linear(W, in, nrows, o, acc, s.split.get(), s.split.bytes(), s.blas->get(), st);
+  };
+  auto mlp = [&](const CudaModel::Layer& L) {  // x += down(act(h W_up) [* silu gate])
+    const int ff = cfg.intermediate;
+    linear(L.gate_up, hbuf, n, s.gu.as<float>(), false);
+    if (cfg.gated_mlp) {
+      cuda::silu_mul(s.gu.as<float>(), n, ff, s.act.as<float>(), st);  // SiLU is the only gated activation
+      linear(L.down, s.act.as<float>(), n, x, true);
+    } else {
+      const int64_t m = int64_t(n) * ff;
+      if (cfg.act == Activation::GeluTanh) cuda::gelu_tanh(s.gu.as<float>(), m, st);
+      else if (cfg.act == Activation::GeluErf) cuda::gelu_erf(s.gu.as<float>(), m, st);
+      else cuda::silu(s.gu.as<float>(), m, st);
+      linear(L.down, s.gu.as<float>(), n, x, true);
+    }
+  };
+
+  cuda::embed(model_->wtype, model_->tok_emb, model_->pos_emb, model_->emb_ld, s.dev_stage.as<int>() + s.off_tokens,
+              n, d, first_pos + cfg.position_offset, x, st);
+  cuda::RopeArgs rope{model_->inv_freq, int(model_->inv_freq_host.size()), n, first_pos,
+                      opts_.positions == PositionMode::Compacted, lens};
+  const float scale = 1.0f / std::sqrt(static_cast<float>(s.hd));
+  const int group = s.layout.group_size();
+  std::size_t next_capture = 0;
+  for (int l = 0; l < s.L; ++l) {
+    const CudaModel::Layer& L = model_->layers[l];
+    const int kvl = s.layout.source_of_layer[l];
+    const int seg0 = s.layout.segment(kvl, 0);
+    norm(L.attn_norm_w, L.attn_norm_b, x, n, hbuf);
+    linear(L.qkv, hbuf, n, s.qkv.as<float>(), false);
+    const int stride = L.qkv.out;
+    if (L.owns_kv) cuda::append_kv(s.qkv.as<float>(), stride, cfg.q_dim(), cfg.q_dim() + cfg.kv_dim(), s.g, seg0,
+                                   rope, s.kv, st);
+    cuda::rope_q(s.qkv.as<float>(), stride, H, s.hd, group, seg0, rope, st);
+
+    cuda::AttentionArgs a;
+    a.q = s.qkv.as<float>();
+    a.q_stride = stride;
+    a.kv = s.kv;
+    a.seg_len = lens;
+    a.seg0 = seg0;
+    a.group = group;
+    a.n_heads = H;
+    a.n = n;
+    a.first_pos = first_pos;
+    a.window = cfg.sliding_window;
+    a.scale = scale;
+    for (int kvh = 0; kvh < s.g; ++kvh) a.max_len = std::max(a.max_len, book_.len(seg0 + kvh));
+    a.layer = l;
+    a.out = s.att.as<float>();
+    a.out_stride = cfg.q_dim();
+    if (next_capture < captured.size() && captured[next_capture] == l) {
+      a.capture_logits = s.cap_logits.as<float>() + cap_off[next_capture];
+      a.capture_probs = s.cap_probs.as<float>() + cap_off[next_capture];
+      ++next_capture;
+    }
+    a.scores = s.scores.as<float>();
+    a.partial = s.partial.as<float>();
+    a.q_chunk = s.qc_for(n);  // what ensure_workspace sized scores, partials and the Keyformer rows for
+    if (stats_on) {
+      a.stats.rule = opt.stats;
+      a.stats.row_weight = reinterpret_cast<const float*>(s.dev_stage.as<int>() + s.off_weights);
+      a.stats.readers = static_cast<float>(s.readers[seg0]);
+      a.stats.mean_acc = s.mean_acc.as<float>();
+      a.stats.max_acc = s.max_acc.as<float>();
+      a.stats.gumbel_rows = s.gumbel.as<float>();
+      if (l == s.layout.owners[kvl]) cuda::clear_stat_acc(a.stats, s.g, n, s.cap, st);
+    }
+    cuda::attention(a, st);
+    if (stats_on && l == s.last_reader[kvl])
+      cuda::finish_stats(a.stats, carry, lens, seg0, s.g, n, a.max_len, s.kv.stats, s.cap, st);
+
+    if (cfg.parallel_residual) {
+      // NeoX: x + attn(ln1(x)) + mlp(ln2(x)): ln2 reads x before the attention output is added.
+      norm(L.mlp_norm_w, L.mlp_norm_b, x, n, hbuf);
+      linear(L.o, s.att.as<float>(), n, x, true);
+      mlp(L);
+    } else {
+      linear(L.o, s.att.as<float>(), n, x, true);
+      norm(L.mlp_norm_w, L.mlp_norm_b, x, n, hbuf);
+      mlp(L);
+    }
+  }
+
+  norm(model_->final_norm_w, model_->final_norm_b, x + std::size_t(first_row) * d, rows, hbuf);
+  linear(model_->lm_head, hbuf, rows, s.logits.as<float>(), false);
+  s.last_logits = s.logits.as<float>() + std::size_t(rows - 1) * V;
+
+  // What the caller asked for comes back now.
+  bool copied = false;
+  out.attention.clear();
+  for (std::size_t c = 0; c < captured.size(); ++c) {
+    const int l = captured[c];
+    AttentionRows& a = out.attention.emplace_back();
+    a.layer = l;
+    a.n_queries = n;
+    a.row_len.resize(H);
+    a.offset.resize(H);
+    int64_t total = 0;
+    for (int h = 0; h < H; ++h) {
+      a.row_len[h] = book_.len(s.layout.segment_of(l, h));
+      a.offset[h] = total;
+      total += int64_t(n) * a.row_len[h];
+    }
+    a.probs.resize(std::size_t(total));
+    a.logits.resize(std::size_t(total));
+    KVSCOPE_CUDA(cudaMemcpyAsync(a.logits.data(), s.cap_logits.as<float>() + cap_off[c], std::size_t(total) * 4,
+                                 cudaMemcpyDeviceToHost, st));
+    KVSCOPE_CUDA(cudaMemcpyAsync(a.probs.data(), s.cap_probs.as<float>() + cap_off[c], std::size_t(total) * 4,
+                                 cudaMemcpyDeviceToHost, st));
+    copied = true;
+  }
+  // Captures come out in the order the caller listed the layers (as the CPU orders them).
+  std::vector<AttentionRows> ordered;
+  for (int want : opt.capture_layers)
+    for (auto& a : out.attention)
+      if (a.layer == want) ordered.push_back(std::move(a));
+  out.attention = std::move(ordered);
+
+  const int max_len = book_.max_len();
+  if (stats_on && max_len > 0) {
+    KVSCOPE_CUDA(cudaMemcpy2DAsync(s.stats_host, std::size_t(max_len) * 4, s.kv.stats, std::size_t(s.cap) * 4,
+                                   std::size_t(max_len) * 4, S, cudaMemcpyDeviceToHost, st));
+    copied = true;
+  }
+  if (opt.logits_to_host) {
+    out.n_logits = rows;
+    out.logits.resize(std::size_t(rows) * V);
+    KVSCOPE_CUDA(cudaMemcpyAsync(out.logits.data(), s.logits.get(), std::size_t(rows) * V * 4,
+                                 cudaMemcpyDeviceToHost, st));
+    copied = true;
+  } else {
+    out.logits.clear();
+    out.n_logits = 0;
+  }
+  if (copied) KVSCOPE_CUDA(cudaStreamSynchronize(st));
+  if (stats_on && max_len > 0)
+    for (int seg = 0; seg < S; ++seg) {
+      const float* src = s.stats_host + std::size_t(seg) * max_len;
+      stats_[seg].assign(src, src + book_.len(seg));
+    }
+}
+
+int CudaBackend::sample(const SamplingParams& p, uint64_t step) {
+  State& s = *s_;
+  if (!s.last_logits) throw Error("sample", "", "no forward pass yet");
+  KVSCOPE_CUDA(cudaSetDevice(s.device));
+  cuda::sample(s.last_logits, s.V, p, step, s.sample_scratch.as<float>(), s.token_dev.as<int>(), s.stream);
+  KVSCOPE_CUDA(cudaMemcpyAsync(s.token_host, s.token_dev.get(), 4, cudaMemcpyDeviceToHost, s.stream));
+  KVSCOPE_CUDA(cudaStreamSynchronize(s.stream));
+  return *s.token_host;
+}
+
+void CudaBackend::retain(int seg, std::span<const int> keep) {
+  State& s = *s_;
+  if (seg < 0 || seg >= s.S) throw Error("kv cache", "retain", "segment " + std::to_string(seg) + " out of range");
+  // Validated before anything changes (KvBook::retain's rule and message).
+  int prev = -1;
+  for (int slot : keep) {
+    if (slot <= prev || slot >= book_.len(seg))
+      throw Error("kv cache", "retain", "slot list must be strictly ascending and inside the segment");
+    prev = slot;
+  }
+  book_.retain(seg, keep);
+  compact_stats(seg, keep);
+  // Compose with the evictions not yet applied on the device.
+  std::vector<int>& m = s.map[seg];
+  std::vector<int> next(keep.size());
+  for (std::size_t i = 0; i < keep.size(); ++i) next[i] = s.dirty[seg] ? m[keep[i]] : keep[i];
+  m = std::move(next);
+  s.dirty[seg] = 1;
+  if (opts_.positions == PositionMode::Compacted) {
+    // Every kept key is rotated to its new slot (done on the device at the next push).
+    std::vector<int> rope(keep.size());
+    std::iota(rope.begin(), rope.end(), 0);
+    book_.set_rope_positions(seg, std::move(rope));
+  }
+}
+
+void CudaBackend::reset() {
+  State& s = *s_;
+  book_.clear();
+  for (auto& st : stats_) st.clear();
+  seen_ = 0;
+  for (auto& m : s.map) m.clear();
+  std::fill(s.dirty.begin(), s.dirty.end(), 0);
+}
+
+void CudaBackend::on_stats_cleared() {
+  State& s = *s_;
+  KVSCOPE_CUDA(cudaSetDevice(s.device));
+  KVSCOPE_CUDA(cudaMemsetAsync(s.kv.stats, 0, s.stats.bytes(), s.stream));
+}
+
+std::vector<float> CudaBackend::read_row(const void* base, int seg, int slot) {
+  State& s = *s_;
+  if (seg < 0 || seg >= s.S || slot < 0 || slot >= book_.len(seg))
+    throw Error("cuda", "read_row", "slot outside the segment");
+  KVSCOPE_CUDA(cudaSetDevice(s.device));
+  push_state({}, {});  // applies pending evictions
+  std::vector<uint16_t> bits(s.hd);
+  const std::size_t off = (std::size_t(seg) * s.cap + slot) * s.hd * 2;
+  KVSCOPE_CUDA(cudaMemcpyAsync(bits.data(), static_cast<const char*>(base) + off, std::size_t(s.hd) * 2,
+                               cudaMemcpyDeviceToHost, s.stream));
+  KVSCOPE_CUDA(cudaStreamSynchronize(s.stream));
+  std::vector<float> row(s.hd);
+  for (int i = 0; i < s.hd; ++i) row[i] = cuda::from_bits(s.kv.type, bits[i]);
+  return row;
+}
+
+std::vector<float> CudaBackend::read_key(int seg, int slot) { return read_row(s_->k.get(), seg, slot); }
+std::vector<float> CudaBackend::read_value(int seg, int slot) { return read_row(s_->v.get(), seg, slot); }
+
+}  // namespace kvscope

@@ -1,0 +1,94 @@
+#include "session/evaluation.h"
+
+#include <cmath>
+#include <fstream>
+
+#include "common/error.h"
+#include "io/json_file.h"
+#include "session/generator.h"
+#include "session/session.h"
+
+namespace kvscope {
+
+std::vector<EvalItem> load_eval_set(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path.string(), "", "cannot open the evaluation set");
+  std::vector<EvalItem> items;
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path.string() + ":" + std::to_string(n);
+    const auto j = parse_json_text(line, where);
+    JsonReader r(j, where);
+    items.push_back({r.get_string("prompt"), r.get_string("answer", "")});
+  }
+  if (items.empty()) throw Error(path.string(), "", "no items");
+  return items;
+}
+
+double EvalResult::perplexity() const { return text_tokens ? std::exp(text_nll / text_tokens) : 0; }
+
+EvalResult evaluate(std::shared_ptr<const ModelBundle> bundle, const SessionConfig& base,
+                    const std::vector<EvalItem>& items, const std::function<void(int)>& progress) {
+  EvalResult res;
+  const auto& tok = *bundle->tokenizer;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const auto& it = items[i];
+    SessionConfig c = base;
+    c.prompt = it.prompt;
+    c.prompt_ids = tok.encode(it.prompt, true);
+    c.continuation_ids = tok.encode(it.answer, false);
+    c.continuation.reset();
+    c.recording.layers = {0};
+    c.recording.memory_mb = 64;
+    ++res.items;
+    Session s(bundle, c);
+    s.run_to_end();
+    const auto& ms = s.recorder().metrics();
+    if (!c.continuation_ids.empty()) {
+      ++res.scored;
+      bool all = true;
+      // Row t predicts continuation token t (rows 0..n-1 of n answer tokens).
+      for (std::size_t t = 0; t < c.continuation_ids.size(); ++t) {
+        all = all && ms[t].argmax == c.continuation_ids[t];
+        res.answer_nll += ms[t].nll;
+        ++res.answer_tokens;
+      }
+      res.correct += all;
+    }
+    const auto& last = ms.back();
+    res.kv_bytes += static_cast<double>(last.kv_bytes);
+    res.kv_bytes_full += static_cast<double>(last.kv_bytes_full);
+    if (c.recording.metrics) {
+      double kl = 0, rc = 0, sim = 0;
+      for (const auto& m : ms) {
+        kl += m.kl;
+        rc += m.attention_recall;
+        sim += m.ideal_similarity;
+      }
+      res.kl += kl / ms.size();
+      res.recall += rc / ms.size();
+      res.similarity += sim / ms.size();
+      ++res.metric_items;
+    }
+    if (c.policy.kind == PolicyKind::Full && c.sharing.kind == SharingLayout::Kind::Native) {
+      // Perplexity of the whole text, one batched pass with the full cache.
+      std::vector<int> all = c.prompt_ids;
+      all.insert(all.end(), c.continuation_ids.begin(), c.continuation_ids.end());
+      if (all.size() >= 2) {
+        BackendOptions bo;
+        bo.max_tokens = static_cast<int>(all.size());
+        auto be = s.backend().spawn(bo);
+        const auto sc = score_tokens(*be, all);
+        res.text_nll += sc.mean_nll * sc.scored;
+        res.text_tokens += sc.scored;
+      }
+    }
+    if (progress) progress(static_cast<int>(i) + 1);
+  }
+  return res;
+}
+
+}  // namespace kvscope

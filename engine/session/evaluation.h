@@ -1,0 +1,49 @@
+// Held-out evaluation sets (JSON lines of {"prompt", "answer"}) run through
+// sessions: answer accuracy (the greedy continuation is exactly the answer)
+// and NLL, under any policy and sharing layout. One teacher-forced run per
+// item gives both: greedy decoding reproduces the answer exactly when the
+// policy's argmax equals the answer token at every answer position, and the
+// cache evolves the same way in both.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "session/model_bundle.h"
+#include "session/session_config.h"
+
+namespace kvscope {
+
+struct EvalItem {
+  std::string prompt, answer;
+};
+
+// Throws kvscope::Error("<file>:<line>", field, ...) for bad lines.
+std::vector<EvalItem> load_eval_set(const std::filesystem::path& path);
+
+struct EvalResult {
+  int items = 0;
+  int scored = 0;   // items with an answer
+  int correct = 0;
+  double answer_nll = 0;  // summed over answer tokens
+  int answer_tokens = 0;
+  double text_nll = 0;    // summed over every predicted token of prompt + answer (full cache only)
+  int text_tokens = 0;
+  double kv_bytes = 0, kv_bytes_full = 0;  // summed at the end of each item
+  double kl = 0, recall = 0, similarity = 0;  // summed means per item (with metrics)
+  int metric_items = 0;
+
+  double accuracy() const { return scored ? double(correct) / scored : 0; }
+  double mean_answer_nll() const { return answer_tokens ? answer_nll / answer_tokens : 0; }
+  double perplexity() const;  // over prompt + answer tokens (full cache runs)
+};
+
+// Runs `base` (policy, sharing, device) on every item. With the full policy
+// the whole text is also scored in one pass for the perplexity. `progress`
+// is called after each item.
+EvalResult evaluate(std::shared_ptr<const ModelBundle> bundle, const SessionConfig& base,
+                    const std::vector<EvalItem>& items, const std::function<void(int done)>& progress = {});
+
+}  // namespace kvscope

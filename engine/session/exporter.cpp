@@ -1,0 +1,210 @@
+#include "session/exporter.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "common/error.h"
+#include "io/atomic_file.h"
+#include "io/csv_writer.h"
+#include "io/heatmap.h"
+#include "io/npy.h"
+#include "io/png_writer.h"
+
+namespace kvscope {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// Recorder mask codes -> heatmap overlay codes.
+uint8_t overlay_code(uint8_t m) {
+  switch (m) {
+    case kMaskProtected: return kOverlayProtected;
+    case kEvictedNow: return kOverlayEvictedNow;
+    case kEvictedEarlier: return kOverlayEvicted;
+    case kMaskKept: return kOverlayKept;
+    default: return kOverlayNone;
+  }
+}
+
+struct Dims {
+  int rows, P, m, g, L, H;
+};
+
+// The attention of (layer, head) as a rows x P matrix: NaN for positions not
+// yet seen at that row, plus the mask overlay of the segment it reads.
+void attention_matrix(const Session& s, const Dims& d, const std::vector<float>& layer_attn, int layer, int head,
+                      std::vector<float>& values, std::vector<uint8_t>& overlay) {
+  const auto& rec = s.recorder();
+  const int seg = rec.layout().segment_of(layer, head);
+  values.assign(size_t(d.rows) * d.P, kNaN);
+  overlay.assign(size_t(d.rows) * d.P, kOverlayNone);
+  for (int r = 0; r < d.rows; ++r)
+    for (int p = 0; p < d.P; ++p) {
+      const uint8_t m = rec.mask(r, seg, p);
+      overlay[size_t(r) * d.P + p] = overlay_code(m);
+      if (m != kNotSeen) values[size_t(r) * d.P + p] = layer_attn[(size_t(r) * d.H + head) * d.P + p];
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> export_session(const Session& s, const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir, ec)) throw Error(dir.string(), "", "cannot create the export directory");
+  const Recorder& rec = s.recorder();
+  const KvLayout& lay = rec.layout();
+  // Only what was run: a generation that stopped at EOS has fewer rows.
+  const Dims d{rec.rows_recorded(), static_cast<int>(s.tokens().size()), lay.n_kv_layers, lay.n_kv_heads,
+               lay.n_layers, lay.n_heads};
+  const int S = lay.n_segments(), Pfull = rec.positions();
+  std::vector<std::string> written;
+  auto path = [&](const std::string& name) {
+    written.push_back(name);
+    return dir / name;
+  };
+
+  // masks.npy and scores.npy: [rows, kv layers, kv heads, positions].
+  std::vector<uint8_t> masks(size_t(d.rows) * S * d.P);
+  std::vector<float> scores(masks.size());
+  for (int r = 0; r < d.rows; ++r)
+    for (int sg = 0; sg < S; ++sg)
+      for (int p = 0; p < d.P; ++p) {
+        masks[(size_t(r) * S + sg) * d.P + p] = rec.mask(r, sg, p);
+        scores[(size_t(r) * S + sg) * d.P + p] = rec.score(r, sg, p);
+      }
+  write_npy_u8(path("masks.npy"), masks, {d.rows, d.m, d.g, d.P});
+  write_npy_f32(path("scores.npy"), scores, {d.rows, d.m, d.g, d.P});
+
+  // attention.npy: [rows, recorded layers, heads, positions].
+  const auto& layers = rec.attention_layers();
+  std::vector<float> attn(size_t(d.rows) * layers.size() * d.H * d.P);
+  for (int r = 0; r < d.rows; ++r)
+    for (std::size_t li = 0; li < layers.size(); ++li)
+      for (int h = 0; h < d.H; ++h)
+        for (int p = 0; p < d.P; ++p)
+          attn[((size_t(r) * layers.size() + li) * d.H + h) * d.P + p] = rec.attention(r, layers[li], h, p);
+  write_npy_f32(path("attention.npy"), attn, {d.rows, int64_t(layers.size()), d.H, d.P});
+
+  // CSV twins for the chosen layer / head (its KV segment for masks and scores).
+  const auto& eo = s.config().export_opts;
+  const int seg = lay.segment_of(eo.layer, eo.head);
+  const std::string tag = "L" + std::to_string(eo.layer) + "_H" + std::to_string(eo.head);
+  {
+    CsvTable mt, st;
+    mt.header = st.header = {"step", "token"};
+    for (int p = 0; p < d.P; ++p) {
+      mt.header.push_back("p" + std::to_string(p));
+      st.header.push_back("p" + std::to_string(p));
+    }
+    for (int r = 0; r < d.rows; ++r) {
+      const int pos = s.prompt_length() - 1 + r;
+      std::vector<CsvCell> mr{int64_t(r), int64_t(s.tokens()[pos])}, sr = mr;
+      for (int p = 0; p < d.P; ++p) {
+        mr.emplace_back(int64_t(rec.mask(r, seg, p)));
+        sr.emplace_back(double(rec.score(r, seg, p)));
+      }
+      mt.add_row(std::move(mr));
+      st.add_row(std::move(sr));
+    }
+    write_csv(path("masks_" + tag + ".csv"), mt);
+    write_csv(path("scores_" + tag + ".csv"), st);
+  }
+  {
+    CsvTable et;
+    et.header = {"step", "layer", "kv_head", "position", "token", "statistic", "rank"};
+    for (const auto& e : rec.events())
+      et.add_row({int64_t(e.step), int64_t(e.layer), int64_t(e.kv_head), int64_t(e.position), int64_t(e.token),
+                  double(e.statistic), int64_t(e.rank)});
+    write_csv(path("events.csv"), et);
+  }
+  {
+    CsvTable mt;
+    mt.header = {"step",   "position", "token", "kv_slots", "kv_bytes", "kv_bytes_full", "nll",
+                 "nll_full", "kl",     "top1_agree", "attention_recall", "ideal_similarity"};
+    for (const auto& m : rec.metrics())
+      mt.add_row({int64_t(m.step), int64_t(m.position), int64_t(m.token), m.kv_slots, m.kv_bytes, m.kv_bytes_full,
+                  m.nll, m.nll_full, m.kl, int64_t(m.top1_agree), m.attention_recall, m.ideal_similarity});
+    write_csv(path("metrics.csv"), mt);
+  }
+  {
+    nlohmann::json t = {{"prompt_length", s.prompt_length()}, {"ids", s.tokens()}, {"text", nlohmann::json::array()}};
+    for (int p = 0; p < d.P; ++p) t["text"].push_back(s.text_of(p));
+    write_text_file(path("tokens.json"), t.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  }
+  {
+    nlohmann::json j = s.config().to_json();
+    const auto& r = s.policy().resolved();
+    j["resolved"] = {{"k", r.k},
+                     {"window", r.w},
+                     {"sinks", r.s},
+                     {"granularity", granularity_name(r.granularity)},
+                     {"prompt_tokens", s.prompt_length()},
+                     {"new_tokens", d.rows - 1},
+                     {"kv_layers", d.m},
+                     {"kv_heads", d.g},
+                     {"device", s.backend().name()}};
+    write_text_file(path("session.json"), j.dump(2) + "\n");
+  }
+  {
+    nlohmann::json m = {
+        {"masks.npy", {{"dtype", "uint8"}, {"axes", {"step", "kv_layer", "kv_head", "position"}},
+                       {"codes", {{"0", "not yet seen"}, {"1", "kept"}, {"2", "kept, protected (sink or recent window)"},
+                                  {"3", "evicted at this step"}, {"4", "evicted earlier"}}},
+                       {"kv_layers", lay.owners}}},
+        {"scores.npy", {{"dtype", "float32"}, {"axes", {"step", "kv_layer", "kv_head", "position"}},
+                        {"nan", "no statistic (policy keeps none, or slot absent)"}}},
+        {"attention.npy", {{"dtype", "float32"}, {"axes", {"step", "layer", "head", "position"}},
+                           {"layers", layers}, {"zero", "position absent from the cache or not yet seen"}}},
+        {"rows", "row 0 is the state after the prompt; row t after the t-th new token"}};
+    write_text_file(path("manifest.json"), m.dump(2) + "\n");
+  }
+
+  // Heatmaps: chosen (layer, head) pairs and an all-heads grid of the chosen layer.
+  HeatmapOptions ho;
+  ho.colormap = eo.colormap;
+  ho.scale = eo.scale == "log" ? HeatmapScale::log : HeatmapScale::linear;
+  ho.value_label = "attention weight";
+  ho.y_label = "step";
+  auto pairs = eo.heatmaps;
+  if (pairs.empty()) pairs.push_back({eo.layer, eo.head});
+  std::map<int, std::vector<float>> by_layer;
+  auto layer_rows = [&](int l) -> const std::vector<float>& {
+    auto it = by_layer.find(l);
+    if (it == by_layer.end()) it = by_layer.emplace(l, s.layer_attention(l)).first;
+    return it->second;
+  };
+  // The recorder's positions axis may be longer than what was run.
+  auto trimmed = [&](const std::vector<float>& full) {
+    std::vector<float> t(size_t(d.rows) * d.H * d.P);
+    for (int r = 0; r < d.rows; ++r)
+      for (int h = 0; h < d.H; ++h)
+        for (int p = 0; p < d.P; ++p) t[(size_t(r) * d.H + h) * d.P + p] = full[(size_t(r) * d.H + h) * Pfull + p];
+    return t;
+  };
+  std::vector<float> values;
+  std::vector<uint8_t> overlay;
+  for (const auto& [l, h] : pairs) {
+    const auto rows = trimmed(layer_rows(l));
+    attention_matrix(s, d, rows, l, h, values, overlay);
+    ho.title = "attention L" + std::to_string(l) + " H" + std::to_string(h) + " - " + policy_name(s.policy().kind());
+    write_png(path("attention_L" + std::to_string(l) + "_H" + std::to_string(h) + ".png"),
+              render_heatmap(values, d.rows, d.P, ho, overlay).image);
+  }
+  {
+    const auto rows = trimmed(layer_rows(eo.layer));
+    std::vector<std::vector<float>> vals(d.H);
+    std::vector<std::vector<uint8_t>> ovs(d.H);
+    std::vector<HeatmapPanel> panels;
+    for (int h = 0; h < d.H; ++h) attention_matrix(s, d, rows, eo.layer, h, vals[h], ovs[h]);
+    for (int h = 0; h < d.H; ++h) panels.push_back({vals[h], ovs[h], "L" + std::to_string(eo.layer) + " H" + std::to_string(h)});
+    ho.title = "";
+    write_png(path("attention_L" + std::to_string(eo.layer) + "_grid.png"),
+              render_heatmap_grid(panels, d.rows, d.P, 0, ho).image);
+  }
+  return written;
+}
+
+}  // namespace kvscope

@@ -1,0 +1,169 @@
+// Hand-worked eviction decisions from the papers' rules, on caches whose
+// statistics are set by hand: what H2O, TOVA, A2SF, Keyformer, window,
+// sink, random, full and ideal keep.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "policy/selection.h"
+
+namespace kvscope {
+namespace {
+
+// One owning layer with `g` KV heads holding positions 0..n-1.
+KvBook book_of(int n, int g = 1, int layers = 1) {
+  KvLayout lay;
+  lay.n_layers = layers;
+  lay.n_heads = g;
+  lay.n_kv_layers = layers;
+  lay.n_kv_heads = g;
+  lay.head_dim = 4;
+  for (int l = 0; l < layers; ++l) {
+    lay.owners.push_back(l);
+    lay.source_of_layer.push_back(l);
+  }
+  KvBook b(lay, 64);
+  std::vector<int> rope(lay.n_segments());
+  for (int p = 0; p < n; ++p) {
+    std::fill(rope.begin(), rope.end(), p);
+    b.append(p, rope);
+  }
+  return b;
+}
+
+std::unique_ptr<Policy> policy(PolicyKind kind, const std::string& budget, int prompt_len,
+                               std::optional<std::string> window = {}, std::optional<int> sinks = {},
+                               std::optional<Granularity> g = {}) {
+  PolicyParams p;
+  p.kind = kind;
+  p.budget = Amount::parse(budget, "budget");
+  if (window) p.window = Amount::parse(*window, "window");
+  p.sinks = sinks;
+  p.granularity = g;
+  return make_policy(resolve_policy(p, prompt_len, 1000));
+}
+
+std::vector<int> kept_positions(const KvBook& b, const SlotChoice& c, int seg = 0) {
+  std::vector<int> out;
+  for (int j : c.keep[seg]) out.push_back(b.positions(seg)[j]);
+  return out;
+}
+
+TEST(Selection, H2OKeepsRecentWindowPlusHeavyHitters) {
+  // 8 tokens, k = 4, w = k/2 = 2: positions 6, 7 are protected; of 0..5 the
+  // two highest accumulated scores (positions 0 and 3) stay.
+  const KvBook b = book_of(8);
+  const std::vector<float> S = {2.5f, 0.1f, 0.3f, 1.2f, 0.2f, 0.05f, 0.4f, 0.9f};
+  const auto pol = policy(PolicyKind::H2O, "4", 8);
+  EXPECT_EQ(pol->resolved().w, 2);
+  const auto c = choose_slots(*pol, b, [&](int) -> const std::vector<float>& { return S; }, 7, 0);
+  EXPECT_EQ(kept_positions(b, c), (std::vector<int>{0, 3, 6, 7}));
+  EXPECT_EQ(c.state[0][6], kProtected);
+  EXPECT_EQ(c.state[0][7], kProtected);
+  EXPECT_EQ(c.state[0][0], kKept);
+  EXPECT_EQ(c.state[0][5], kDropped);
+  EXPECT_EQ(c.dropped, 4);
+  EXPECT_EQ(c.rank[0][0], 1);  // the heaviest hitter ranks first
+}
+
+TEST(Selection, TovaEvictsTheLowestHeadAveragedScore) {
+  // TOVA's Algorithm 1 with the layer-wise (head-averaged) decision: cache of
+  // 5 over a budget of 4, two KV heads disagree; the mean decides.
+  const KvBook b = book_of(5, 2);
+  const std::vector<float> h0 = {0.40f, 0.05f, 0.20f, 0.15f, 0.20f};
+  const std::vector<float> h1 = {0.30f, 0.25f, 0.02f, 0.23f, 0.20f};
+  // means: 0.35, 0.15, 0.11, 0.19, 0.20 -> position 2 goes from both heads.
+  const auto pol = policy(PolicyKind::TOVA, "4", 5);
+  EXPECT_EQ(pol->resolved().granularity, Granularity::Layer);
+  const auto c = choose_slots(*pol, b, [&](int s) -> const std::vector<float>& { return s == 0 ? h0 : h1; }, 4, 1);
+  EXPECT_EQ(kept_positions(b, c, 0), (std::vector<int>{0, 1, 3, 4}));
+  EXPECT_EQ(kept_positions(b, c, 1), (std::vector<int>{0, 1, 3, 4}));
+  // Per head (kv_head granularity) each head drops its own minimum instead.
+  const auto per_head = policy(PolicyKind::TOVA, "4", 5, {}, {}, Granularity::KvHead);
+  const auto d = choose_slots(*per_head, b, [&](int s) -> const std::vector<float>& { return s == 0 ? h0 : h1; }, 4, 1);
+  EXPECT_EQ(kept_positions(b, d, 0), (std::vector<int>{0, 2, 3, 4}));
+  EXPECT_EQ(kept_positions(b, d, 1), (std::vector<int>{0, 1, 3, 4}));
+}
+
+TEST(Selection, A2sfForgettingLetsAStaleHeavyHitterGo) {
+  // A2SF's point (its Figure 2): token 1 drew attention once, long ago.
+  // Rows of attention over positions 0..3 at three steps:
+  const float A[3][4] = {{0.5f, 0.5f, 0.0f, 0.0f}, {0.6f, 0.1f, 0.3f, 0.0f}, {0.5f, 0.0f, 0.3f, 0.2f}};
+  auto scores = [&](float alpha) {
+    std::vector<float> S(4, 0.0f);
+    for (const auto& row : A)
+      for (int j = 0; j < 4; ++j) S[j] = alpha * S[j] + row[j];
+    return S;
+  };
+  const KvBook b = book_of(4);
+  // Budget 3, no window. Plain accumulation (alpha = 1, H2O's score) gives
+  // 1.6, 0.6, 0.6, 0.2: the stale token 1 survives and token 3 goes.
+  const auto h2o_like = scores(1.0f);
+  EXPECT_FLOAT_EQ(h2o_like[1], 0.6f);
+  const auto a2sf = scores(0.2f);  // 0.624, 0.12, 0.36, 0.2 -> token 1 goes
+  EXPECT_NEAR(a2sf[1], 0.5f * 0.04f + 0.1f * 0.2f, 1e-6);
+  const auto pol = policy(PolicyKind::A2SF, "3", 4);
+  EXPECT_EQ(pol->resolved().w, 0);
+  const auto c = choose_slots(*pol, b, [&](int) -> const std::vector<float>& { return a2sf; }, 3, 2);
+  EXPECT_EQ(kept_positions(b, c), (std::vector<int>{0, 2, 3}));
+  const auto c1 = choose_slots(*pol, b, [&](int) -> const std::vector<float>& { return h2o_like; }, 3, 2);
+  EXPECT_EQ(kept_positions(b, c1), (std::vector<int>{0, 1, 2}));  // ties: newer kept (2 over 1), 3 lowest
+}
+
+TEST(Selection, WindowSinkAndRandom) {
+  const KvBook b = book_of(10);
+  const std::vector<float> none(10, 0.0f);
+  auto stats = [&](int) -> const std::vector<float>& { return none; };
+  const auto win = policy(PolicyKind::Window, "4", 10);
+  EXPECT_EQ(kept_positions(b, choose_slots(*win, b, stats, 9, 0)), (std::vector<int>{6, 7, 8, 9}));
+  const auto sink = policy(PolicyKind::Sink, "6", 10);
+  EXPECT_EQ(sink->resolved().s, 4);
+  const auto cs = choose_slots(*sink, b, stats, 9, 0);
+  EXPECT_EQ(kept_positions(b, cs), (std::vector<int>{0, 1, 2, 3, 8, 9}));
+  EXPECT_EQ(cs.state[0][0], kProtected);
+  // Random: protected sinks stay, the rest is a seeded draw of the right size,
+  // the same for the same step and different for another step.
+  const auto rnd = policy(PolicyKind::Random, "5", 10, {}, 1);
+  const auto r1 = choose_slots(*rnd, b, stats, 9, 3), r2 = choose_slots(*rnd, b, stats, 9, 3);
+  const auto r3 = choose_slots(*rnd, b, stats, 9, 4);
+  EXPECT_EQ(kept_positions(b, r1), kept_positions(b, r2));
+  EXPECT_EQ(kept_positions(b, r1).size(), 5u);
+  EXPECT_EQ(kept_positions(b, r1)[0], 0);
+  bool differs = false;
+  for (int s = 5; s < 40 && !differs; ++s) differs = kept_positions(b, choose_slots(*rnd, b, stats, 9, s)) != kept_positions(b, r1);
+  EXPECT_TRUE(differs) << "the random policy never changed its draw";
+  (void)r3;
+}
+
+TEST(Selection, FullAndIdealNeverEvict) {
+  const KvBook b = book_of(10);
+  const std::vector<float> S = {0.5f, 0, 0, 0.2f, 0, 0, 0, 0.1f, 0.1f, 0.1f};
+  auto stats = [&](int) -> const std::vector<float>& { return S; };
+  const auto full = policy(PolicyKind::Full, "10%", 10);
+  const auto cf = choose_slots(*full, b, stats, 9, 0);
+  EXPECT_EQ(cf.keep[0].size(), 10u);
+  EXPECT_EQ(cf.dropped, 0);
+  const auto ideal = policy(PolicyKind::Ideal, "3", 10);
+  const auto ci = choose_slots(*ideal, b, stats, 9, 0);
+  EXPECT_EQ(ci.keep[0].size(), 10u);  // nothing leaves the cache...
+  EXPECT_EQ(ci.dropped, 0);
+  int marked = 0;  // ...but the mask marks the top 3 of the current row
+  for (auto s : ci.state[0]) marked += s != kDropped;
+  EXPECT_EQ(marked, 3);
+  EXPECT_EQ(ci.state[0][0], kKept);
+  EXPECT_EQ(ci.state[0][3], kKept);
+}
+
+TEST(Selection, ModelGranularitySharesOneDecisionAcrossLayers) {
+  const KvBook b = book_of(4, 1, 2);  // two owning layers, one KV head each
+  const std::vector<float> l0 = {0.1f, 0.9f, 0.2f, 0.3f}, l1 = {0.8f, 0.0f, 0.2f, 0.1f};
+  // Means over the two layers: 0.45, 0.45, 0.2, 0.2 -> with k = 2 positions
+  // 0 and 1 stay in both layers, though layer 0 alone would keep 1 and 3.
+  const auto pol = policy(PolicyKind::H2O, "2", 4, std::string("0"), {}, Granularity::Model);
+  const auto c = choose_slots(*pol, b, [&](int s) -> const std::vector<float>& { return s == 0 ? l0 : l1; }, 3, 0);
+  EXPECT_EQ(kept_positions(b, c, 0), (std::vector<int>{0, 1}));
+  EXPECT_EQ(kept_positions(b, c, 1), (std::vector<int>{0, 1}));
+}
+
+}  // namespace
+}  // namespace kvscope

@@ -1,0 +1,83 @@
+// Exported files reloaded and checked against the session that wrote them.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "io/json_file.h"
+#include "io/npy.h"
+#include "session/exporter.h"
+#include "session_fixture.h"
+
+namespace kvscope {
+namespace {
+
+int count_lines(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  int n = 0;
+  std::string line;
+  while (std::getline(in, line)) ++n;
+  return n;
+}
+
+TEST(Export, FilesMatchTheRecorder) {
+  test::TempDir dir;
+  SessionConfig cfg = test::config(PolicyKind::TOVA, "50%", 8);
+  cfg.export_opts.heatmaps = {{0, 1}, {1, 3}};
+  cfg.export_opts.scale = "log";
+  Session s(test::bundle("llama_gqa"), cfg);
+  s.run_to_end();
+  const auto files = export_session(s, dir.path());
+  for (const char* f : {"masks.npy", "attention.npy", "scores.npy", "masks_L0_H0.csv", "scores_L0_H0.csv", "events.csv",
+                        "metrics.csv", "tokens.json", "session.json", "manifest.json", "attention_L0_H1.png",
+                        "attention_L1_H3.png", "attention_L0_grid.png"})
+    EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
+  const auto& rec = s.recorder();
+  const int rows = rec.rows_recorded(), P = static_cast<int>(s.tokens().size());
+  const auto masks = read_npy(dir / "masks.npy");
+  EXPECT_EQ(masks.descr, "|u1");
+  EXPECT_EQ(masks.shape, (std::vector<int64_t>{rows, 2, 2, P}));
+  const auto mv = masks.as_i64();
+  for (int r = 0; r < rows; ++r)
+    for (int seg = 0; seg < 4; ++seg)
+      for (int p = 0; p < P; ++p) ASSERT_EQ(mv[(size_t(r) * 4 + seg) * P + p], rec.mask(r, seg, p));
+  const auto scores = read_npy(dir / "scores.npy");
+  EXPECT_EQ(scores.shape, (std::vector<int64_t>{rows, 2, 2, P}));
+  const auto sv = scores.as_f32();
+  int nan = 0, finite = 0;
+  for (float v : sv) (std::isnan(v) ? nan : finite)++;
+  EXPECT_GT(nan, 0);     // evicted and unseen positions
+  EXPECT_GT(finite, 0);  // TOVA keeps a statistic
+  const auto attn = read_npy(dir / "attention.npy");
+  EXPECT_EQ(attn.shape, (std::vector<int64_t>{rows, 2, 4, P}));
+  const auto av = attn.as_f32();
+  for (int r = 0; r < rows; ++r)
+    for (int h = 0; h < 4; ++h) {
+      double sum = 0;
+      for (int p = 0; p < P; ++p) sum += av[((size_t(r) * 2 + 1) * 4 + h) * P + p];
+      EXPECT_NEAR(sum, 1.0, 1e-5) << "each recorded row is a distribution over the kept positions";
+    }
+  EXPECT_EQ(count_lines(dir / "events.csv"), 1 + int(rec.events().size()));
+  EXPECT_EQ(count_lines(dir / "metrics.csv"), 1 + rows);
+  EXPECT_EQ(count_lines(dir / "masks_L0_H0.csv"), 1 + rows);
+  const auto tokens = read_json_file(dir / "tokens.json");
+  EXPECT_EQ(tokens.at("ids").get<std::vector<int>>(), s.tokens());
+  EXPECT_EQ(tokens.at("prompt_length").get<int>(), s.prompt_length());
+  // The resolved session.json replays to the same run.
+  SessionConfig again = SessionConfig::load(dir / "session.json");
+  again.model.clear();
+  Session t(test::bundle("llama_gqa"), again);
+  t.run_to_end();
+  EXPECT_EQ(t.tokens(), s.tokens());
+  EXPECT_EQ(t.recorder().masks(), rec.masks());
+  const auto png = test::read_file(dir / "attention_L0_grid.png");
+  EXPECT_EQ(png.compare(0, 8, "\x89PNG\r\n\x1a\n"), 0);
+}
+
+TEST(Export, UnwritableDirectoryIsAnError) {
+  Session s(test::bundle("gpt2"), test::config(PolicyKind::Window, "8", 2));
+  s.run_to_end();
+  EXPECT_THROW(export_session(s, "/proc/kvscope-cannot-write"), Error);
+}
+
+}  // namespace
+}  // namespace kvscope
