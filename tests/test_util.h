@@ -53,8 +53,10 @@ struct CommandResult {
 };
 
 // Runs kvscope-cli with `args` (already shell-quoted by the caller).
-inline CommandResult run_cli(const std::string& args) {
-  const std::string cmd = std::string(KVSCOPE_CLI_PATH) + " " + args + " 2>&1";
+// Runs kvscope-cli; `output` holds stdout and, unless with_stderr is false
+// (for commands whose stdout is JSON), stderr too.
+inline CommandResult run_cli(const std::string& args, bool with_stderr = true) {
+  const std::string cmd = std::string(KVSCOPE_CLI_PATH) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   CommandResult r;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return r;

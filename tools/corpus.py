@@ -141,8 +141,10 @@ def make_story(rng, n_facts, n_filler, n_questions):
 
 
 def story_doc(rng):
+    # Several questions per story: answer tokens are the scarce signal that
+    # teaches the model to look back, so each document carries more of them.
     body, qs = make_story(rng, n_facts=rng.randint(2, 6), n_filler=rng.randint(0, 22),
-                          n_questions=rng.randint(1, 3))
+                          n_questions=rng.randint(1, 5))
     lines = [body]
     for q, a in qs:
         lines.append(f"Question: {q}\nAnswer: {a}")
@@ -192,7 +194,7 @@ def kv_doc_parts(rng, n_records, n_questions):
 
 
 def kv_doc(rng):
-    records, qs = kv_doc_parts(rng, rng.randint(3, 24), rng.randint(1, 3))
+    records, qs = kv_doc_parts(rng, rng.randint(3, 24), rng.randint(2, 6))
     out = [records]
     for k, v in qs:
         out.append(f"Question: What is the value of {k}?\nAnswer: The value of {k} is {v}.")
@@ -226,11 +228,15 @@ def copy_doc(rng):
     back and copy (induction), which every recall question above needs."""
     items = [rng.choice(COPY_WORDS) if rng.random() < 0.6 else str(rng.randint(0, 999))
              for _ in range(rng.randint(4, 40))]
-    return "Copy this list: " + " ".join(items) + "\nAgain: " + " ".join(items) + "."
+    # A gap of filler of random length between the list and its repeat, so the
+    # copy has to be found by content, not at a fixed distance.
+    gap = " ".join(rng.choice(FILLER) for _ in range(rng.randint(0, 8)))
+    return ("Copy this list: " + " ".join(items) + "\n" + (gap + "\n" if gap else "")
+            + "Again: " + " ".join(items) + ".")
 
 
-DOC_KINDS = [("story", story_doc, 0.35), ("passkey", passkey_doc, 0.18),
-             ("kv", kv_doc, 0.17), ("plain", plain_doc, 0.15), ("copy", copy_doc, 0.15)]
+DOC_KINDS = [("story", story_doc, 0.30), ("passkey", passkey_doc, 0.15),
+             ("kv", kv_doc, 0.20), ("plain", plain_doc, 0.10), ("copy", copy_doc, 0.25)]
 
 # Text that answers a question about something earlier in the document; the
 # trainer weighs these tokens more (they are few, and they are the point).

@@ -83,7 +83,9 @@ def lr_at(step, total, peak, warmup, floor):
     return floor + (peak - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, p)))
 
 
-def train(model, data, s, log_path, seed):
+def train(model, data, s, log_path, seed, probe=None):
+    """AdamW with warmup and cosine decay on random rows; `probe(step)` runs
+    every s["probe_every"] steps (greedy recall, written to the log)."""
     rows, weights = data
     torch.manual_seed(seed)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
@@ -116,11 +118,15 @@ def train(model, data, s, log_path, seed):
             if step % 25 == 0 or step == steps - 1:
                 logf.flush()
                 log(f"step {step}/{steps} lr {lr:.2e} loss {loss.item():.4f} ({el:.0f}s)")
+            if probe and s.get("probe_every") and (step + 1) % s["probe_every"] == 0:
+                probe(step + 1)
     return model
 
 
 def probe_recall(model, tok, n=20):
+    """Greedy answers of the model itself on n fresh items of each kind."""
     model.eval()
+    results = {}
     for i, (kind, fn) in enumerate(corpus.EVAL_KINDS.items()):
         if kind == "plain":
             continue
@@ -136,8 +142,10 @@ def probe_recall(model, tok, n=20):
                     nxt = model(x)[0, -1].argmax().view(1, 1)
                     x = torch.cat([x, nxt], dim=1)
             ok += x[0, len(ids):].tolist() == want
-        log(f"probe {kind}: {ok}/{n}")
+        results[kind] = ok / n
+    log("probe " + ", ".join(f"{k} {v:.0%}" for k, v in results.items()))
     model.train()
+    return results
 
 
 def hf_config(s, vocab_size, eos_id, n_kv_layers=None):
@@ -247,7 +255,16 @@ def main():
         probe_recall(model, tok)
         return
 
-    train(model, rows, S["base"], os.path.join(HERE, "logs", "base_loss.csv"), S["seed"])
+    probe_log = open(os.path.join(HERE, "logs", "base_probe.csv"), "w")
+    probe_log.write("step,story,passkey,kv\n")
+
+    def probe(step):
+        r = probe_recall(model, tok, n=10)
+        probe_log.write(f"{step},{r['story']},{r['passkey']},{r['kv']}\n")
+        probe_log.flush()
+
+    train(model, rows, S["base"], os.path.join(HERE, "logs", "base_loss.csv"), S["seed"], probe)
+    probe_log.close()
     base_dir = os.path.join(ROOT, "assets", "models", S["name"])
     save_model(model.eval(), base_cfg, tok_path, base_dir, eos_id, via_transformers=True)
     log(f"saved {base_dir}")

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_policy.h"
 #include "cli_common.h"
 #include "common/error.h"
 #include "common/philox.h"
@@ -26,6 +27,8 @@ struct BenchArgs {
   int prompt_tokens = 128, decode_tokens = 32;
   uint64_t seed = 1;
   bool json = false;
+  int repeats = 3;
+  PolicyFlags flags;
 };
 
 double now_s() {
@@ -42,6 +45,20 @@ int64_t weight_bytes_per_token(const ModelWeights& w, int elem) {
 }
 
 void run_bench(const BenchArgs& a) {
+  if (a.flags.policy != "full" || a.flags.budget != "100%") {
+    if (!a.shape.empty()) throw Error("--policy", "", "the policy benchmark needs a model directory, not --shape");
+    PolicyBenchArgs p;
+    p.model = a.model;
+    p.device = a.device;
+    p.prompt_tokens = a.prompt_tokens;
+    p.decode_tokens = a.decode_tokens;
+    p.repeats = a.repeats;
+    p.seed = a.seed;
+    p.json = a.json;
+    p.flags = a.flags;
+    run_policy_bench(p);
+    return;
+  }
   if (a.model.empty() == a.shape.empty()) throw Error("bench", "", "give either a MODEL directory or --shape NAME");
   if (a.prompt_tokens < 1 || a.decode_tokens < 1) throw Error("bench", "", "--prompt-tokens and --decode-tokens must be >= 1");
   const Device dev = resolve_device(a.device);
@@ -164,6 +181,10 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Seed of the random weights and prompt")->default_val(1);
   cmd->add_flag("--json", args->json, "Print JSON");
   add_device_opt(*cmd, args->device);
+  cmd->add_option("--repeats", args->repeats, "With --policy: runs of each variant (the best is reported)")->default_val(3);
+  // With --policy: the per-token cost of eviction and recording against
+  // plain full-cache decoding (MODEL defaults to the bundled one).
+  add_policy_flags(*cmd, args->flags, /*with_export=*/false);
   cmd->callback([args] { run_bench(*args); });
 }
 

@@ -23,6 +23,8 @@ struct GenerateArgs {
 
 void run_generate(const GenerateArgs& a) {
   if (a.max_new_tokens < 0) throw Error("--max-new-tokens", "", "must be >= 0");
+  // Before anything is printed: a bad flag gives its one-line error only.
+  validate_sampling({a.temperature, a.top_k, a.top_p, a.seed});
   if (a.flags.needs_session()) {
     // Eviction, sharing or exports: the session stepper.
     SessionConfig cfg;

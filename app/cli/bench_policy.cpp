@@ -1,0 +1,135 @@
+#include "bench_policy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+#include "common/error.h"
+#include "common/philox.h"
+#include "session/session.h"
+#include "session_runner.h"
+
+namespace kvscope::cli {
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Timing {
+  double prefill_s = std::numeric_limits<double>::infinity();
+  double decode_ms_per_token = std::numeric_limits<double>::infinity();
+  int64_t kv_bytes = 0;
+};
+
+void keep_best(Timing& best, const Timing& t) {
+  best.prefill_s = std::min(best.prefill_s, t.prefill_s);
+  best.decode_ms_per_token = std::min(best.decode_ms_per_token, t.decode_ms_per_token);
+  best.kv_bytes = t.kv_bytes;
+}
+
+// Full-cache decoding through the backend alone: what the policy run is
+// compared with.
+Timing time_backend(const ModelBundle& b, const std::vector<int>& prompt, const PolicyBenchArgs& a) {
+  BackendOptions bo;
+  bo.max_tokens = a.prompt_tokens + a.decode_tokens + 1;
+  auto backend = make_backend(resolve_device(a.device), b.config(), b.files.weights, bo);
+  ForwardOptions fo;
+  ForwardOutput out;
+  Timing t;
+  double t0 = now_s();
+  backend->forward(prompt, fo, out);
+  t.prefill_s = now_s() - t0;
+  t0 = now_s();
+  for (int s = 0; s < a.decode_tokens; ++s) {
+    const int tok[1] = {static_cast<int>(std::max_element(out.logits.begin(), out.logits.end()) - out.logits.begin())};
+    backend->forward(tok, fo, out);
+  }
+  t.decode_ms_per_token = 1e3 * (now_s() - t0) / a.decode_tokens;
+  return t;
+}
+
+Timing time_session(const std::shared_ptr<const ModelBundle>& b, SessionConfig cfg) {
+  Session s(b, std::move(cfg));
+  Timing t;
+  double t0 = now_s();
+  s.prefill();
+  t.prefill_s = now_s() - t0;
+  t0 = now_s();
+  int steps = 0;
+  while (s.step()) ++steps;
+  t.decode_ms_per_token = 1e3 * (now_s() - t0) / std::max(1, steps);
+  t.kv_bytes = s.kv_bytes();
+  return t;
+}
+
+}  // namespace
+
+void run_policy_bench(const PolicyBenchArgs& a) {
+  if (a.prompt_tokens < 1 || a.decode_tokens < 1) throw Error("bench", "", "--prompt-tokens and --decode-tokens must be >= 1");
+  if (a.repeats < 1) throw Error("--repeats", "", "must be >= 1");
+  auto bundle = bundle_for(a.model);
+  const ModelConfig& mc = bundle->config();
+  if (a.prompt_tokens + a.decode_tokens > mc.max_positions)
+    throw Error("bench", "", "--prompt-tokens + --decode-tokens exceed the model's maximum positions (" +
+                                 std::to_string(mc.max_positions) + ")");
+  std::vector<int> prompt(a.prompt_tokens);
+  for (int i = 0; i < a.prompt_tokens; ++i)
+    prompt[i] = static_cast<int>(philox4(a.seed, i, 0, 0, 0).v[0] % static_cast<uint32_t>(mc.vocab_size));
+
+  SessionConfig policy_cfg;
+  policy_cfg.model = a.model;
+  policy_cfg.device = a.device;
+  policy_cfg.prompt_ids = prompt;
+  policy_cfg.max_new_tokens = a.decode_tokens;
+  policy_cfg.stop_at_eos = false;
+  policy_cfg.seed = a.seed;
+  apply_policy_flags(a.flags, policy_cfg);
+  policy_cfg.recording.metrics = false;
+  policy_cfg.recording.layers.clear();
+  for (int l = 0; l < mc.n_layers; ++l) policy_cfg.recording.layers.push_back(l);
+  policy_cfg.recording.memory_mb = 1e6;  // everything recorded, as the overhead target asks
+  SessionConfig full_cfg = policy_cfg;
+  full_cfg.policy = PolicyParams{};
+
+  Timing bare, full, pol;
+  for (int r = 0; r < a.repeats; ++r) {  // interleaved, so drift hits all three alike
+    keep_best(bare, time_backend(*bundle, prompt, a));
+    keep_best(full, time_session(bundle, full_cfg));
+    keep_best(pol, time_session(bundle, policy_cfg));
+  }
+  const double rec_over = full.decode_ms_per_token / bare.decode_ms_per_token - 1;
+  const double pol_over = pol.decode_ms_per_token / bare.decode_ms_per_token - 1;
+  const std::string policy_name = a.flags.policy + " " + a.flags.budget;
+  if (a.json) {
+    nlohmann::json j = {{"model", a.model.empty() ? default_model_dir().string() : a.model},
+                        {"policy", a.flags.policy},
+                        {"budget", a.flags.budget},
+                        {"prompt_tokens", a.prompt_tokens},
+                        {"decode_tokens", a.decode_tokens},
+                        {"backend_decode_ms_per_token", bare.decode_ms_per_token},
+                        {"full_recorded_decode_ms_per_token", full.decode_ms_per_token},
+                        {"policy_recorded_decode_ms_per_token", pol.decode_ms_per_token},
+                        {"recorder_overhead", rec_over},
+                        {"policy_and_recorder_overhead", pol_over},
+                        {"kv_bytes_full", full.kv_bytes},
+                        {"kv_bytes_policy", pol.kv_bytes}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf("%s, prompt %d tokens, %d decode steps, best of %d\n",
+              a.model.empty() ? default_model_dir().string().c_str() : a.model.c_str(), a.prompt_tokens,
+              a.decode_tokens, a.repeats);
+  std::printf("  backend, full cache, nothing recorded   %8.3f ms/token\n", bare.decode_ms_per_token);
+  std::printf("  session, full, all layers recorded      %8.3f ms/token  (%+.1f%%)\n", full.decode_ms_per_token,
+              100 * rec_over);
+  std::printf("  session, %-14s all layers recorded %8.3f ms/token  (%+.1f%%)  KV %lld of %lld bytes\n",
+              policy_name.c_str(), pol.decode_ms_per_token, 100 * pol_over, static_cast<long long>(pol.kv_bytes),
+              static_cast<long long>(full.kv_bytes));
+}
+
+}  // namespace kvscope::cli

@@ -1,0 +1,27 @@
+// kvscope-cli bench --policy NAME: what eviction and recording cost per
+// decoded token, next to plain full-cache decoding of the same model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "cli_policy.h"
+
+namespace kvscope::cli {
+
+struct PolicyBenchArgs {
+  std::string model, device = "cpu";
+  int prompt_tokens = 128, decode_tokens = 32, repeats = 3;
+  uint64_t seed = 1;
+  bool json = false;
+  PolicyFlags flags;
+};
+
+// Times three runs of one random prompt: the bare backend (full cache, no
+// recording), the session stepper with the full policy and every layer
+// recorded, and the stepper with the chosen policy and every layer recorded.
+// The shadow full-cache run for metrics is off in both (it is a second model,
+// not overhead of the policy). Reports the best of `repeats` runs each.
+void run_policy_bench(const PolicyBenchArgs& a);
+
+}  // namespace kvscope::cli
