@@ -16,6 +16,7 @@ prompt (ending right before the answer) and the expected answer text.
 Usage:
   python3 tools/corpus.py train --seed 1 --docs 60000 --out tools/.cache/train.jsonl
   python3 tools/corpus.py eval  --seed 1001 --per-kind 100 --out assets/eval
+  python3 tools/corpus.py prompts --seed 2026 --out assets/prompts
 """
 import argparse
 import json
@@ -75,7 +76,9 @@ def a_or_an(word):
 
 
 class Story:
-    """A story with facts that can be asked about at the end."""
+    """A story with facts that can be asked about at the end. Each answer
+    restates words of its fact in the fact's own order ("Ivy has three
+    pears."), so a model answers by finding the fact and copying on."""
 
     def __init__(self, rng):
         self.rng = rng
@@ -83,7 +86,8 @@ class Story:
         self.questions = []  # (question, answer sentence)
 
     def fact_location(self, person, colour, obj, c_colour, container):
-        self.sentences.append(f"{person} put the {colour} {obj} in the {c_colour} {container}.")
+        self.sentences.append(f"{person} put the {colour} {obj} in the {c_colour} {container}. "
+                              f"The {colour} {obj} is in the {c_colour} {container}.")
         self.questions.append((f"Where is the {colour} {obj}?",
                                f"The {colour} {obj} is in the {c_colour} {container}."))
 
@@ -94,7 +98,7 @@ class Story:
     def fact_colour(self, person, colour, obj):
         self.sentences.append(f"{person} has {a_or_an(colour)} {colour} {obj}.")
         self.questions.append((f"What colour is the {obj} of {person}?",
-                               f"The {obj} of {person} is {colour}."))
+                               f"{person} has {a_or_an(colour)} {colour} {obj}."))
 
     def fact_count(self, person, number, things):
         self.sentences.append(f"{person} has {number} {things}.")
@@ -104,7 +108,7 @@ class Story:
     def fact_owner(self, person, colour, animal):
         self.sentences.append(f"{person} has a pet {animal} called {colour.capitalize()}y.")
         self.questions.append((f"What is the name of the {animal} of {person}?",
-                               f"The {animal} of {person} is called {colour.capitalize()}y."))
+                               f"{person} has a pet {animal} called {colour.capitalize()}y."))
 
 
 def make_story(rng, n_facts, n_filler, n_questions):
@@ -197,7 +201,7 @@ def kv_doc(rng):
     records, qs = kv_doc_parts(rng, rng.randint(3, 24), rng.randint(2, 6))
     out = [records]
     for k, v in qs:
-        out.append(f"Question: What is the value of {k}?\nAnswer: The value of {k} is {v}.")
+        out.append(f"Question: What is the value of {k}?\nAnswer: {k} = {v}.")
     return "\n".join(out)
 
 
@@ -223,20 +227,20 @@ def plain_doc(rng):
 COPY_WORDS = COLOURS + OBJECTS + ANIMALS + NAMES
 
 
-def copy_doc(rng):
+def copy_doc(rng, max_items=40, max_gap=8):
     """A list and its repeat: the plainest way to make a model learn to look
     back and copy (induction), which every recall question above needs."""
     items = [rng.choice(COPY_WORDS) if rng.random() < 0.6 else str(rng.randint(0, 999))
-             for _ in range(rng.randint(4, 40))]
+             for _ in range(rng.randint(3, max_items))]
     # A gap of filler of random length between the list and its repeat, so the
     # copy has to be found by content, not at a fixed distance.
-    gap = " ".join(rng.choice(FILLER) for _ in range(rng.randint(0, 8)))
+    gap = " ".join(rng.choice(FILLER) for _ in range(rng.randint(0, max_gap)))
     return ("Copy this list: " + " ".join(items) + "\n" + (gap + "\n" if gap else "")
             + "Again: " + " ".join(items) + ".")
 
 
-DOC_KINDS = [("story", story_doc, 0.30), ("passkey", passkey_doc, 0.15),
-             ("kv", kv_doc, 0.20), ("plain", plain_doc, 0.10), ("copy", copy_doc, 0.25)]
+DOC_KINDS = [("story", story_doc, 0.25), ("passkey", passkey_doc, 0.15),
+             ("kv", kv_doc, 0.20), ("plain", plain_doc, 0.10), ("copy", copy_doc, 0.30)]
 
 # Text that answers a question about something earlier in the document; the
 # trainer weighs these tokens more (they are few, and they are the point).
@@ -276,7 +280,7 @@ def eval_kv(rng):
     records, qs = kv_doc_parts(rng, rng.randint(8, 24), 1)
     k, v = qs[0]
     return {"prompt": f"{records}\nQuestion: What is the value of {k}?\nAnswer:",
-            "answer": f" The value of {k} is {v}."}
+            "answer": f" {k} = {v}."}
 
 
 def eval_plain(rng):
@@ -284,6 +288,19 @@ def eval_plain(rng):
 
 
 EVAL_KINDS = {"story": eval_story, "passkey": eval_passkey, "kv": eval_kv, "plain": eval_plain}
+
+
+def write_prompts(seed, out_dir):
+    """Example prompts for the CLI and the window: <kind>.txt (the prompt,
+    ending where the model should answer) and <kind>.answer.txt."""
+    os.makedirs(out_dir, exist_ok=True)
+    for i, (kind, fn) in enumerate(EVAL_KINDS.items()):
+        item = fn(random.Random(seed * 100 + i))
+        with open(os.path.join(out_dir, f"{kind}.txt"), "w", encoding="utf-8") as f:
+            f.write(item["prompt"])
+        if item["answer"]:
+            with open(os.path.join(out_dir, f"{kind}.answer.txt"), "w", encoding="utf-8") as f:
+                f.write(item["answer"].strip() + "\n")
 
 
 def main():
@@ -297,6 +314,9 @@ def main():
     e.add_argument("--seed", type=int, default=1001)
     e.add_argument("--per-kind", type=int, default=100)
     e.add_argument("--out", required=True)
+    pr = sub.add_parser("prompts", help="one example prompt of each kind (assets/prompts)")
+    pr.add_argument("--seed", type=int, default=2026)
+    pr.add_argument("--out", required=True)
     args = ap.parse_args()
     if args.cmd == "train":
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
@@ -305,6 +325,8 @@ def main():
         with open(args.out, "w", encoding="utf-8") as f:
             for doc in training_docs(args.seed, args.docs):
                 f.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    elif args.cmd == "prompts":
+        write_prompts(args.seed, args.out)
     else:
         os.makedirs(args.out, exist_ok=True)
         for i, (kind, fn) in enumerate(EVAL_KINDS.items()):

@@ -123,6 +123,55 @@ def train(model, data, s, log_path, seed, probe=None):
     return model
 
 
+def copy_curriculum(model, tok, s, log_path, seed):
+    """Stage 1: copy tasks only, with the loss on the repeat, growing from
+    short rows to long ones. Attention over a short row is not diluted over
+    hundreds of positions, so the look-back-and-copy circuit (induction
+    heads) forms in a few hundred steps; on 512-token rows of the mixed
+    corpus it did not form at all within an hour."""
+    eos_id = tok.token_to_id(EOS)
+    rng = random.Random(seed)
+
+    def row(ctx, max_items, max_gap):
+        ids, w = [], []
+        while len(ids) < ctx + 1:
+            d = corpus.copy_doc(rng, max_items, max_gap)
+            cut = d.index("Again:") + len("Again:")
+            a, b = tok.encode(d[:cut]).ids, tok.encode(d[cut:]).ids
+            ids += a + b + [eos_id]
+            w += [0.0] * len(a) + [1.0] * len(b) + [0.0]
+        return ids[: ctx + 1], w[: ctx + 1]
+
+    opt = torch.optim.AdamW(model.parameters(), lr=s["lr"], betas=(0.9, 0.95), weight_decay=s["weight_decay"])
+    t0, step = time.time(), 0
+    with open(log_path, "w") as logf:
+        logf.write("step,phase,ctx,loss,seconds\n")
+        for phase, (ctx, bs, steps, max_items, max_gap) in enumerate(s["phases"]):
+            for i in range(steps):
+                lr = s["lr"] * min(1.0, (step + 1) / s["warmup"])
+                for grp in opt.param_groups:
+                    grp["lr"] = lr
+                rows = [row(ctx, max_items, max_gap) for _ in range(bs)]
+                x = torch.tensor([r[0] for r in rows])
+                w = torch.tensor([r[1] for r in rows])[:, 1:]
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=s.get("bf16", True)):
+                    logits = model(x[:, :-1])
+                per_token = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1),
+                                            reduction="none")
+                loss = (per_token * w.reshape(-1)).sum() / w.sum()
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+                el = time.time() - t0
+                logf.write(f"{step},{phase},{ctx},{loss.item():.5f},{el:.1f}\n")
+                if step % 25 == 0:
+                    logf.flush()
+                    log(f"copy phase {phase} (ctx {ctx}) step {step} loss {loss.item():.4f} ({el:.0f}s)")
+                step += 1
+    return model
+
+
 def probe_recall(model, tok, n=20):
     """Greedy answers of the model itself on n fresh items of each kind."""
     model.eval()
@@ -263,6 +312,8 @@ def main():
         probe_log.write(f"{step},{r['story']},{r['passkey']},{r['kv']}\n")
         probe_log.flush()
 
+    copy_curriculum(model, tok, S["copy"], os.path.join(HERE, "logs", "copy_loss.csv"), S["seed"])
+    probe(0)
     train(model, rows, S["base"], os.path.join(HERE, "logs", "base_loss.csv"), S["seed"], probe)
     probe_log.close()
     base_dir = os.path.join(ROOT, "assets", "models", S["name"])

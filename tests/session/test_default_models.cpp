@@ -1,0 +1,82 @@
+// The bundled models in assets/models: the base GQA model and its MLKV
+// variant load with the layout their config.json declares, run sessions and
+// are what kvscope-cli uses when no model is given.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "io/json_file.h"
+#include "session/evaluation.h"
+#include "session/model_bundle.h"
+#include "session/session.h"
+#include "test_util.h"
+
+namespace kvscope {
+namespace {
+
+std::filesystem::path asset(const std::string& rel) { return assets_dir() / rel; }
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+TEST(DefaultModels, BaseIsALlamaWithGroupedKv) {
+  const ModelBundle b = load_model_bundle(default_model_dir());
+  const ModelConfig& c = b.config();
+  EXPECT_EQ(c.n_layers, 4);
+  EXPECT_EQ(c.n_heads, 8);
+  EXPECT_EQ(c.n_kv_heads, 2);  // GQA: fewer KV heads than query heads
+  EXPECT_EQ(c.n_kv_layers, 4);
+  EXPECT_GE(c.max_positions, 512);
+  EXPECT_LE(c.vocab_size, 4096);
+}
+
+TEST(DefaultModels, MlkvVariantSharesKvAcrossLayerPairs) {
+  const ModelBundle b = load_model_bundle(asset("models/kvscope-tiny-mlkv"));
+  const ModelConfig& c = b.config();
+  EXPECT_EQ(c.n_layers, 4);
+  EXPECT_EQ(c.n_kv_layers, 2);
+  EXPECT_EQ(c.owning_layers(), (std::vector<int>{0, 2}));
+  EXPECT_EQ(c.kv_source(), (std::vector<int>{0, 0, 1, 1}));
+}
+
+TEST(DefaultModels, MlkvSessionEvictsPerOwningLayer) {
+  auto b = std::make_shared<const ModelBundle>(load_model_bundle(asset("models/kvscope-tiny-mlkv")));
+  SessionConfig cfg;
+  cfg.prompt = read_text(asset("prompts/story.txt"));
+  cfg.max_new_tokens = 6;
+  cfg.stop_at_eos = false;
+  cfg.policy.kind = PolicyKind::H2O;
+  cfg.policy.budget = Amount::parse("40%", "budget");
+  Session s(b, cfg);
+  s.prefill();
+  s.run_to_end();
+  const int rows = s.current_row() + 1;
+  ASSERT_EQ(rows, 7);
+  // Two owning layers x two KV heads: the mask has four segments, and the
+  // cache holds half the KV bytes of the same model without sharing.
+  const auto& masks = s.recorder().masks();
+  ASSERT_EQ(masks.size() % (static_cast<std::size_t>(rows) * 4), 0u);
+  EXPECT_LT(s.kv_bytes(), s.kv_bytes_full());
+}
+
+TEST(DefaultModels, CliDefaultsToTheBundledModel) {
+  const auto r = test::run_cli("inspect --json", false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["layers"], 4);
+  EXPECT_EQ(j["kv_heads"], 2);
+}
+
+TEST(DefaultModels, ExamplePromptsAndEvalSetsParse) {
+  for (const char* kind : {"story", "passkey", "kv"}) {
+    const auto items = load_eval_set(asset(std::string("eval/") + kind + ".jsonl"));
+    EXPECT_EQ(items.size(), 100u) << kind;
+    for (const auto& it : items) EXPECT_FALSE(it.answer.empty()) << kind;
+    EXPECT_FALSE(read_text(asset(std::string("prompts/") + kind + ".txt")).empty());
+  }
+}
+
+}  // namespace
+}  // namespace kvscope
