@@ -61,6 +61,31 @@ TEST(DefaultModels, MlkvSessionEvictsPerOwningLayer) {
   EXPECT_LT(s.kv_bytes(), s.kv_bytes_full());
 }
 
+// The point of the bundled model: with the full cache it recalls a pass key
+// stated early in the prompt; a recent-tokens window that has dropped the
+// key's tokens cannot, and the answer visibly changes.
+TEST(DefaultModels, EvictingThePassKeyBreaksTheAnswer) {
+  auto b = std::make_shared<const ModelBundle>(load_model_bundle(default_model_dir()));
+  std::string want = read_text(asset("prompts/passkey.answer.txt"));
+  want = " " + want.substr(0, want.find('\n'));
+  auto answer = [&](PolicyKind kind, const std::string& budget) {
+    SessionConfig cfg;
+    cfg.prompt = read_text(asset("prompts/passkey.txt"));
+    cfg.max_new_tokens = 8;
+    cfg.policy.kind = kind;
+    cfg.policy.budget = Amount::parse(budget, "budget");
+    cfg.recording.metrics = false;
+    Session s(b, cfg);
+    s.prefill();
+    s.run_to_end();
+    std::vector<int> gen = s.generated();
+    if (!gen.empty() && b->is_eos(gen.back())) gen.pop_back();
+    return b->tokenizer->decode(gen, true);
+  };
+  EXPECT_EQ(answer(PolicyKind::Full, "100%"), want);
+  EXPECT_NE(answer(PolicyKind::Window, "20%"), want);
+}
+
 TEST(DefaultModels, CliDefaultsToTheBundledModel) {
   const auto r = test::run_cli("inspect --json", false);
   ASSERT_EQ(r.exit_code, 0) << r.output;
