@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 
 #include "common/philox.h"
 
@@ -54,7 +53,14 @@ SlotChoice choose_slots(const Policy& policy, const KvBook& book,
       int count = 0;
       bool prot = false;
     };
-    std::map<int, Entry> by_pos;
+    // Dense tables indexed by absolute position (this runs every step for
+    // every unit: ordered maps here cost more than the model's forward pass
+    // on small models). Scanning positions in ascending order keeps the
+    // order an ordered map would give, so results are unchanged.
+    int max_pos = -1;
+    for (int seg : units[u])
+      for (int p : book.positions(seg)) max_pos = std::max(max_pos, p);
+    std::vector<Entry> by_pos(static_cast<std::size_t>(max_pos + 1));
     for (int seg : units[u]) {
       const auto& pos = book.positions(seg);
       const std::vector<float>* st = policy.ranking() == Ranking::Statistic ? &stats(seg) : nullptr;
@@ -66,8 +72,9 @@ SlotChoice choose_slots(const Policy& policy, const KvBook& book,
       }
     }
     std::vector<Entry> entries;
-    entries.reserve(by_pos.size());
-    for (auto& [p, e] : by_pos) {
+    for (int p = 0; p <= max_pos; ++p) {
+      Entry& e = by_pos[p];
+      if (e.count == 0) continue;
       switch (policy.ranking()) {
         case Ranking::Statistic: e.score /= e.count; break;
         case Ranking::Recency: e.score = p; break;
@@ -86,10 +93,10 @@ SlotChoice choose_slots(const Policy& policy, const KvBook& book,
     auto better = [](const Entry& a, const Entry& b) { return a.score != b.score ? a.score > b.score : a.pos > b.pos; };
     std::vector<Entry> ranked = entries;
     if (policy.ranking() != Ranking::None) std::sort(ranked.begin(), ranked.end(), better);
-    std::map<int, int> rank_of;
+    std::vector<int> rank_of(by_pos.size(), 0);
     for (std::size_t i = 0; i < ranked.size(); ++i) rank_of[ranked[i].pos] = static_cast<int>(i) + 1;
 
-    std::map<int, uint8_t> verdict;  // position -> SlotState
+    std::vector<uint8_t> verdict(by_pos.size(), kKept);  // position -> SlotState
     const bool over = policy.ranking() != Ranking::None && static_cast<int>(entries.size()) > r.k;
     int room = r.k;
     for (const auto& e : entries)
