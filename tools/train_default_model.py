@@ -83,6 +83,19 @@ def lr_at(step, total, peak, warmup, floor):
     return floor + (peak - floor) * 0.5 * (1 + math.cos(math.pi * min(1.0, p)))
 
 
+def optimizer_step(model, opt, x, y, w, bf16):
+    """One AdamW step on the loss of targets y weighted by w (clipped at 1)."""
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        logits = model(x)
+    per_token = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="none")
+    loss = (per_token * w.reshape(-1)).sum() / w.sum()
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    return loss
+
+
 def train(model, data, s, log_path, seed, probe=None):
     """AdamW with warmup and cosine decay on random rows; `probe(step)` runs
     every s["probe_every"] steps (greedy recall, written to the log)."""
@@ -105,14 +118,7 @@ def train(model, data, s, log_path, seed, probe=None):
             idx = torch.randint(0, rows.shape[0], (bs,), generator=g)
             batch = rows[idx]
             x, y, w = batch[:, :-1], batch[:, 1:], weights[idx][:, 1:]
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=s.get("bf16", True)):
-                logits = model(x)
-            per_token = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="none")
-            loss = (per_token * w.reshape(-1)).sum() / w.sum()
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
+            loss = optimizer_step(model, opt, x, y, w, s.get("bf16", True))
             el = time.time() - t0
             logf.write(f"{step},{lr:.6g},{loss.item():.5f},{(step + 1) * bs * x.shape[1]},{el:.1f}\n")
             if step % 25 == 0 or step == steps - 1:
@@ -154,15 +160,7 @@ def copy_curriculum(model, tok, s, log_path, seed):
                 rows = [row(ctx, max_items, max_gap) for _ in range(bs)]
                 x = torch.tensor([r[0] for r in rows])
                 w = torch.tensor([r[1] for r in rows])[:, 1:]
-                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=s.get("bf16", True)):
-                    logits = model(x[:, :-1])
-                per_token = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1),
-                                            reduction="none")
-                loss = (per_token * w.reshape(-1)).sum() / w.sum()
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                opt.step()
+                loss = optimizer_step(model, opt, x[:, :-1], x[:, 1:], w, s.get("bf16", True))
                 el = time.time() - t0
                 logf.write(f"{step},{phase},{ctx},{loss.item():.5f},{el:.1f}\n")
                 if step % 25 == 0:

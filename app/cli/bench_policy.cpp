@@ -9,7 +9,7 @@
 
 #include "cli_common.h"
 #include "common/error.h"
-#include "common/philox.h"
+#include "common/counter_random.h"
 #include "session/session.h"
 #include "session_runner.h"
 

@@ -11,7 +11,7 @@
 #include "bench_policy.h"
 #include "cli_common.h"
 #include "common/error.h"
-#include "common/philox.h"
+#include "common/counter_random.h"
 #include "memory_bandwidth.h"
 #include "model/loader.h"
 #include "model/shapes.h"

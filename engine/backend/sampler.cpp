@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/error.h"
-#include "common/philox.h"
+#include "common/counter_random.h"
 
 namespace kvscope {
 

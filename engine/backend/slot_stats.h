@@ -11,7 +11,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "common/philox.h"
+#include "common/counter_random.h"
 
 namespace kvscope {
 

@@ -1,6 +1,6 @@
 #include "model/weights.h"
 
-#include "common/philox.h"
+#include "common/counter_random.h"
 
 namespace kvscope {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "common/philox.h"
+#include "common/counter_random.h"
 
 namespace kvscope {
 namespace {

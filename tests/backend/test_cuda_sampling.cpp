@@ -18,7 +18,7 @@
 #include <numeric>
 
 #include "backend/sampler.h"
-#include "common/philox.h"
+#include "common/counter_random.h"
 #include "test_cuda_util.h"
 
 namespace kvscope {

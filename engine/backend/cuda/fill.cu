@@ -2,7 +2,7 @@
 // (bit-identical to WeightTensor::to_f32 + the 16-bit store) and the
 // conversion of checkpoint tensors to fp16/bf16 rows or fp32 vectors.
 #include "backend/cuda/common.cuh"
-#include "common/philox.h"
+#include "common/counter_random.h"
 
 namespace kvscope::cuda {
 namespace {

@@ -16,7 +16,7 @@
 #include <climits>
 
 #include "backend/cuda/common.cuh"
-#include "common/philox.h"
+#include "common/counter_random.h"
 
 namespace kvscope::cuda {
 namespace {
