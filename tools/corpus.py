@@ -111,30 +111,36 @@ class Story:
                                f"{person} has a pet {animal} called {colour.capitalize()}y."))
 
 
+FACT_KINDS = ["location", "place", "colour", "count", "owner"]
+
+
 def make_story(rng, n_facts, n_filler, n_questions):
     """Facts first, filler after, questions last: the answer needs tokens far back.
 
-    Half of the facts open the story; the others are dropped into the first
-    half of the filler, so facts sit at varied distances from the question.
+    A story states at most one fact of each kind (so at most five), each about
+    a different person: the answer is the one fact whose sentence pattern the
+    question asks for, found wherever it is. (Several facts of one kind would
+    also need the person matched several tokens back; this 3.5M-parameter
+    model does not learn that within the training budget.) Half of the facts
+    open the story; the others are dropped into the first half of the filler,
+    so facts sit at varied distances from the question.
     """
     s = Story(rng)
-    people = rng.sample(NAMES, k=min(len(NAMES), n_facts + 2))
-    objs = rng.sample(OBJECTS, k=n_facts + 2)
-    for i in range(n_facts):
-        kind = rng.choice(["location", "place", "colour", "count", "owner"])
-        p = people[i]
+    kinds = rng.sample(FACT_KINDS, k=min(len(FACT_KINDS), n_facts))
+    people = rng.sample(NAMES, k=len(kinds))
+    objs = rng.sample(OBJECTS, k=len(kinds))
+    for kind, p, obj in zip(kinds, people, objs):
         if kind == "location":
-            s.fact_location(p, rng.choice(COLOURS), objs[i], rng.choice(COLOURS),
-                            rng.choice(CONTAINERS))
+            s.fact_location(p, rng.choice(COLOURS), obj, rng.choice(COLOURS), rng.choice(CONTAINERS))
         elif kind == "place":
             s.fact_place(p, rng.choice(PLACES))
         elif kind == "colour":
-            s.fact_colour(p, rng.choice(COLOURS), objs[i])
+            s.fact_colour(p, rng.choice(COLOURS), obj)
         elif kind == "count":
             s.fact_count(p, rng.choice(NUMBERS), rng.choice(FRUITS))
         else:
             s.fact_owner(p, rng.choice(COLOURS), rng.choice(ANIMALS))
-    n_open = max(1, (n_facts + 1) // 2)
+    n_open = max(1, (len(kinds) + 1) // 2)
     sentences = s.sentences[:n_open]
     filler = [rng.choice(FILLER) for _ in range(n_filler)]
     late = s.sentences[n_open:]
@@ -184,10 +190,14 @@ KEY_CHARS = "abcdefghijkmnpqrstuvwxyz"
 
 
 def kv_pairs(rng, n):
-    keys = set()
+    # Keys in the order drawn (a list, not a set: set order follows Python's
+    # per-process string hashing, which made the corpus differ between runs).
+    keys = []
     while len(keys) < n:
-        keys.add("".join(rng.choice(KEY_CHARS) for _ in range(3)))
-    return [(k, str(rng.randint(100, 999))) for k in sorted(keys, key=lambda _: rng.random())]
+        k = "".join(rng.choice(KEY_CHARS) for _ in range(3))
+        if k not in keys:
+            keys.append(k)
+    return [(k, str(rng.randint(100, 999))) for k in keys]
 
 
 def kv_doc_parts(rng, n_records, n_questions):
@@ -224,7 +234,12 @@ def plain_doc(rng):
     return " ".join(sents)
 
 
-COPY_WORDS = COLOURS + OBJECTS + ANIMALS + NAMES
+PET_NAMES = [c.capitalize() + "y" for c in COLOURS]
+# Every word a recall answer can need. A small model's copy circuit only
+# copies the tokens it was trained to copy (trained on colours and names
+# alone, it copied no place, number word or pet name), so the lists cover all.
+COPY_WORDS = (COLOURS + OBJECTS + ANIMALS + NAMES + PLACES + CONTAINERS + NUMBERS + FRUITS
+              + PET_NAMES)
 
 
 def copy_doc(rng, max_items=40, max_gap=8):
@@ -239,8 +254,8 @@ def copy_doc(rng, max_items=40, max_gap=8):
             + "Again: " + " ".join(items) + ".")
 
 
-DOC_KINDS = [("story", story_doc, 0.25), ("passkey", passkey_doc, 0.15),
-             ("kv", kv_doc, 0.20), ("plain", plain_doc, 0.10), ("copy", copy_doc, 0.30)]
+DOC_KINDS = [("story", story_doc, 0.30), ("passkey", passkey_doc, 0.15),
+             ("kv", kv_doc, 0.20), ("plain", plain_doc, 0.10), ("copy", copy_doc, 0.25)]
 
 # Text that answers a question about something earlier in the document; the
 # trainer weighs these tokens more (they are few, and they are the point).
@@ -265,7 +280,7 @@ def training_docs(seed, n_docs):
 # ---- held-out evaluation sets ---------------------------------------------
 
 def eval_story(rng):
-    body, qs = make_story(rng, n_facts=rng.randint(3, 6), n_filler=rng.randint(8, 22),
+    body, qs = make_story(rng, n_facts=rng.randint(3, 5), n_filler=rng.randint(8, 22),
                           n_questions=1)
     q, a = qs[0]
     return {"prompt": f"{body}\nQuestion: {q}\nAnswer:", "answer": " " + a}

@@ -7,7 +7,7 @@ Stages: corpus (tools/corpus.py) -> byte-level BPE tokenizer -> base Llama
 model (GQA) -> MLKV conversion (K/V averaged over layer pairs) -> brief
 uptraining -> both saved in assets/models/ with config.json,
 generation_config.json and tokenizer.json, plus the held-out eval sets in
-assets/eval/. Settings live in tools/default_model_settings.json; the loss
+assets/eval/ and the example prompts in assets/prompts/. Settings live in tools/default_model_settings.json; the loss
 logs are written to tools/logs/.
 """
 import argparse
@@ -138,12 +138,24 @@ def copy_curriculum(model, tok, s, log_path, seed):
     eos_id = tok.token_to_id(EOS)
     rng = random.Random(seed)
 
+    head, again = tok.encode("Copy this list:").ids, tok.encode("\nAgain:").ids
+    vocab = tok.get_vocab_size()
+
+    def random_token_copy(max_items):
+        # Token ids drawn from the whole vocabulary, so copying is learnt as
+        # a general look-back, not for the words of the lists alone.
+        items = [t for t in (rng.randrange(vocab) for _ in range(rng.randint(3, max_items))) if t != eos_id]
+        return head + items + again, items
+
     def row(ctx, max_items, max_gap):
         ids, w = [], []
         while len(ids) < ctx + 1:
-            d = corpus.copy_doc(rng, max_items, max_gap)
-            cut = d.index("Again:") + len("Again:")
-            a, b = tok.encode(d[:cut]).ids, tok.encode(d[cut:]).ids
+            if rng.random() < s["random_token_share"]:
+                a, b = random_token_copy(max_items)
+            else:
+                d = corpus.copy_doc(rng, max_items, max_gap)
+                cut = d.index("Again:") + len("Again:")
+                a, b = tok.encode(d[:cut]).ids, tok.encode(d[cut:]).ids
             ids += a + b + [eos_id]
             w += [0.0] * len(a) + [1.0] * len(b) + [0.0]
         return ids[: ctx + 1], w[: ctx + 1]
@@ -260,11 +272,43 @@ def convert_to_mlkv(base, n_kv_layers):
     return m
 
 
+def train_mlkv(base, tok, rows, S, tok_path, eos_id, vocab):
+    """MLKV conversion, then uptraining: a short copy refresher and the mixed
+    corpus. With owning layers {0, 2}, layer 1 reads keys computed from the
+    embeddings alone, so the base model's look-back circuit has to move up a
+    layer; the copy rows re-form it quickly, as in stage 1."""
+    m = S["mlkv"]
+    mlkv = convert_to_mlkv(base, m["kv_layers"]).train()
+    copy_curriculum(mlkv, tok, dict(S["copy"], phases=m["copy_phases"], lr=m["lr"]),
+                    os.path.join(HERE, "logs", "mlkv_copy_loss.csv"), S["seed"] + 1)
+    train(mlkv, rows, m, os.path.join(HERE, "logs", "mlkv_loss.csv"), S["seed"] + 1)
+    probe_recall(mlkv, tok, n=10)
+    cfg = hf_config(S, vocab, eos_id, m["kv_layers"])
+    out = os.path.join(ROOT, "assets", "models", S["name"] + "-mlkv")
+    save_model(mlkv.eval(), cfg, tok_path, out, eos_id, via_transformers=False)
+    log(f"saved {out}")
+
+
+def load_base(S, vocab, eos_id):
+    """The saved base model (for --mlkv-only)."""
+    from safetensors.torch import load_file
+    cfg = hf_config(S, vocab, eos_id)
+    model = TinyLlama(cfg)
+    sd = load_file(os.path.join(ROOT, "assets", "models", S["name"], "model.safetensors"))
+    missing, unexpected = model.load_state_dict(sd, strict=False)
+    assert not unexpected and all("lm_head" in k for k in missing), (missing, unexpected)
+    return model
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--settings", default=os.path.join(HERE, "default_model_settings.json"))
     ap.add_argument("--bench", action="store_true", help="time 5 steps of the base model and exit")
     ap.add_argument("--probe", type=int, default=0, help="train N steps, print greedy recall on 20 eval items, exit")
+    ap.add_argument("--retrain-tokenizer", action="store_true",
+                    help="train the BPE tokenizer anew instead of reusing the shipped one")
+    ap.add_argument("--mlkv-only", action="store_true",
+                    help="redo only the MLKV variant from the saved base model")
     args = ap.parse_args()
     with open(args.settings) as f:
         S = json.load(f)
@@ -276,7 +320,18 @@ def main():
     log("corpus")
     docs = list(corpus.training_docs(S["corpus_seed"], S["corpus_docs"]))
     tok_path = os.path.join(CACHE, "tokenizer.json")
-    tok = train_tokenizer(docs, S["vocab_size"], tok_path)
+    shipped = os.path.join(ROOT, "assets", "models", S["name"], "tokenizer.json")
+    if os.path.exists(shipped) and not args.retrain_tokenizer:
+        # The tokenizers library breaks ties between equally frequent pairs
+        # differently from run to run (this templated corpus has many), which
+        # renumbers tokens; reusing the shipped tokenizer keeps a rerun
+        # reproducing the shipped models (and --mlkv-only matching the base).
+        shutil.copy(shipped, tok_path)
+        from tokenizers import Tokenizer
+        tok = Tokenizer.from_file(tok_path)
+        log(f"tokenizer: {shipped} (--retrain-tokenizer trains a new one)")
+    else:
+        tok = train_tokenizer(docs, S["vocab_size"], tok_path)
     eos_id = tok.token_to_id(EOS)
     vocab = tok.get_vocab_size()
     log(f"tokenizer: {vocab} tokens")
@@ -285,6 +340,10 @@ def main():
     weight_docs = [answer_weights(e, d, S["answer_weight"]) for e, d in zip(encs, docs)]
     rows = pack_rows(token_docs, weight_docs, S["ctx"], eos_id)
     log(f"{rows[0].shape[0]} rows of {S['ctx']} tokens ({rows[0].numel() / 1e6:.1f}M tokens)")
+
+    if args.mlkv_only:
+        train_mlkv(load_base(S, vocab, eos_id), tok, rows, S, tok_path, eos_id, vocab)
+        return
 
     base_cfg = hf_config(S, vocab, eos_id)
     base_cfg["head_dim"] = S["hidden_size"] // S["heads"]
@@ -318,13 +377,7 @@ def main():
     save_model(model.eval(), base_cfg, tok_path, base_dir, eos_id, via_transformers=True)
     log(f"saved {base_dir}")
 
-    mlkv = convert_to_mlkv(model, S["mlkv"]["kv_layers"])
-    train(mlkv.train(), rows, S["mlkv"], os.path.join(HERE, "logs", "mlkv_loss.csv"), S["seed"] + 1)
-    mlkv_cfg = hf_config(S, vocab, eos_id, S["mlkv"]["kv_layers"])
-    mlkv_dir = os.path.join(ROOT, "assets", "models", S["name"] + "-mlkv")
-    save_model(mlkv.eval(), mlkv_cfg, tok_path, mlkv_dir, eos_id, via_transformers=False)
-    log(f"saved {mlkv_dir}")
-
+    train_mlkv(model, tok, rows, S, tok_path, eos_id, vocab)
     eval_dir = os.path.join(ROOT, "assets", "eval")
     os.makedirs(eval_dir, exist_ok=True)
     for i, (kind, fn) in enumerate(corpus.EVAL_KINDS.items()):
@@ -332,6 +385,7 @@ def main():
         with open(os.path.join(eval_dir, f"{kind}.jsonl"), "w", encoding="utf-8") as f:
             for _ in range(S["eval_per_kind"]):
                 f.write(json.dumps(fn(rng), ensure_ascii=False) + "\n")
+    corpus.write_prompts(S["prompts_seed"], os.path.join(ROOT, "assets", "prompts"))
     log("done")
 
 

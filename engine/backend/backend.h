@@ -28,7 +28,7 @@ struct AttentionRows {
   std::vector<int> row_len;     // [heads]
   std::vector<int64_t> offset;  // [heads]: start of head h's n_queries x row_len[h] block
   std::vector<float> probs;     // post-softmax
-  std::vector<float> logits;    // pre-softmax: q.k / sqrt(head_dim)
+  std::vector<float> logits;    // pre-softmax: q.k / sqrt(head_dim); empty unless capture_logits
 
   const float* prob_row(int head, int query) const { return probs.data() + offset[head] + int64_t(query) * row_len[head]; }
   const float* logit_row(int head, int query) const { return logits.data() + offset[head] + int64_t(query) * row_len[head]; }
@@ -37,6 +37,7 @@ struct AttentionRows {
 struct ForwardOptions {
   std::vector<int> capture_layers;  // layers whose attention rows to return
   bool capture_last_query_only = false;  // rows of the last token only (a prefill's n x n is large)
+  bool capture_logits = true;  // pre-softmax rows too (backend parity tests); sessions need only probs
   bool all_logits = false;          // logits of every input token (teacher forcing), not only the last
   // False: logits stay where they were computed (sample() still works), so a
   // GPU decode step copies nothing but the sampled token.

@@ -33,17 +33,35 @@ struct SlotStatRule {
 // Keyformer's noise for one (query position, layer, head, key position),
 // drawn from the seeded Philox stream so CPU, CUDA and replays agree:
 // gumbel = -log(-log u); gaussian N(0.5772, 1.2825); constant 0.5772.
+// One Philox call gives four words: Gumbel noise of key position p uses word
+// p % 4 of block p / 4, Gaussian noise (two words) words 2(p % 2), 2(p % 2)+1
+// of block p / 2, so neighbouring positions share a call. The value is still
+// a function of (seed, qpos, layer, head, kpos) alone, whatever the caller
+// computes before it.
+KVSCOPE_HD uint32_t keyformer_noise_block(NoiseKind kind, uint32_t kpos) {
+  return kind == NoiseKind::Gaussian ? kpos >> 1 : kpos >> 2;
+}
+
+KVSCOPE_HD r123::Philox4x32::ctr_type keyformer_noise_draw(uint64_t seed, uint32_t qpos, uint32_t layer, uint32_t head,
+                                                           uint32_t block) {
+  return philox4(seed, qpos, block, (layer << 16) | (head & 0xffffu), static_cast<uint32_t>(RandomStream::PolicyNoise));
+}
+
+// The noise of key position kpos from its block's draw (Gumbel or Gaussian).
+KVSCOPE_HD float keyformer_noise_from(NoiseKind kind, const r123::Philox4x32::ctr_type& r, uint32_t kpos) {
+  if (kind == NoiseKind::Gumbel) return -logf(-logf(uniform_open01(r.v[kpos & 3u])));
+  const uint32_t w = 2u * (kpos & 1u);
+  const float u1 = uniform_open01(r.v[w]), u2 = uniform_open01(r.v[w + 1]);  // Box-Muller
+  const float z = sqrtf(-2.0f * logf(u1)) * cosf(6.283185307179586f * u2);
+  return 0.5772f + 1.2825f * z;
+}
+
 KVSCOPE_HD float keyformer_noise(NoiseKind kind, uint64_t seed, uint32_t qpos, uint32_t layer, uint32_t head,
                                  uint32_t kpos) {
   if (kind == NoiseKind::None) return 0.0f;
   if (kind == NoiseKind::Constant) return 0.5772f;
-  const auto r = philox4(seed, qpos, kpos, (layer << 16) | (head & 0xffffu),
-                         static_cast<uint32_t>(RandomStream::PolicyNoise));
-  const float u1 = uniform_open01(r.v[0]);
-  if (kind == NoiseKind::Gumbel) return -logf(-logf(u1));
-  const float u2 = uniform_open01(r.v[1]);  // Box-Muller
-  const float z = sqrtf(-2.0f * logf(u1)) * cosf(6.283185307179586f * u2);
-  return 0.5772f + 1.2825f * z;
+  return keyformer_noise_from(kind, keyformer_noise_draw(seed, qpos, layer, head, keyformer_noise_block(kind, kpos)),
+                              kpos);
 }
 
 }  // namespace kvscope

@@ -28,11 +28,46 @@ std::vector<std::vector<int>> decision_units(const KvLayout& lay, Granularity g)
 
 }  // namespace
 
+namespace {
+
+struct Entry {
+  int pos = 0;
+  double score = 0;
+  int count = 0;
+  bool prot = false;
+};
+
+// Best first: higher score, then newer. A strict total order (positions are
+// unique within a unit), so the set of the best m entries is the same
+// however it is found.
+bool better(const Entry& a, const Entry& b) { return a.score != b.score ? a.score > b.score : a.pos > b.pos; }
+
+// Ranks (1 = best) of the entries at `which`, written to rank_of[pos].
+// Few of them (the usual decode step drops one slot per unit): count what
+// beats each; many (a one-shot prefill eviction): sort once.
+void rank_entries(const std::vector<Entry>& entries, const std::vector<int>& which, std::vector<int>& rank_of) {
+  if (which.size() <= 16) {
+    for (int i : which) {
+      int r = 1;
+      for (const Entry& e : entries) r += better(e, entries[i]);
+      rank_of[entries[i].pos] = r;
+    }
+    return;
+  }
+  std::vector<int> order(entries.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return better(entries[a], entries[b]); });
+  for (std::size_t i = 0; i < order.size(); ++i) rank_of[entries[order[i]].pos] = static_cast<int>(i) + 1;
+}
+
+}  // namespace
+
 SlotChoice choose_slots(const Policy& policy, const KvBook& book,
                         const std::function<const std::vector<float>&(int)>& stats, int newest, int step) {
   const auto& r = policy.resolved();
   const KvLayout& lay = book.layout();
   const int S = lay.n_segments();
+  const Ranking ranking = policy.ranking();
   SlotChoice c;
   c.keep.resize(S);
   c.state.resize(S);
@@ -45,86 +80,112 @@ SlotChoice choose_slots(const Policy& policy, const KvBook& book,
     c.rank[s].assign(len, 0);
   }
   const auto units = decision_units(lay, r.granularity);
-  for (std::size_t u = 0; u < units.size(); ++u) {
-    // Positions held by the unit, with the mean statistic over the segments holding each.
-    struct Entry {
-      int pos;
-      double score = 0;
-      int count = 0;
-      bool prot = false;
-    };
-    // Dense tables indexed by absolute position (this runs every step for
-    // every unit: ordered maps here cost more than the model's forward pass
-    // on small models). Scanning positions in ascending order keeps the
-    // order an ordered map would give, so results are unchanged.
+  // Dense tables indexed by absolute position, reused across units (this
+  // runs every step for every unit; it must cost little next to the
+  // model's forward pass even on the tiny default model).
+  std::vector<int> slot_entry, rank_of;
+  std::vector<uint8_t> verdict;
+  std::vector<Entry> entries;
+  std::vector<int> candidates, dropped;
+  for (const auto& unit : units) {
+    // Positions held by the unit, ascending, with the mean statistic over
+    // the segments holding each.
     int max_pos = -1;
-    for (int seg : units[u])
+    for (int seg : unit)
       for (int p : book.positions(seg)) max_pos = std::max(max_pos, p);
-    std::vector<Entry> by_pos(static_cast<std::size_t>(max_pos + 1));
-    for (int seg : units[u]) {
-      const auto& pos = book.positions(seg);
-      const std::vector<float>* st = policy.ranking() == Ranking::Statistic ? &stats(seg) : nullptr;
-      for (int j = 0; j < static_cast<int>(pos.size()); ++j) {
-        Entry& e = by_pos[pos[j]];
-        e.pos = pos[j];
-        if (st) e.score += (*st)[j];
-        ++e.count;
+    const std::size_t P = static_cast<std::size_t>(max_pos + 1);
+    slot_entry.assign(P, -1);
+    entries.clear();
+    if (unit.size() == 1) {
+      // One segment: its slots hold distinct, ascending positions already.
+      const auto& pos = book.positions(unit[0]);
+      entries.resize(pos.size());
+      for (std::size_t j = 0; j < pos.size(); ++j) {
+        entries[j].pos = pos[j];
+        entries[j].count = 1;
+        slot_entry[pos[j]] = static_cast<int>(j);
       }
+      if (ranking == Ranking::Statistic) {
+        const std::vector<float>& st = stats(unit[0]);
+        for (std::size_t j = 0; j < pos.size(); ++j) entries[j].score = st[j];
+      }
+    } else {
+      std::vector<Entry> by_pos(P);
+      for (int seg : unit) {
+        const auto& pos = book.positions(seg);
+        const std::vector<float>* st = ranking == Ranking::Statistic ? &stats(seg) : nullptr;
+        for (std::size_t j = 0; j < pos.size(); ++j) {
+          Entry& e = by_pos[pos[j]];
+          e.pos = pos[j];
+          if (st) e.score += (*st)[j];
+          ++e.count;
+        }
+      }
+      for (std::size_t p = 0; p < P; ++p)
+        if (by_pos[p].count > 0) {
+          slot_entry[p] = static_cast<int>(entries.size());
+          entries.push_back(by_pos[p]);
+        }
     }
-    std::vector<Entry> entries;
-    for (int p = 0; p <= max_pos; ++p) {
-      Entry& e = by_pos[p];
-      if (e.count == 0) continue;
-      switch (policy.ranking()) {
+    for (Entry& e : entries) {
+      switch (ranking) {
         case Ranking::Statistic: e.score /= e.count; break;
-        case Ranking::Recency: e.score = p; break;
+        case Ranking::Recency: e.score = e.pos; break;
         case Ranking::Random: {
-          const auto rnd = philox4(r.params.seed, static_cast<uint32_t>(step), static_cast<uint32_t>(units[u][0]),
-                                   static_cast<uint32_t>(p), static_cast<uint32_t>(RandomStream::EvictRandom));
+          const auto rnd = philox4(r.params.seed, static_cast<uint32_t>(step), static_cast<uint32_t>(unit[0]),
+                                   static_cast<uint32_t>(e.pos), static_cast<uint32_t>(RandomStream::EvictRandom));
           e.score = uniform01(rnd.v[0]);
           break;
         }
         case Ranking::None: e.score = std::numeric_limits<double>::quiet_NaN(); break;
       }
-      e.prot = p < r.s || p > newest - r.w;
-      entries.push_back(e);
+      e.prot = e.pos < r.s || e.pos > newest - r.w;
     }
-    // Best first: higher score, then newer (a deterministic tie-break).
-    auto better = [](const Entry& a, const Entry& b) { return a.score != b.score ? a.score > b.score : a.pos > b.pos; };
-    std::vector<Entry> ranked = entries;
-    if (policy.ranking() != Ranking::None) std::sort(ranked.begin(), ranked.end(), better);
-    std::vector<int> rank_of(by_pos.size(), 0);
-    for (std::size_t i = 0; i < ranked.size(); ++i) rank_of[ranked[i].pos] = static_cast<int>(i) + 1;
 
-    std::vector<uint8_t> verdict(by_pos.size(), kKept);  // position -> SlotState
-    const bool over = policy.ranking() != Ranking::None && static_cast<int>(entries.size()) > r.k;
-    int room = r.k;
-    for (const auto& e : entries)
-      if (e.prot) --room;
-    for (const auto& e : ranked) {
-      if (e.prot) verdict[e.pos] = kProtected;
-      else if (!over || room > 0) {
-        verdict[e.pos] = kKept;
-        if (over) --room;
+    // Protected slots stay; of the others the best k - |protected| stay.
+    verdict.assign(P, kKept);
+    rank_of.assign(P, 0);
+    candidates.clear();
+    int n_prot = 0;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (entries[i].prot) {
+        verdict[entries[i].pos] = kProtected;
+        ++n_prot;
       } else {
-        verdict[e.pos] = kDropped;
+        candidates.push_back(static_cast<int>(i));
       }
     }
-    for (int seg : units[u]) {
+    const bool over = ranking != Ranking::None && static_cast<int>(entries.size()) > r.k;
+    const int room = std::max(0, r.k - n_prot);
+    dropped.clear();
+    if (over && static_cast<int>(candidates.size()) > room) {
+      // Partition, not sort: the best `room` candidates first, in O(n).
+      auto cmp = [&](int a, int b) { return better(entries[a], entries[b]); };
+      std::nth_element(candidates.begin(), candidates.begin() + room, candidates.end(), cmp);
+      dropped.assign(candidates.begin() + room, candidates.end());
+      for (int i : dropped) verdict[entries[i].pos] = kDropped;
+      // Ranks go to eviction events; a policy that keeps everything (ideal)
+      // has none, and ranking its whole cache every step would cost more
+      // than its forward pass.
+      if (policy.evicts()) rank_entries(entries, dropped, rank_of);
+    }
+    for (int seg : unit) {
       const auto& pos = book.positions(seg);
-      for (int j = 0; j < static_cast<int>(pos.size()); ++j) {
-        const Entry& e = by_pos[pos[j]];
+      for (std::size_t j = 0; j < pos.size(); ++j) {
+        const Entry& e = entries[slot_entry[pos[j]]];
         c.state[seg][j] = verdict[pos[j]];
         c.rank[seg][j] = rank_of[pos[j]];
-        if (policy.ranking() == Ranking::Statistic) c.score[seg][j] = static_cast<float>(e.score);
-        else if (policy.ranking() == Ranking::Random) c.score[seg][j] = static_cast<float>(e.score);
+        if (ranking == Ranking::Statistic || ranking == Ranking::Random) c.score[seg][j] = static_cast<float>(e.score);
       }
     }
   }
+  const bool evicts = policy.evicts();
   for (int s = 0; s < S; ++s) {
-    for (int j = 0; j < book.len(s); ++j) {
-      if (c.state[s][j] != kDropped || !policy.evicts()) c.keep[s].push_back(j);
-      if (c.state[s][j] == kDropped && policy.evicts()) ++c.dropped;
+    c.keep[s].reserve(c.state[s].size());
+    for (std::size_t j = 0; j < c.state[s].size(); ++j) {
+      const bool drop = c.state[s][j] == kDropped && evicts;
+      if (!drop) c.keep[s].push_back(static_cast<int>(j));
+      c.dropped += drop;
     }
   }
   return c;

@@ -21,7 +21,8 @@ struct SlotChoice {
   std::vector<std::vector<int>> keep;       // [segment]: slot indices to keep, ascending
   std::vector<std::vector<uint8_t>> state;  // [segment][slot]: SlotState before retain
   std::vector<std::vector<float>> score;    // [segment][slot]: what the ranking used (NaN: nothing)
-  std::vector<std::vector<int>> rank;       // [segment][slot]: 1 = first to keep within its unit
+  std::vector<std::vector<int>> rank;       // [segment][slot]: a dropped slot's rank in its unit (1 = first
+                                            // to keep), 0 for slots that stay and under non-evicting policies
   int dropped = 0;                          // slots not kept, over all segments
 };
 

@@ -1,6 +1,8 @@
 #include "session/recorder.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace kvscope {
 
@@ -12,7 +14,6 @@ Recorder::Recorder(const KvLayout& layout, int rows, int positions, std::vector<
   masks_.assign(cells, kNotSeen);
   scores_.assign(cells, std::numeric_limits<float>::quiet_NaN());
   attn_.assign(size_t(rows) * attn_layers_.size() * layout_.n_heads * positions, 0.0f);
-  summary_.assign(size_t(rows) * layout_.n_layers * layout_.n_heads * 2, std::numeric_limits<float>::quiet_NaN());
 }
 
 bool Recorder::records_layer(int layer) const { return layer >= 0 && layer < int(attn_index_.size()) && attn_index_[layer] >= 0; }
@@ -22,8 +23,30 @@ float Recorder::attention(int row, int layer, int head, int pos) const {
   return attn_[((size_t(row) * attn_layers_.size() + li) * layout_.n_heads + head) * positions_ + pos];
 }
 
+const float* Recorder::attention_row(int row, int layer, int head) const {
+  if (!records_layer(layer) || row < 0 || row >= recorded_ || head < 0 || head >= layout_.n_heads) return nullptr;
+  return &attn_[((size_t(row) * attn_layers_.size() + attn_index_[layer]) * layout_.n_heads + head) * positions_];
+}
+
+float Recorder::entropy(int row, int layer, int head) const {
+  const float* r = attention_row(row, layer, head);
+  if (!r) return std::numeric_limits<float>::quiet_NaN();
+  double ent = 0;
+  for (int p = 0; p < positions_; ++p)
+    if (r[p] > 0) ent -= double(r[p]) * std::log(double(r[p]));
+  return static_cast<float>(ent);
+}
+
+float Recorder::max_attention(int row, int layer, int head) const {
+  const float* r = attention_row(row, layer, head);
+  if (!r) return std::numeric_limits<float>::quiet_NaN();
+  float mx = 0;
+  for (int p = 0; p < positions_; ++p) mx = std::max(mx, r[p]);
+  return mx;
+}
+
 std::size_t Recorder::bytes() const {
-  return masks_.size() + scores_.size() * 4 + attn_.size() * 4 + summary_.size() * 4 +
+  return masks_.size() + scores_.size() * 4 + attn_.size() * 4 +
          events_.size() * sizeof(EvictionEvent) + metrics_.size() * sizeof(StepMetrics);
 }
 
@@ -58,19 +81,10 @@ void Recorder::record(int row, const KvBook& book, const SlotChoice& choice, boo
   // Attention of the step's last query, scattered to absolute positions.
   for (const auto& a : captures) {
     const int li = attn_index_[a.layer];
+    if (li < 0) continue;  // captured for the metrics only
     for (int h = 0; h < layout_.n_heads; ++h) {
       const auto& pos = book.positions(layout_.segment_of(a.layer, h));
       const float* r = a.prob_row(h, a.n_queries - 1);
-      double ent = 0;
-      float mx = 0;
-      for (int j = 0; j < a.row_len[h]; ++j) {
-        if (r[j] > 0) ent -= double(r[j]) * std::log(double(r[j]));
-        mx = std::max(mx, r[j]);
-      }
-      float* sm = &summary_[((size_t(row) * layout_.n_layers + a.layer) * layout_.n_heads + h) * 2];
-      sm[0] = static_cast<float>(ent);
-      sm[1] = mx;
-      if (li < 0) continue;
       float* dst = &attn_[((size_t(row) * attn_layers_.size() + li) * layout_.n_heads + h) * positions_];
       for (int j = 0; j < a.row_len[h]; ++j)
         if (pos[j] < positions_) dst[pos[j]] = r[j];

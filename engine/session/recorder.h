@@ -2,7 +2,8 @@
 // every row (row 0 = after the prompt, then one per generated token) the
 // slot state of every position in every KV segment, the policy statistic,
 // the attention rows of the recorded layers over absolute positions,
-// per-head summaries of every captured layer, eviction events and metrics.
+// eviction events and metrics. Per-head summaries (entropy, peak) are
+// derived from the recorded rows when asked for, not on every step.
 // Attention rows are the big part; they are kept for the layers that fit
 // the memory budget, and a deterministic replay fills in any other layer.
 #pragma once
@@ -70,9 +71,10 @@ class Recorder {
   float score(int row, int seg, int pos) const { return scores_[(size_t(row) * layout_.n_segments() + seg) * positions_ + pos]; }
   // Attention of query head `head` in recorded layer `layer` at `row`, by position (0 where absent).
   float attention(int row, int layer, int head, int pos) const;
-  // Entropy (nats) and maximum of each captured head's row: [row][layer][head].
-  float entropy(int row, int layer, int head) const { return summary_[((size_t(row) * layout_.n_layers + layer) * layout_.n_heads + head) * 2]; }
-  float max_attention(int row, int layer, int head) const { return summary_[((size_t(row) * layout_.n_layers + layer) * layout_.n_heads + head) * 2 + 1]; }
+  // Entropy (nats) and maximum of a recorded head's attention row; NaN for
+  // a layer that is not recorded.
+  float entropy(int row, int layer, int head) const;
+  float max_attention(int row, int layer, int head) const;
 
   const std::vector<uint8_t>& masks() const { return masks_; }  // [rows][segments][positions]
   const std::vector<float>& scores() const { return scores_; }  // [rows][segments][positions]
@@ -95,7 +97,7 @@ class Recorder {
   std::vector<uint8_t> masks_;
   std::vector<float> scores_;
   std::vector<float> attn_;
-  std::vector<float> summary_;
+  const float* attention_row(int row, int layer, int head) const;  // nullptr if not recorded
   std::vector<EvictionEvent> events_;
   std::vector<StepMetrics> metrics_;
 };

@@ -120,6 +120,7 @@ void Session::run_forward(std::span<const int> toks, bool capture) {
   ForwardOptions fo;
   if (capture) fo.capture_layers = capture_layers();
   fo.capture_last_query_only = true;
+  fo.capture_logits = false;
   fo.logits_to_host = metrics_ || !continuation_.empty();
   StepContext ctx{std::max(row_, 0), planned_new_};
   fo.stats = policy_->stat_rule(ctx);
@@ -152,6 +153,7 @@ void Session::prefill() {
     ForwardOptions so;
     so.capture_layers = capture_layers();
     so.capture_last_query_only = true;
+    so.capture_logits = false;
     shadow_->forward(prompt, so, shadow_out_);
   }
   evict_and_record(0);
@@ -177,6 +179,7 @@ bool Session::step() {
     ForwardOptions so;
     so.capture_layers = capture_layers();
     so.capture_last_query_only = true;
+    so.capture_logits = false;
     shadow_->forward(one, so, shadow_out_);
   }
   evict_and_record(row_);

@@ -63,7 +63,13 @@ TEST(Selection, H2OKeepsRecentWindowPlusHeavyHitters) {
   EXPECT_EQ(c.state[0][0], kKept);
   EXPECT_EQ(c.state[0][5], kDropped);
   EXPECT_EQ(c.dropped, 4);
-  EXPECT_EQ(c.rank[0][0], 1);  // the heaviest hitter ranks first
+  // Dropped slots carry their rank among all 8 (protected ones included):
+  // by score 0 (2.5), 3 (1.2), 7 (0.9), 6 (0.4), 2 (0.3), 4 (0.2), 1 (0.1), 5 (0.05).
+  EXPECT_EQ(c.rank[0][2], 5);
+  EXPECT_EQ(c.rank[0][4], 6);
+  EXPECT_EQ(c.rank[0][1], 7);
+  EXPECT_EQ(c.rank[0][5], 8);
+  EXPECT_EQ(c.rank[0][0], 0);  // kept slots carry none
 }
 
 TEST(Selection, TovaEvictsTheLowestHeadAveragedScore) {

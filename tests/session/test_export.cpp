@@ -1,6 +1,8 @@
 // Exported files reloaded and checked against the session that wrote them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include "io/json_file.h"
@@ -71,6 +73,30 @@ TEST(Export, FilesMatchTheRecorder) {
   EXPECT_EQ(t.recorder().masks(), rec.masks());
   const auto png = test::read_file(dir / "attention_L0_grid.png");
   EXPECT_EQ(png.compare(0, 8, "\x89PNG\r\n\x1a\n"), 0);
+}
+
+TEST(Recorder, HeadSummariesComeFromTheRecordedRows) {
+  SessionConfig cfg = test::config(PolicyKind::H2O, "50%", 6);
+  cfg.recording.layers = {1};
+  Session s(test::bundle("llama_gqa"), cfg);
+  s.run_to_end();
+  const auto& rec = s.recorder();
+  for (int r = 0; r < rec.rows_recorded(); ++r)
+    for (int h = 0; h < 4; ++h) {
+      double ent = 0;
+      float mx = 0;
+      for (int p = 0; p < rec.positions(); ++p) {
+        const double a = rec.attention(r, 1, h, p);
+        if (a > 0) ent -= a * std::log(a);
+        mx = std::max(mx, rec.attention(r, 1, h, p));
+      }
+      EXPECT_NEAR(rec.entropy(r, 1, h), ent, 1e-5);
+      EXPECT_GT(rec.entropy(r, 1, h), 0.0f);  // a real distribution over several positions
+      EXPECT_EQ(rec.max_attention(r, 1, h), mx);
+      EXPECT_GT(mx, 0.0f);
+    }
+  EXPECT_TRUE(std::isnan(rec.entropy(0, 0, 0))) << "layer 0 is not recorded";
+  EXPECT_TRUE(std::isnan(rec.max_attention(rec.rows_recorded(), 1, 0))) << "row not recorded yet";
 }
 
 TEST(Export, UnwritableDirectoryIsAnError) {

@@ -14,6 +14,28 @@
 namespace kvscope {
 namespace {
 
+// keyformer_noise() for the slots of one row, one Philox call per block of
+// neighbouring positions (slots hold ascending positions, so blocks repeat).
+void keyformer_noise_row(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head, const int* pos,
+                         int len, float* out) {
+  if (rule.noise == NoiseKind::None || rule.noise == NoiseKind::Constant) {
+    const float c = keyformer_noise(rule.noise, 0, 0, 0, 0, 0);
+    std::fill(out, out + len, c);
+    return;
+  }
+  uint32_t cached = 0;
+  r123::Philox4x32::ctr_type draw{};
+  for (int j = 0; j < len; ++j) {
+    const uint32_t kpos = static_cast<uint32_t>(pos[j]);
+    const uint32_t block = keyformer_noise_block(rule.noise, kpos);
+    if (j == 0 || block != cached) {
+      draw = keyformer_noise_draw(rule.seed, qpos, layer, head, block);
+      cached = block;
+    }
+    out[j] = keyformer_noise_from(rule.noise, draw, kpos);
+  }
+}
+
 std::vector<float> f32(const WeightTensor& t) { return t.empty() ? std::vector<float>{} : t.to_f32(); }
 
 }  // namespace
@@ -204,7 +226,7 @@ void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt,
       out.attention.emplace_back();
       cap = &out.attention.back();
     }
-    attention(l, n, q_.data(), att_.data(), cap, opt.stats, opt.capture_last_query_only);
+    attention(l, n, q_.data(), att_.data(), cap, opt.stats, opt.capture_last_query_only, opt.capture_logits);
     cpu::linear(att_.data(), n, L.o, o_.data());
     if (cfg.parallel_residual) {
       // NeoX: x + attn(ln1(x)) + mlp(ln2(x)), both branches from the same x.
@@ -245,7 +267,7 @@ int CpuBackend::sample(const SamplingParams& p, uint64_t step) {
 }
 
 void CpuBackend::attention(int layer, int n, const float* q, float* out, AttentionRows* capture,
-                           const SlotStatRule& rule, bool last_only) {
+                           const SlotStatRule& rule, bool last_only, bool capture_logits) {
   const int first_captured = last_only ? n - 1 : 0;  // query rows [first_captured, n) are captured
   const auto& cfg = model_->cfg;
   const int H = cfg.n_heads, qstride = cfg.q_dim();
@@ -263,7 +285,7 @@ void CpuBackend::attention(int layer, int n, const float* q, float* out, Attenti
       total += int64_t(capture->n_queries) * capture->row_len[h];
     }
     capture->probs.resize(size_t(total));
-    capture->logits.resize(size_t(total));
+    capture->logits.resize(capture_logits ? size_t(total) : 0);
   }
   for (int h = 0; h < H; ++h) {
     const int seg = layout_.segment_of(layer, h);
@@ -284,17 +306,15 @@ void CpuBackend::attention(int layer, int n, const float* q, float* out, Attenti
           if (qpos - pos[j] >= cfg.sliding_window) row[j] = neg_inf;
       }
       const bool cap_row = capture && i >= first_captured;
-      if (cap_row)
+      if (cap_row && capture_logits)
         std::memcpy(capture->logits.data() + capture->offset[h] + size_t(i - first_captured) * len, row,
                     sizeof(float) * len);
       if (rule.source == StatSource::GumbelSoftmax) {
         // Keyformer scores from the pre-softmax logits plus noise, at temperature tau.
         stat_row_.resize(len);
-        for (int j = 0; j < len; ++j)
-          stat_row_[j] = (row[j] + keyformer_noise(rule.noise, rule.seed, static_cast<uint32_t>(pos[base + i]),
-                                                   static_cast<uint32_t>(layer), static_cast<uint32_t>(h),
-                                                   static_cast<uint32_t>(pos[j]))) /
-                         rule.tau;
+        keyformer_noise_row(rule, static_cast<uint32_t>(pos[base + i]), static_cast<uint32_t>(layer),
+                            static_cast<uint32_t>(h), pos.data(), len, stat_row_.data());
+        for (int j = 0; j < len; ++j) stat_row_[j] = (row[j] + stat_row_[j]) / rule.tau;
         cpu::softmax_row(stat_row_.data(), len);
         accumulate_stats(seg, i, n, stat_row_.data(), rule);
       }

@@ -44,7 +44,7 @@ class CpuBackend final : public Backend {
 
  private:
   void attention(int layer, int n, const float* q, float* out, AttentionRows* capture, const SlotStatRule& rule,
-                 bool last_only);
+                 bool last_only, bool capture_logits);
   void accumulate_stats(int seg, int row, int n_rows, const float* f, const SlotStatRule& rule);
   void finish_stats(int n, const SlotStatRule& rule);
   float* key_mut(int seg, int slot) { return k_.data() + (int64_t(seg) * cap_ + slot) * hd_; }

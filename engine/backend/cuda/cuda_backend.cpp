@@ -485,9 +485,11 @@ void CudaBackend::forward(std::span<const int> tokens, const ForwardOptions& opt
       total += int64_t(n) * a.row_len[h];
     }
     a.probs.resize(std::size_t(total));
-    a.logits.resize(std::size_t(total));
-    KVSCOPE_CUDA(cudaMemcpyAsync(a.logits.data(), s.cap_logits.as<float>() + cap_off[c], std::size_t(total) * 4,
-                                 cudaMemcpyDeviceToHost, st));
+    if (opt.capture_logits) {
+      a.logits.resize(std::size_t(total));
+      KVSCOPE_CUDA(cudaMemcpyAsync(a.logits.data(), s.cap_logits.as<float>() + cap_off[c], std::size_t(total) * 4,
+                                   cudaMemcpyDeviceToHost, st));
+    }
     KVSCOPE_CUDA(cudaMemcpyAsync(a.probs.data(), s.cap_probs.as<float>() + cap_off[c], std::size_t(total) * 4,
                                  cudaMemcpyDeviceToHost, st));
     copied = true;
