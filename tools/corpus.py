@@ -305,6 +305,16 @@ def eval_plain(rng):
 EVAL_KINDS = {"story": eval_story, "passkey": eval_passkey, "kv": eval_kv, "plain": eval_plain}
 
 
+def write_eval_sets(seed, per_kind, out_dir):
+    """<kind>.jsonl with per_kind items of each kind, kind i seeded seed*100+i."""
+    os.makedirs(out_dir, exist_ok=True)
+    for i, (kind, fn) in enumerate(EVAL_KINDS.items()):
+        rng = random.Random(seed * 100 + i)
+        with open(os.path.join(out_dir, f"{kind}.jsonl"), "w", encoding="utf-8") as f:
+            for _ in range(per_kind):
+                f.write(json.dumps(fn(rng), ensure_ascii=False) + "\n")
+
+
 def write_prompts(seed, out_dir):
     """Example prompts for the CLI and the window: <kind>.txt (the prompt,
     ending where the model should answer) and <kind>.answer.txt."""
@@ -343,12 +353,7 @@ def main():
     elif args.cmd == "prompts":
         write_prompts(args.seed, args.out)
     else:
-        os.makedirs(args.out, exist_ok=True)
-        for i, (kind, fn) in enumerate(EVAL_KINDS.items()):
-            rng = random.Random(args.seed * 100 + i)
-            with open(os.path.join(args.out, f"{kind}.jsonl"), "w", encoding="utf-8") as f:
-                for _ in range(args.per_kind):
-                    f.write(json.dumps(fn(rng), ensure_ascii=False) + "\n")
+        write_eval_sets(args.seed, args.per_kind, args.out)
 
 
 if __name__ == "__main__":

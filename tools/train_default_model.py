@@ -7,8 +7,8 @@ Stages: corpus (tools/corpus.py) -> byte-level BPE tokenizer -> base Llama
 model (GQA) -> MLKV conversion (K/V averaged over layer pairs) -> brief
 uptraining -> both saved in assets/models/ with config.json,
 generation_config.json and tokenizer.json, plus the held-out eval sets in
-assets/eval/ and the example prompts in assets/prompts/. Settings live in tools/default_model_settings.json; the loss
-logs are written to tools/logs/.
+assets/eval/ and the example prompts in assets/prompts/. Settings live in
+tools/default_model_settings.json; the loss logs are written to tools/logs/.
 """
 import argparse
 import json
@@ -346,7 +346,6 @@ def main():
         return
 
     base_cfg = hf_config(S, vocab, eos_id)
-    base_cfg["head_dim"] = S["hidden_size"] // S["heads"]
     torch.manual_seed(S["seed"])
     model = TinyLlama(base_cfg)
     log(f"base model: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters")
@@ -378,13 +377,7 @@ def main():
     log(f"saved {base_dir}")
 
     train_mlkv(model, tok, rows, S, tok_path, eos_id, vocab)
-    eval_dir = os.path.join(ROOT, "assets", "eval")
-    os.makedirs(eval_dir, exist_ok=True)
-    for i, (kind, fn) in enumerate(corpus.EVAL_KINDS.items()):
-        rng = random.Random(S["eval_seed"] * 100 + i)
-        with open(os.path.join(eval_dir, f"{kind}.jsonl"), "w", encoding="utf-8") as f:
-            for _ in range(S["eval_per_kind"]):
-                f.write(json.dumps(fn(rng), ensure_ascii=False) + "\n")
+    corpus.write_eval_sets(S["eval_seed"], S["eval_per_kind"], os.path.join(ROOT, "assets", "eval"))
     corpus.write_prompts(S["prompts_seed"], os.path.join(ROOT, "assets", "prompts"))
     log("done")
 

@@ -26,10 +26,6 @@ std::vector<std::vector<int>> decision_units(const KvLayout& lay, Granularity g)
   return units;
 }
 
-}  // namespace
-
-namespace {
-
 struct Entry {
   int pos = 0;
   double score = 0;
@@ -97,7 +93,7 @@ SlotChoice choose_slots(const Policy& policy, const KvBook& book,
     slot_entry.assign(P, -1);
     entries.clear();
     if (unit.size() == 1) {
-      // One segment: its slots hold distinct, ascending positions already.
+      // One segment: its slots hold distinct positions, one entry per slot.
       const auto& pos = book.positions(unit[0]);
       entries.resize(pos.size());
       for (std::size_t j = 0; j < pos.size(); ++j) {

@@ -90,6 +90,8 @@ class Recorder {
   }
 
  private:
+  const float* attention_row(int row, int layer, int head) const;  // nullptr if not recorded
+
   KvLayout layout_;
   int rows_ = 0, positions_ = 0, recorded_ = 0;
   std::vector<int> attn_layers_;
@@ -97,7 +99,6 @@ class Recorder {
   std::vector<uint8_t> masks_;
   std::vector<float> scores_;
   std::vector<float> attn_;
-  const float* attention_row(int row, int layer, int head) const;  // nullptr if not recorded
   std::vector<EvictionEvent> events_;
   std::vector<StepMetrics> metrics_;
 };
