@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "common/counter_random.h"
+#include "common/float_math.h"
 
 namespace kvscope {
 
@@ -32,7 +33,9 @@ struct SlotStatRule {
 
 // Keyformer's noise for one (query position, layer, head, key position),
 // drawn from the seeded Philox stream so CPU, CUDA and replays agree:
-// gumbel = -log(-log u); gaussian N(0.5772, 1.2825); constant 0.5772.
+// gumbel = -log(-log u); gaussian N(0.5772, 1.2825); constant 0.5772. The
+// logs are fm::log_pos, which the CPU's vectorised row also uses, so every
+// backend draws the same values.
 // One Philox call gives four words: Gumbel noise of key position p uses word
 // p % 4 of block p / 4, Gaussian noise (two words) words 2(p % 2), 2(p % 2)+1
 // of block p / 2, so neighbouring positions share a call. The value is still
@@ -49,10 +52,10 @@ KVSCOPE_HD r123::Philox4x32::ctr_type keyformer_noise_draw(uint64_t seed, uint32
 
 // The noise of key position kpos from its block's draw (Gumbel or Gaussian).
 KVSCOPE_HD float keyformer_noise_from(NoiseKind kind, const r123::Philox4x32::ctr_type& r, uint32_t kpos) {
-  if (kind == NoiseKind::Gumbel) return -logf(-logf(uniform_open01(r.v[kpos & 3u])));
+  if (kind == NoiseKind::Gumbel) return -fm::log_pos(-fm::log_pos(uniform_open01(r.v[kpos & 3u])));
   const uint32_t w = 2u * (kpos & 1u);
   const float u1 = uniform_open01(r.v[w]), u2 = uniform_open01(r.v[w + 1]);  // Box-Muller
-  const float z = sqrtf(-2.0f * logf(u1)) * cosf(6.283185307179586f * u2);
+  const float z = sqrtf(-2.0f * fm::log_pos(u1)) * cosf(6.283185307179586f * u2);
   return 0.5772f + 1.2825f * z;
 }
 

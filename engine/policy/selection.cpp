@@ -1,7 +1,10 @@
 #include "policy/selection.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <limits>
 
 #include "common/counter_random.h"
@@ -56,134 +59,236 @@ void rank_entries(const std::vector<Entry>& entries, const std::vector<int>& whi
   for (std::size_t i = 0; i < order.size(); ++i) rank_of[entries[order[i]].pos] = static_cast<int>(i) + 1;
 }
 
+// A slot's place in `better` order as one integer, larger = better: the
+// score's bits made order-preserving (scores are finite; +0 stands for -0,
+// which `better` treats as equal) above the position. Partitioning packed
+// keys costs a fraction of partitioning indices through a comparator, which
+// matters for ideal, which partitions its whole cache every step.
+uint64_t order_key(float score, int pos) {
+  uint32_t b;
+  const float canonical = score + 0.0f;
+  std::memcpy(&b, &canonical, sizeof b);
+  b = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+  return (uint64_t{b} << 32) | static_cast<uint32_t>(pos);
+}
+
+// Reorders keys[0, n) so that keys[0, m) are the m largest (keys are
+// distinct). Quickselect with a branch-free partition: the keys are close
+// to random, so std::nth_element's comparisons mispredict about half the
+// time, and ideal runs this over its whole cache for every kv head and step.
+void select_largest(uint64_t* keys, std::size_t n, std::size_t m) {
+  std::size_t lo = 0, hi = n;
+  int rounds_left = 2 * static_cast<int>(std::bit_width(n)) + 8;  // then fall back: no quadratic worst case
+  while (hi - lo > 16) {
+    if (--rounds_left < 0) {
+      std::nth_element(keys + lo, keys + m, keys + hi, std::greater<uint64_t>());
+      return;
+    }
+    // Median of three: at least one key of the range is above it, and it
+    // is not, so both sides below are non-empty and every round shrinks.
+    const uint64_t a = keys[lo], b = keys[lo + (hi - lo) / 2], c = keys[hi - 1];
+    const uint64_t pivot = std::max(std::min(a, b), std::min(std::max(a, b), c));
+    std::size_t above = lo;  // [lo, above) > pivot, [above, j) <= pivot
+    for (std::size_t j = lo; j < hi; ++j) {
+      const uint64_t x = keys[j];
+      keys[j] = keys[above];
+      keys[above] = x;
+      above += x > pivot;
+    }
+    if (m < above) hi = above;
+    else if (m > above) lo = above;
+    else return;
+  }
+  std::sort(keys + lo, keys + hi, std::greater<uint64_t>());
+}
+
+// The usual case (kv_head granularity): a unit is one segment, whose slots
+// hold distinct positions, so slot indices serve as entries directly.
+void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const std::vector<float>* stat, int newest,
+                       int step, SelectionScratch& w, SlotChoice& c) {
+  const auto& r = policy.resolved();
+  const Ranking ranking = policy.ranking();
+  const auto& pos = book.positions(seg);
+  const int len = static_cast<int>(pos.size());
+  auto& state = c.state[seg];
+  auto& score = c.score[seg];
+  auto& rank = c.rank[seg];
+  int n_prot = 0;
+  for (int j = 0; j < len; ++j) {
+    const bool prot = pos[j] < r.s || pos[j] > newest - r.w;
+    state[j] = prot ? kProtected : kKept;
+    n_prot += prot;
+  }
+  switch (ranking) {
+    case Ranking::Statistic:
+      std::copy(stat->begin(), stat->begin() + len, score.begin());
+      break;
+    case Ranking::Random:
+      for (int j = 0; j < len; ++j) {
+        const auto rnd = philox4(r.params.seed, static_cast<uint32_t>(step), static_cast<uint32_t>(seg),
+                                 static_cast<uint32_t>(pos[j]), static_cast<uint32_t>(RandomStream::EvictRandom));
+        score[j] = uniform01(rnd.v[0]);
+      }
+      break;
+    case Ranking::Recency:  // the newest first; positions < 2^24 are exact floats
+    case Ranking::None:
+      break;
+  }
+  if (ranking == Ranking::None || len <= r.k) return;
+  const int room = std::max(0, r.k - n_prot);
+  if (len - n_prot <= room) return;
+  // Partition the candidates' keys, best `room` first.
+  w.keys.clear();
+  for (int j = 0; j < len; ++j)
+    if (state[j] != kProtected)
+      w.keys.push_back(order_key(ranking == Ranking::Recency ? static_cast<float>(pos[j]) : score[j], j));
+  // The low word holds the slot index here, not the position: within one
+  // segment both ascend together, so the order is the same.
+  select_largest(w.keys.data(), w.keys.size(), static_cast<std::size_t>(room));
+  const auto first_dropped = w.keys.begin() + room;
+  for (auto it = first_dropped; it != w.keys.end(); ++it) state[static_cast<uint32_t>(*it)] = kDropped;
+  if (!policy.evicts()) return;  // ideal: ranking its whole cache every step is not needed by anyone
+  // Ranks (1 = best) among all the unit's entries, protected ones included.
+  w.all_keys.resize(len);
+  for (int j = 0; j < len; ++j)
+    w.all_keys[j] = order_key(ranking == Ranking::Recency ? static_cast<float>(pos[j]) : score[j], j);
+  const std::size_t n_dropped = w.keys.end() - first_dropped;
+  if (n_dropped <= 16) {
+    for (auto it = first_dropped; it != w.keys.end(); ++it) {
+      int beaten_by = 0;
+      for (uint64_t k : w.all_keys) beaten_by += k > *it;
+      rank[static_cast<uint32_t>(*it)] = beaten_by + 1;
+    }
+  } else {
+    std::sort(w.all_keys.begin(), w.all_keys.end(), std::greater<uint64_t>());
+    for (int i = 0; i < len; ++i) {
+      const int j = static_cast<uint32_t>(w.all_keys[i]);
+      if (state[j] == kDropped) rank[j] = i + 1;
+    }
+  }
+}
+
+// A unit of several segments (layer or model granularity): positions are
+// ranked by the mean statistic of the segments holding them.
+void choose_in_shared_unit(const Policy& policy, const KvBook& book, const std::vector<int>& unit,
+                           const std::function<const std::vector<float>&(int)>& stats, int newest, int step,
+                           SlotChoice& c) {
+  const auto& r = policy.resolved();
+  const Ranking ranking = policy.ranking();
+  int max_pos = -1;
+  for (int seg : unit)
+    for (int p : book.positions(seg)) max_pos = std::max(max_pos, p);
+  const std::size_t P = static_cast<std::size_t>(max_pos + 1);
+  std::vector<int> slot_entry(P, -1);
+  std::vector<Entry> entries;
+  std::vector<Entry> by_pos(P);
+  for (int seg : unit) {
+    const auto& pos = book.positions(seg);
+    const std::vector<float>* st = ranking == Ranking::Statistic ? &stats(seg) : nullptr;
+    for (std::size_t j = 0; j < pos.size(); ++j) {
+      Entry& e = by_pos[pos[j]];
+      e.pos = pos[j];
+      if (st) e.score += (*st)[j];
+      ++e.count;
+    }
+  }
+  for (std::size_t p = 0; p < P; ++p)
+    if (by_pos[p].count > 0) {
+      slot_entry[p] = static_cast<int>(entries.size());
+      entries.push_back(by_pos[p]);
+    }
+  for (Entry& e : entries) {
+    switch (ranking) {
+      case Ranking::Statistic: e.score /= e.count; break;
+      case Ranking::Recency: e.score = e.pos; break;
+      case Ranking::Random: {
+        const auto rnd = philox4(r.params.seed, static_cast<uint32_t>(step), static_cast<uint32_t>(unit[0]),
+                                 static_cast<uint32_t>(e.pos), static_cast<uint32_t>(RandomStream::EvictRandom));
+        e.score = uniform01(rnd.v[0]);
+        break;
+      }
+      case Ranking::None: e.score = std::numeric_limits<double>::quiet_NaN(); break;
+    }
+    e.prot = e.pos < r.s || e.pos > newest - r.w;
+  }
+
+  // Protected slots stay; of the others the best k - |protected| stay.
+  std::vector<uint8_t> verdict(P, kKept);
+  std::vector<int> rank_of(P, 0), candidates, dropped;
+  int n_prot = 0;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].prot) {
+      verdict[entries[i].pos] = kProtected;
+      ++n_prot;
+    } else {
+      candidates.push_back(static_cast<int>(i));
+    }
+  }
+  const bool over = ranking != Ranking::None && static_cast<int>(entries.size()) > r.k;
+  const int room = std::max(0, r.k - n_prot);
+  if (over && static_cast<int>(candidates.size()) > room) {
+    // Partition, not sort: the best `room` candidates first, in O(n).
+    auto cmp = [&](int a, int b) { return better(entries[a], entries[b]); };
+    std::nth_element(candidates.begin(), candidates.begin() + room, candidates.end(), cmp);
+    dropped.assign(candidates.begin() + room, candidates.end());
+    for (int i : dropped) verdict[entries[i].pos] = kDropped;
+    if (policy.evicts()) rank_entries(entries, dropped, rank_of);
+  }
+  for (int seg : unit) {
+    const auto& pos = book.positions(seg);
+    for (std::size_t j = 0; j < pos.size(); ++j) {
+      const Entry& e = entries[slot_entry[pos[j]]];
+      c.state[seg][j] = verdict[pos[j]];
+      c.rank[seg][j] = rank_of[pos[j]];
+      if (ranking == Ranking::Statistic || ranking == Ranking::Random) c.score[seg][j] = static_cast<float>(e.score);
+    }
+  }
+}
+
 }  // namespace
 
-SlotChoice choose_slots(const Policy& policy, const KvBook& book,
-                        const std::function<const std::vector<float>&(int)>& stats, int newest, int step) {
+void choose_slots(const Policy& policy, const KvBook& book,
+                  const std::function<const std::vector<float>&(int)>& stats, int newest, int step, SlotChoice& c,
+                  SelectionScratch& scratch) {
   const auto& r = policy.resolved();
   const KvLayout& lay = book.layout();
   const int S = lay.n_segments();
-  const Ranking ranking = policy.ranking();
-  SlotChoice c;
+  // Sized to the segments, reusing the vectors' storage from the last step.
   c.keep.resize(S);
   c.state.resize(S);
   c.score.resize(S);
   c.rank.resize(S);
+  c.dropped = 0;
   for (int s = 0; s < S; ++s) {
     const int len = book.len(s);
     c.state[s].assign(len, kKept);
     c.score[s].assign(len, std::numeric_limits<float>::quiet_NaN());
     c.rank[s].assign(len, 0);
   }
-  const auto units = decision_units(lay, r.granularity);
-  // Dense tables indexed by absolute position, reused across units (this
-  // runs every step for every unit; it must cost little next to the
-  // model's forward pass even on the tiny default model).
-  std::vector<int> slot_entry, rank_of;
-  std::vector<uint8_t> verdict;
-  std::vector<Entry> entries;
-  std::vector<int> candidates, dropped;
-  for (const auto& unit : units) {
-    // Positions held by the unit, ascending, with the mean statistic over
-    // the segments holding each.
-    int max_pos = -1;
-    for (int seg : unit)
-      for (int p : book.positions(seg)) max_pos = std::max(max_pos, p);
-    const std::size_t P = static_cast<std::size_t>(max_pos + 1);
-    slot_entry.assign(P, -1);
-    entries.clear();
-    if (unit.size() == 1) {
-      // One segment: its slots hold distinct positions, one entry per slot.
-      const auto& pos = book.positions(unit[0]);
-      entries.resize(pos.size());
-      for (std::size_t j = 0; j < pos.size(); ++j) {
-        entries[j].pos = pos[j];
-        entries[j].count = 1;
-        slot_entry[pos[j]] = static_cast<int>(j);
-      }
-      if (ranking == Ranking::Statistic) {
-        const std::vector<float>& st = stats(unit[0]);
-        for (std::size_t j = 0; j < pos.size(); ++j) entries[j].score = st[j];
-      }
-    } else {
-      std::vector<Entry> by_pos(P);
-      for (int seg : unit) {
-        const auto& pos = book.positions(seg);
-        const std::vector<float>* st = ranking == Ranking::Statistic ? &stats(seg) : nullptr;
-        for (std::size_t j = 0; j < pos.size(); ++j) {
-          Entry& e = by_pos[pos[j]];
-          e.pos = pos[j];
-          if (st) e.score += (*st)[j];
-          ++e.count;
-        }
-      }
-      for (std::size_t p = 0; p < P; ++p)
-        if (by_pos[p].count > 0) {
-          slot_entry[p] = static_cast<int>(entries.size());
-          entries.push_back(by_pos[p]);
-        }
-    }
-    for (Entry& e : entries) {
-      switch (ranking) {
-        case Ranking::Statistic: e.score /= e.count; break;
-        case Ranking::Recency: e.score = e.pos; break;
-        case Ranking::Random: {
-          const auto rnd = philox4(r.params.seed, static_cast<uint32_t>(step), static_cast<uint32_t>(unit[0]),
-                                   static_cast<uint32_t>(e.pos), static_cast<uint32_t>(RandomStream::EvictRandom));
-          e.score = uniform01(rnd.v[0]);
-          break;
-        }
-        case Ranking::None: e.score = std::numeric_limits<double>::quiet_NaN(); break;
-      }
-      e.prot = e.pos < r.s || e.pos > newest - r.w;
-    }
-
-    // Protected slots stay; of the others the best k - |protected| stay.
-    verdict.assign(P, kKept);
-    rank_of.assign(P, 0);
-    candidates.clear();
-    int n_prot = 0;
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      if (entries[i].prot) {
-        verdict[entries[i].pos] = kProtected;
-        ++n_prot;
-      } else {
-        candidates.push_back(static_cast<int>(i));
-      }
-    }
-    const bool over = ranking != Ranking::None && static_cast<int>(entries.size()) > r.k;
-    const int room = std::max(0, r.k - n_prot);
-    dropped.clear();
-    if (over && static_cast<int>(candidates.size()) > room) {
-      // Partition, not sort: the best `room` candidates first, in O(n).
-      auto cmp = [&](int a, int b) { return better(entries[a], entries[b]); };
-      std::nth_element(candidates.begin(), candidates.begin() + room, candidates.end(), cmp);
-      dropped.assign(candidates.begin() + room, candidates.end());
-      for (int i : dropped) verdict[entries[i].pos] = kDropped;
-      // Ranks go to eviction events; a policy that keeps everything (ideal)
-      // has none, and ranking its whole cache every step would cost more
-      // than its forward pass.
-      if (policy.evicts()) rank_entries(entries, dropped, rank_of);
-    }
-    for (int seg : unit) {
-      const auto& pos = book.positions(seg);
-      for (std::size_t j = 0; j < pos.size(); ++j) {
-        const Entry& e = entries[slot_entry[pos[j]]];
-        c.state[seg][j] = verdict[pos[j]];
-        c.rank[seg][j] = rank_of[pos[j]];
-        if (ranking == Ranking::Statistic || ranking == Ranking::Random) c.score[seg][j] = static_cast<float>(e.score);
-      }
-    }
+  const bool statistic = policy.ranking() == Ranking::Statistic;
+  if (r.granularity == Granularity::KvHead) {
+    for (int s = 0; s < S; ++s) choose_in_segment(policy, book, s, statistic ? &stats(s) : nullptr, newest, step, scratch, c);
+  } else {
+    for (const auto& unit : decision_units(lay, r.granularity))
+      choose_in_shared_unit(policy, book, unit, stats, newest, step, c);
   }
   const bool evicts = policy.evicts();
   for (int s = 0; s < S; ++s) {
-    c.keep[s].reserve(c.state[s].size());
+    auto& keep = c.keep[s];
+    keep.clear();
     for (std::size_t j = 0; j < c.state[s].size(); ++j) {
       const bool drop = c.state[s][j] == kDropped && evicts;
-      if (!drop) c.keep[s].push_back(static_cast<int>(j));
+      if (!drop) keep.push_back(static_cast<int>(j));
       c.dropped += drop;
     }
   }
+}
+
+SlotChoice choose_slots(const Policy& policy, const KvBook& book,
+                        const std::function<const std::vector<float>&(int)>& stats, int newest, int step) {
+  SlotChoice c;
+  SelectionScratch scratch;
+  choose_slots(policy, book, stats, newest, step, c, scratch);
   return c;
 }
 

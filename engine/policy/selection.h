@@ -34,4 +34,15 @@ struct SlotChoice {
 SlotChoice choose_slots(const Policy& policy, const KvBook& book,
                         const std::function<const std::vector<float>&(int)>& stats, int newest, int step);
 
+// Working storage of choose_slots, kept by a caller that chooses every step.
+struct SelectionScratch {
+  std::vector<uint64_t> keys, all_keys;
+};
+
+// The same choice into `out`, reusing its storage and the scratch's (a
+// session's per-step call allocates nothing once the cache stops growing).
+void choose_slots(const Policy& policy, const KvBook& book,
+                  const std::function<const std::vector<float>&(int)>& stats, int newest, int step, SlotChoice& out,
+                  SelectionScratch& scratch);
+
 }  // namespace kvscope

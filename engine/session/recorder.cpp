@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace kvscope {
@@ -15,6 +16,19 @@ Recorder::Recorder(const KvLayout& layout, int rows, int positions, std::vector<
   scores_.assign(cells, std::numeric_limits<float>::quiet_NaN());
   attn_.assign(size_t(rows) * attn_layers_.size() * layout_.n_heads * positions, 0.0f);
 }
+
+namespace {
+
+// masks.npy's code of a slot that the policy has just judged.
+uint8_t mask_of(uint8_t slot_state) {
+  switch (slot_state) {
+    case kDropped: return kEvictedNow;
+    case kProtected: return kMaskProtected;
+    default: return kMaskKept;
+  }
+}
+
+}  // namespace
 
 bool Recorder::records_layer(int layer) const { return layer >= 0 && layer < int(attn_index_.size()) && attn_index_[layer] >= 0; }
 
@@ -63,18 +77,15 @@ void Recorder::record(int row, const KvBook& book, const SlotChoice& choice, boo
   for (int s = 0; s < S; ++s) {
     uint8_t* m = &masks_[(size_t(row) * S + s) * positions_];
     float* sc = &scores_[(size_t(row) * S + s) * positions_];
-    for (int p = 0; p <= newest && p < positions_; ++p) m[p] = kEvictedEarlier;
+    std::memset(m, kEvictedEarlier, static_cast<std::size_t>(std::clamp(newest + 1, 0, positions_)));
     const auto& pos = book.positions(s);
-    const std::vector<float>* st = policy_has_statistic ? &stats(s) : nullptr;
-    for (std::size_t j = 0; j < pos.size(); ++j) {
-      const int p = pos[j];
-      if (p >= positions_) continue;
-      switch (choice.state[s][j]) {
-        case kDropped: m[p] = kEvictedNow; break;
-        case kProtected: m[p] = kMaskProtected; break;
-        default: m[p] = kMaskKept; break;
-      }
-      if (st) sc[p] = (*st)[j];
+    const uint8_t* state = choice.state[s].data();
+    for (std::size_t j = 0; j < pos.size(); ++j)
+      if (pos[j] < positions_) m[pos[j]] = mask_of(state[j]);
+    if (policy_has_statistic) {
+      const std::vector<float>& st = stats(s);
+      for (std::size_t j = 0; j < pos.size(); ++j)
+        if (pos[j] < positions_) sc[pos[j]] = st[j];
     }
   }
   record_events(step, book, choice, policy_has_statistic, stats, tokens, evicts);

@@ -239,7 +239,8 @@ void Session::choose_next_token() {
 void Session::evict_and_record(int row) {
   auto stats = [&](int s) -> const std::vector<float>& { return backend_->slot_stats(s); };
   const int newest = static_cast<int>(tokens_.size()) - 1;
-  const SlotChoice choice = choose_slots(*policy_, backend_->kv(), stats, newest, row);
+  choose_slots(*policy_, backend_->kv(), stats, newest, row, choice_, selection_scratch_);
+  const SlotChoice& choice = choice_;
   const bool has_stat = policy_->ranking() == Ranking::Statistic;
   recorder_.record(row, backend_->kv(), choice, has_stat, stats, out_.attention, row, tokens_, policy_->evicts());
 

@@ -10,6 +10,7 @@
 
 #include "backend/backend.h"
 #include "policy/policy.h"
+#include "policy/selection.h"
 #include "session/model_bundle.h"
 #include "session/recorder.h"
 #include "session/session_config.h"
@@ -72,6 +73,8 @@ class Session {
   std::unique_ptr<Backend> backend_, shadow_;
   std::unique_ptr<Policy> policy_;
   Recorder recorder_;
+  SlotChoice choice_;            // this step's choice, its storage reused every step
+  SelectionScratch selection_scratch_;
   std::vector<int> tokens_, continuation_;
   int prompt_len_ = 0, planned_new_ = 0, row_ = -1;
   std::optional<int> next_token_;

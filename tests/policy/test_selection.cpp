@@ -3,8 +3,10 @@
 // sink, random, full and ideal keep.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "common/counter_random.h"
 #include "policy/selection.h"
 
 namespace kvscope {
@@ -169,6 +171,52 @@ TEST(Selection, ModelGranularitySharesOneDecisionAcrossLayers) {
   const auto c = choose_slots(*pol, b, [&](int s) -> const std::vector<float>& { return s == 0 ? l0 : l1; }, 3, 0);
   EXPECT_EQ(kept_positions(b, c, 0), (std::vector<int>{0, 1}));
   EXPECT_EQ(kept_positions(b, c, 1), (std::vector<int>{0, 1}));
+}
+
+TEST(Selection, PerHeadChoiceEqualsSortingTheWholeCache) {
+  // The per-segment path partitions packed keys; its kept set and its ranks
+  // must be those of sorting every slot by (score, position), best first.
+  // Scores on a coarse grid, so many tie and the position decides.
+  const int n = 600;
+  KvBook b = book_of(0);
+  {
+    KvLayout lay = b.layout();
+    KvBook big(lay, n);
+    std::vector<int> rope(1);
+    for (int p = 0; p < n; ++p) {
+      rope[0] = p;
+      big.append(p, rope);
+    }
+    b = std::move(big);
+  }
+  std::vector<float> S(n);
+  for (int j = 0; j < n; ++j) S[j] = static_cast<float>(philox4(5, j, 0, 0, 0).v[0] % 50) / 7.0f;
+  for (PolicyKind kind : {PolicyKind::H2O, PolicyKind::Random, PolicyKind::Window, PolicyKind::Ideal}) {
+    for (const char* budget : {"100", "590"}) {  // many dropped (sorted ranks) and few (counted ranks)
+      const auto pol = policy(kind, budget, n);
+      const auto c = choose_slots(*pol, b, [&](int) -> const std::vector<float>& { return S; }, n - 1, 3);
+      const auto& r = pol->resolved();
+      std::vector<int> order(n);
+      for (int j = 0; j < n; ++j) order[j] = j;
+      auto score = [&](int j) -> double {
+        return kind == PolicyKind::Window ? j : kind == PolicyKind::Random ? c.score[0][j] : S[j];
+      };
+      std::sort(order.begin(), order.end(), [&](int a, int d) {
+        return score(a) != score(d) ? score(a) > score(d) : a > d;
+      });
+      int room = r.k;
+      for (int j = 0; j < n; ++j) room -= (j < r.s || j > n - 1 - r.w);
+      int taken = 0;
+      for (int i = 0; i < n; ++i) {
+        const int j = order[i];
+        const bool prot = j < r.s || j > n - 1 - r.w;
+        const bool keep = prot || taken++ < room;
+        ASSERT_EQ(c.state[0][j], prot ? kProtected : keep ? kKept : kDropped)
+            << "policy " << static_cast<int>(kind) << " budget " << budget << " slot " << j;
+        if (pol->evicts()) ASSERT_EQ(c.rank[0][j], keep ? 0 : i + 1) << "slot " << j;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -14,28 +14,6 @@
 namespace kvscope {
 namespace {
 
-// keyformer_noise() for the slots of one row, one Philox call per block of
-// neighbouring positions (slots hold ascending positions, so blocks repeat).
-void keyformer_noise_row(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head, const int* pos,
-                         int len, float* out) {
-  if (rule.noise == NoiseKind::None || rule.noise == NoiseKind::Constant) {
-    const float c = keyformer_noise(rule.noise, 0, 0, 0, 0, 0);
-    std::fill(out, out + len, c);
-    return;
-  }
-  uint32_t cached = 0;
-  r123::Philox4x32::ctr_type draw{};
-  for (int j = 0; j < len; ++j) {
-    const uint32_t kpos = static_cast<uint32_t>(pos[j]);
-    const uint32_t block = keyformer_noise_block(rule.noise, kpos);
-    if (j == 0 || block != cached) {
-      draw = keyformer_noise_draw(rule.seed, qpos, layer, head, block);
-      cached = block;
-    }
-    out[j] = keyformer_noise_from(rule.noise, draw, kpos);
-  }
-}
-
 std::vector<float> f32(const WeightTensor& t) { return t.empty() ? std::vector<float>{} : t.to_f32(); }
 
 }  // namespace
@@ -312,10 +290,8 @@ void CpuBackend::attention(int layer, int n, const float* q, float* out, Attenti
       if (rule.source == StatSource::GumbelSoftmax) {
         // Keyformer scores from the pre-softmax logits plus noise, at temperature tau.
         stat_row_.resize(len);
-        keyformer_noise_row(rule, static_cast<uint32_t>(pos[base + i]), static_cast<uint32_t>(layer),
-                            static_cast<uint32_t>(h), pos.data(), len, stat_row_.data());
-        for (int j = 0; j < len; ++j) stat_row_[j] = (row[j] + stat_row_[j]) / rule.tau;
-        cpu::softmax_row(stat_row_.data(), len);
+        cpu::keyformer_score_row(rule, static_cast<uint32_t>(pos[base + i]), static_cast<uint32_t>(layer),
+                                 static_cast<uint32_t>(h), pos.data(), row, len, stat_row_.data(), keyformer_scratch_);
         accumulate_stats(seg, i, n, stat_row_.data(), rule);
       }
       cpu::softmax_row(row, len);
@@ -355,7 +331,8 @@ void CpuBackend::finish_stats(int n, const SlotStatRule& rule) {
   for (int seg = 0; seg < layout_.n_segments(); ++seg) {
     const int len = book_.len(seg);
     auto& c = contrib_[seg];
-    std::vector<float> total(len, 0.0f);
+    std::vector<float>& total = stat_total_;
+    total.assign(len, 0.0f);
     if (rule.reduce == ReaderReduce::Max) {
       for (int i = 0; i < n; ++i) {
         const float w = std::pow(rule.decay, static_cast<float>(n - 1 - i));

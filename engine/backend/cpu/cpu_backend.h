@@ -6,6 +6,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_ops.h"
+#include "backend/cpu/keyformer_row.h"
 
 namespace kvscope {
 
@@ -61,6 +62,8 @@ class CpuBackend final : public Backend {
   std::vector<int> readers_;                  // [segment]: query heads (over all layers) reading it
   std::vector<std::vector<float>> contrib_;   // [segment][row][slot]: this call's statistic contributions
   std::vector<float> stat_row_;               // one reader's f row
+  std::vector<float> stat_total_;             // one segment's contributions of this call
+  cpu::KeyformerRowScratch keyformer_scratch_;
 };
 
 }  // namespace kvscope

@@ -1,0 +1,134 @@
+#include "backend/cpu/keyformer_row.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "common/float_math.h"
+
+// x86-64 builds carry an AVX2 copy of the row's loops next to the baseline
+// SSE2 one, picked at load time (GCC function multiversioning): twice the
+// lanes for the log/exp arithmetic. The values are the same in both: every
+// operation is IEEE-rounded and nothing is contracted into FMA.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define KVSCOPE_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define KVSCOPE_SIMD_CLONES
+#endif
+
+namespace kvscope::cpu {
+
+KVSCOPE_SIMD_CLONES void philox4_batch(uint64_t seed, uint32_t c0, const uint32_t* c1, uint32_t c2, uint32_t c3, int n, uint32_t* w0,
+                   uint32_t* w1, uint32_t* w2, uint32_t* w3) {
+  // Philox4x32-10 (Salmon et al., SC'11): ten rounds of two 32x32->64
+  // multiplies, the key bumped by the Weyl constants between rounds. Written
+  // over arrays of counters so the compiler runs several lanes at once.
+  const uint32_t k0_init = static_cast<uint32_t>(seed), k1_init = static_cast<uint32_t>(seed >> 32);
+#pragma omp simd
+  for (int i = 0; i < n; ++i) {
+    uint32_t x0 = c0, x1 = c1[i], x2 = c2, x3 = c3;
+    uint32_t k0 = k0_init, k1 = k1_init;
+    for (int round = 0; round < 10; ++round) {
+      const uint64_t p0 = uint64_t{0xD2511F53u} * x0;
+      const uint64_t p1 = uint64_t{0xCD9E8D57u} * x2;
+      const uint32_t hi0 = static_cast<uint32_t>(p0 >> 32), lo0 = static_cast<uint32_t>(p0);
+      const uint32_t hi1 = static_cast<uint32_t>(p1 >> 32), lo1 = static_cast<uint32_t>(p1);
+      x0 = hi1 ^ x1 ^ k0;
+      x1 = lo1;
+      x2 = hi0 ^ x3 ^ k1;
+      x3 = lo0;
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    w0[i] = x0;
+    w1[i] = x1;
+    w2[i] = x2;
+    w3[i] = x3;
+  }
+}
+
+namespace {
+
+// out = softmax(z) in place; -inf entries give 0.
+[[gnu::always_inline]] inline void softmax_in_place(float* z, int len) {
+  float mx = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : mx)
+  for (int j = 0; j < len; ++j) mx = std::max(mx, z[j]);
+  double sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int j = 0; j < len; ++j) {
+    const float e = fm::exp_nonpos(z[j] - mx);
+    z[j] = e;
+    sum += e;
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+#pragma omp simd
+  for (int j = 0; j < len; ++j) z[j] *= inv;
+}
+
+// Each slot's Philox word of its Gumbel noise: block pos / 4, word pos % 4
+// (keyformer_noise_block and keyformer_noise_from). Slots hold ascending
+// positions, so a block's slots are neighbours and each block is drawn once.
+[[gnu::always_inline]] inline void gumbel_words(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head, const int* pos, int len,
+                  KeyformerRowScratch& s) {
+  s.block.resize(len);
+  s.word.resize(len);
+  int nb = 0;
+  for (int j = 0; j < len; ++j) {
+    const uint32_t b = keyformer_noise_block(NoiseKind::Gumbel, static_cast<uint32_t>(pos[j]));
+    if (nb == 0 || s.block[nb - 1] != b) s.block[nb++] = b;
+  }
+  for (auto& d : s.draw) d.resize(nb);
+  // The counter of keyformer_noise_draw(): (qpos, block, layer:head, stream).
+  philox4_batch(rule.seed, qpos, s.block.data(), (layer << 16) | (head & 0xffffu),
+                static_cast<uint32_t>(RandomStream::PolicyNoise), nb, s.draw[0].data(), s.draw[1].data(),
+                s.draw[2].data(), s.draw[3].data());
+  int bi = -1;
+  uint32_t last = 0;
+  for (int j = 0; j < len; ++j) {
+    const uint32_t kpos = static_cast<uint32_t>(pos[j]);
+    const uint32_t b = keyformer_noise_block(NoiseKind::Gumbel, kpos);
+    if (bi < 0 || b != last) {
+      ++bi;
+      last = b;
+    }
+    s.word[j] = s.draw[kpos & 3u][bi];
+  }
+}
+
+}  // namespace
+
+KVSCOPE_SIMD_CLONES void keyformer_score_row(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head, const int* pos,
+                         const float* logits, int len, float* out, KeyformerRowScratch& scratch) {
+  if (len <= 0) return;
+  const float tau = rule.tau;
+  if (rule.noise == NoiseKind::Gumbel) {
+    gumbel_words(rule, qpos, layer, head, pos, len, scratch);
+    const uint32_t* w = scratch.word.data();
+#pragma omp simd
+    for (int j = 0; j < len; ++j) {
+      // uniform_open01 and -log(-log u), as keyformer_noise_from computes them.
+      const float u = (static_cast<float>(static_cast<int32_t>(w[j] >> 8)) + 0.5f) * (1.0f / 16777216.0f);
+      const float g = -fm::log_pos(-fm::log_pos(u));
+      out[j] = (logits[j] + g) / tau;
+    }
+  } else if (rule.noise == NoiseKind::Gaussian) {
+    // Box-Muller needs a cosine as well; the paper's ablation, kept scalar.
+    uint32_t cached = 0;
+    r123::Philox4x32::ctr_type draw{};
+    for (int j = 0; j < len; ++j) {
+      const uint32_t kpos = static_cast<uint32_t>(pos[j]);
+      const uint32_t block = keyformer_noise_block(rule.noise, kpos);
+      if (j == 0 || block != cached) {
+        draw = keyformer_noise_draw(rule.seed, qpos, layer, head, block);
+        cached = block;
+      }
+      out[j] = (logits[j] + keyformer_noise_from(rule.noise, draw, kpos)) / tau;
+    }
+  } else {
+    const float c = keyformer_noise(rule.noise, 0, 0, 0, 0, 0);
+    for (int j = 0; j < len; ++j) out[j] = (logits[j] + c) / tau;
+  }
+  softmax_in_place(out, len);
+}
+
+}  // namespace kvscope::cpu

@@ -1,0 +1,32 @@
+// Keyformer's score row on the CPU: G = softmax((x + noise) / tau) over one
+// query's pre-softmax logits x, with the noise of keyformer_noise() for
+// every slot's absolute position. It runs for every head, layer and step,
+// over the whole cache, so it is written for SIMD: the Philox draws of the
+// row's distinct noise blocks in one vectorisable batch, then log, log, exp
+// and the sums as straight loops (common/float_math.h). The values equal
+// keyformer_noise() and a scalar softmax up to the order of the sum.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backend/slot_stats.h"
+
+namespace kvscope::cpu {
+
+struct KeyformerRowScratch {
+  std::vector<uint32_t> block, word;  // distinct noise blocks; each slot's Philox word
+  std::vector<uint32_t> draw[4];      // the four words of each block's draw
+};
+
+// `logits` and `out` hold `len` floats (may alias); `pos` the slots'
+// absolute positions, ascending; -inf logits (masked) give 0.
+void keyformer_score_row(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head, const int* pos,
+                         const float* logits, int len, float* out, KeyformerRowScratch& scratch);
+
+// Philox4x32-10 of counters (c0, c1[i], c2, c3) under `seed` for i < n, the
+// same words as philox4() (common/counter_random.h), as four word arrays.
+void philox4_batch(uint64_t seed, uint32_t c0, const uint32_t* c1, uint32_t c2, uint32_t c3, int n, uint32_t* w0,
+                   uint32_t* w1, uint32_t* w2, uint32_t* w3);
+
+}  // namespace kvscope::cpu
