@@ -275,12 +275,15 @@ void choose_slots(const Policy& policy, const KvBook& book,
   const bool evicts = policy.evicts();
   for (int s = 0; s < S; ++s) {
     auto& keep = c.keep[s];
-    keep.clear();
-    for (std::size_t j = 0; j < c.state[s].size(); ++j) {
-      const bool drop = c.state[s][j] == kDropped && evicts;
-      if (!drop) keep.push_back(static_cast<int>(j));
-      c.dropped += drop;
+    const std::size_t len = c.state[s].size();
+    keep.resize(len);
+    std::size_t kept = 0;
+    for (std::size_t j = 0; j < len; ++j) {  // branch-free compaction of the kept slot indices
+      keep[kept] = static_cast<int>(j);
+      kept += !(evicts && c.state[s][j] == kDropped);
     }
+    keep.resize(kept);
+    c.dropped += static_cast<int>(len - kept);
   }
 }
 

@@ -19,13 +19,24 @@ Recorder::Recorder(const KvLayout& layout, int rows, int positions, std::vector<
 
 namespace {
 
-// masks.npy's code of a slot that the policy has just judged.
-uint8_t mask_of(uint8_t slot_state) {
-  switch (slot_state) {
-    case kDropped: return kEvictedNow;
-    case kProtected: return kMaskProtected;
-    default: return kMaskKept;
+// masks.npy's code of a slot that the policy has just judged: the slot
+// states and the mask codes agree except for a dropped slot.
+static_assert(int{kKept} == int{kMaskKept} && int{kProtected} == int{kMaskProtected});
+inline uint8_t mask_of(uint8_t slot_state) { return slot_state == kDropped ? uint8_t{kEvictedNow} : slot_state; }
+
+// Writes per-slot values to their absolute positions in a row of
+// `positions` cells. A segment nothing was evicted from (the full cache,
+// ideal, any cache before its budget fills) holds one run of positions:
+// then it is a straight copy rather than a scatter.
+template <typename T, typename F>
+void scatter_to_positions(T* dst, const std::vector<int>& pos, int len, int positions, F value) {
+  if (len > 0 && pos[len - 1] - pos[0] == len - 1 && pos[len - 1] < positions) {
+    T* run = dst + pos[0];
+    for (int j = 0; j < len; ++j) run[j] = value(j);
+    return;
   }
+  for (int j = 0; j < len; ++j)
+    if (pos[j] < positions) dst[pos[j]] = value(j);
 }
 
 }  // namespace
@@ -79,13 +90,12 @@ void Recorder::record(int row, const KvBook& book, const SlotChoice& choice, boo
     float* sc = &scores_[(size_t(row) * S + s) * positions_];
     std::memset(m, kEvictedEarlier, static_cast<std::size_t>(std::clamp(newest + 1, 0, positions_)));
     const auto& pos = book.positions(s);
+    const int len = static_cast<int>(pos.size());
     const uint8_t* state = choice.state[s].data();
-    for (std::size_t j = 0; j < pos.size(); ++j)
-      if (pos[j] < positions_) m[pos[j]] = mask_of(state[j]);
+    scatter_to_positions(m, pos, len, positions_, [&](int j) { return mask_of(state[j]); });
     if (policy_has_statistic) {
-      const std::vector<float>& st = stats(s);
-      for (std::size_t j = 0; j < pos.size(); ++j)
-        if (pos[j] < positions_) sc[pos[j]] = st[j];
+      const float* st = stats(s).data();
+      scatter_to_positions(sc, pos, len, positions_, [&](int j) { return st[j]; });
     }
   }
   record_events(step, book, choice, policy_has_statistic, stats, tokens, evicts);
@@ -97,8 +107,7 @@ void Recorder::record(int row, const KvBook& book, const SlotChoice& choice, boo
       const auto& pos = book.positions(layout_.segment_of(a.layer, h));
       const float* r = a.prob_row(h, a.n_queries - 1);
       float* dst = &attn_[((size_t(row) * attn_layers_.size() + li) * layout_.n_heads + h) * positions_];
-      for (int j = 0; j < a.row_len[h]; ++j)
-        if (pos[j] < positions_) dst[pos[j]] = r[j];
+      scatter_to_positions(dst, pos, a.row_len[h], positions_, [&](int j) { return r[j]; });
     }
   }
   recorded_ = std::max(recorded_, row + 1);

@@ -144,7 +144,14 @@ void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt,
     }
   }
 
-  out.attention.clear();
+  // Captures come out in the order the caller listed the layers; each layer
+  // writes straight into its place, reusing the rows' storage of the
+  // caller's previous call (a session captures every layer every step).
+  capture_index_.assign(cfg.n_layers, -1);
+  int n_captures = 0;
+  for (int want : opt.capture_layers)
+    if (want >= 0 && want < cfg.n_layers && capture_index_[want] < 0) capture_index_[want] = n_captures++;
+  out.attention.resize(n_captures);
   q_.resize(size_t(n) * cfg.q_dim());
   kn_.resize(size_t(n) * cfg.kv_dim());
   vn_.resize(size_t(n) * cfg.kv_dim());
@@ -199,11 +206,7 @@ void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt,
           rope_rotate(&q_[(size_t(i) * H + h) * hd_], model_->inv_freq,
                       static_cast<float>(new_rope_pos_[i * S + layout_.segment_of(l, h)]));
     }
-    AttentionRows* cap = nullptr;
-    if (std::find(opt.capture_layers.begin(), opt.capture_layers.end(), l) != opt.capture_layers.end()) {
-      out.attention.emplace_back();
-      cap = &out.attention.back();
-    }
+    AttentionRows* cap = capture_index_[l] >= 0 ? &out.attention[capture_index_[l]] : nullptr;
     attention(l, n, q_.data(), att_.data(), cap, opt.stats, opt.capture_last_query_only, opt.capture_logits);
     cpu::linear(att_.data(), n, L.o, o_.data());
     if (cfg.parallel_residual) {
@@ -218,12 +221,6 @@ void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt,
       for (size_t j = 0; j < size_t(n) * d; ++j) x_[j] += mlp_[j];
     }
   }
-  // Captures come out in the order the caller listed the layers.
-  std::vector<AttentionRows> ordered;
-  for (int want : opt.capture_layers)
-    for (auto& a : out.attention)
-      if (a.layer == want) ordered.push_back(std::move(a));
-  out.attention = std::move(ordered);
   if (opt.stats.active()) finish_stats(n, opt.stats);
 
   const int first_row = opt.all_logits ? 0 : n - 1;

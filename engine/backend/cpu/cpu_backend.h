@@ -58,6 +58,7 @@ class CpuBackend final : public Backend {
   // Scratch, grown to the largest call and then reused.
   std::vector<float> x_, h_, q_, kn_, vn_, att_, o_, up_, gate_, mlp_, scores_;
   std::vector<int> new_rope_pos_;  // [token][segment]
+  std::vector<int> capture_index_;  // [layer]: its place in ForwardOutput::attention, -1 if not captured
   std::vector<float> last_logits_;  // the last token's logits, for sample()
   std::vector<int> readers_;                  // [segment]: query heads (over all layers) reading it
   std::vector<std::vector<float>> contrib_;   // [segment][row][slot]: this call's statistic contributions
