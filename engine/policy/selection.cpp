@@ -76,9 +76,13 @@ uint64_t order_key(float score, int pos) {
 // distinct). Quickselect with a branch-free partition: the keys are close
 // to random, so std::nth_element's comparisons mispredict about half the
 // time, and ideal runs this over its whole cache for every kv head and step.
-void select_largest(uint64_t* keys, std::size_t n, std::size_t m) {
+// `hint`, when not 0, is the first round's pivot: the last step's threshold
+// of the same segment, which usually splits the keys near m at once (the
+// result does not depend on it).
+void select_largest(uint64_t* keys, std::size_t n, std::size_t m, uint64_t hint) {
   std::size_t lo = 0, hi = n;
   int rounds_left = 2 * static_cast<int>(std::bit_width(n)) + 8;  // then fall back: no quadratic worst case
+  bool first = true;
   while (hi - lo > 16) {
     if (--rounds_left < 0) {
       std::nth_element(keys + lo, keys + m, keys + hi, std::greater<uint64_t>());
@@ -86,8 +90,11 @@ void select_largest(uint64_t* keys, std::size_t n, std::size_t m) {
     }
     // Median of three: at least one key of the range is above it, and it
     // is not, so both sides below are non-empty and every round shrinks.
+    // (The hint may split nothing off; the next round's median then does.)
     const uint64_t a = keys[lo], b = keys[lo + (hi - lo) / 2], c = keys[hi - 1];
-    const uint64_t pivot = std::max(std::min(a, b), std::min(std::max(a, b), c));
+    const uint64_t pivot =
+        first && hint != 0 ? hint : std::max(std::min(a, b), std::min(std::max(a, b), c));
+    first = false;
     std::size_t above = lo;  // [lo, above) > pivot, [above, j) <= pivot
     for (std::size_t j = lo; j < hi; ++j) {
       const uint64_t x = keys[j];
@@ -138,14 +145,23 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
   const int room = std::max(0, r.k - n_prot);
   if (len - n_prot <= room) return;
   // Partition the candidates' keys, best `room` first.
-  w.keys.clear();
-  for (int j = 0; j < len; ++j)
-    if (state[j] != kProtected)
-      w.keys.push_back(order_key(ranking == Ranking::Recency ? static_cast<float>(pos[j]) : score[j], j));
+  // Branch-free compaction of the candidates' keys.
+  w.keys.resize(len);
+  std::size_t n_keys = 0;
+  for (int j = 0; j < len; ++j) {
+    w.keys[n_keys] = order_key(ranking == Ranking::Recency ? static_cast<float>(pos[j]) : score[j], j);
+    n_keys += state[j] != kProtected;
+  }
+  w.keys.resize(n_keys);
   // The low word holds the slot index here, not the position: within one
   // segment both ascend together, so the order is the same.
-  select_largest(w.keys.data(), w.keys.size(), static_cast<std::size_t>(room));
+  if (w.pivot_hint.size() <= static_cast<std::size_t>(seg)) w.pivot_hint.resize(seg + 1, 0);
+  select_largest(w.keys.data(), w.keys.size(), static_cast<std::size_t>(room), w.pivot_hint[seg]);
   const auto first_dropped = w.keys.begin() + room;
+  // Next step's hint: the score part of the weakest key kept.
+  uint64_t weakest = ~uint64_t{0};
+  for (auto it = w.keys.begin(); it != first_dropped; ++it) weakest = std::min(weakest, *it);
+  w.pivot_hint[seg] = room > 0 ? weakest & ~uint64_t{0xffffffffu} : 0;
   for (auto it = first_dropped; it != w.keys.end(); ++it) state[static_cast<uint32_t>(*it)] = kDropped;
   if (!policy.evicts()) return;  // ideal: ranking its whole cache every step is not needed by anyone
   // Ranks (1 = best) among all the unit's entries, protected ones included.
@@ -259,14 +275,20 @@ void choose_slots(const Policy& policy, const KvBook& book,
   c.score.resize(S);
   c.rank.resize(S);
   c.dropped = 0;
+  const bool statistic = policy.ranking() == Ranking::Statistic;
+  const bool per_segment = r.granularity == Granularity::KvHead;
+  // choose_in_segment writes every state, and every score when the ranking
+  // has one; the rest starts from kept / NaN / no rank.
+  const bool scored = statistic || policy.ranking() == Ranking::Random;
   for (int s = 0; s < S; ++s) {
     const int len = book.len(s);
-    c.state[s].assign(len, kKept);
-    c.score[s].assign(len, std::numeric_limits<float>::quiet_NaN());
+    if (per_segment) c.state[s].resize(len);
+    else c.state[s].assign(len, kKept);
+    if (per_segment && scored) c.score[s].resize(len);
+    else c.score[s].assign(len, std::numeric_limits<float>::quiet_NaN());
     c.rank[s].assign(len, 0);
   }
-  const bool statistic = policy.ranking() == Ranking::Statistic;
-  if (r.granularity == Granularity::KvHead) {
+  if (per_segment) {
     for (int s = 0; s < S; ++s) choose_in_segment(policy, book, s, statistic ? &stats(s) : nullptr, newest, step, scratch, c);
   } else {
     for (const auto& unit : decision_units(lay, r.granularity))

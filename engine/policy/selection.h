@@ -37,6 +37,7 @@ SlotChoice choose_slots(const Policy& policy, const KvBook& book,
 // Working storage of choose_slots, kept by a caller that chooses every step.
 struct SelectionScratch {
   std::vector<uint64_t> keys, all_keys;
+  std::vector<uint64_t> pivot_hint;  // [segment]: where the last step's partition fell (a speed hint only)
 };
 
 // The same choice into `out`, reusing its storage and the scratch's (a
