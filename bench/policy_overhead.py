@@ -24,7 +24,7 @@ def main():
     ap.add_argument("--budget", default="50%")
     ap.add_argument("--prompt-tokens", type=int, default=256)
     ap.add_argument("--decode-tokens", type=int, default=64)
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=15)
     args = ap.parse_args()
     print(f"| policy ({args.budget}) | backend, full cache, nothing recorded | session, full, all recorded "
           "| session, policy, all recorded | overhead vs backend |")

@@ -102,13 +102,15 @@ std::vector<double> reference_row(const SlotStatRule& rule, uint32_t qpos, uint3
 }
 
 TEST(KeyformerRow, EqualsTheScalarDefinitionForEveryNoiseKind) {
-  // Positions with gaps (an evicted cache), a masked slot, rows longer and
-  // shorter than a vector.
+  // Positions with gaps (an evicted cache): a few (every block of the span
+  // drawn) and many (only the distinct blocks drawn); a masked slot; rows
+  // longer and shorter than a vector.
+  for (int stride : {3, 7})
   for (int len : {1, 3, 8, 37, 300}) {
     std::vector<int> pos;
     std::vector<float> x;
     for (int j = 0; j < len; ++j) {
-      pos.push_back(j * 3 + (j % 5 == 0 ? 1 : 0));
+      pos.push_back(j * stride + (j % 5 == 0 ? 1 : 0));
       x.push_back(std::sin(0.7f * j) * 4.0f);
     }
     if (len > 2) x[1] = -std::numeric_limits<float>::infinity();
@@ -123,7 +125,7 @@ TEST(KeyformerRow, EqualsTheScalarDefinitionForEveryNoiseKind) {
       cpu::keyformer_score_row(rule, 400, 2, 5, pos.data(), x.data(), len, out.data(), scratch);
       const auto ref = reference_row(rule, 400, 2, 5, pos, x);
       for (int j = 0; j < len; ++j)
-        ASSERT_NEAR(out[j], ref[j], 1e-6 + 4e-6 * ref[j]) << "len " << len << " slot " << j << " noise "
+        ASSERT_NEAR(out[j], ref[j], 1e-6 + 4e-6 * ref[j]) << "stride " << stride << " len " << len << " slot " << j << " noise "
                                                           << static_cast<int>(kind);
       if (len > 2) EXPECT_EQ(out[1], 0.0f);
     }

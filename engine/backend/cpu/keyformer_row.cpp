@@ -5,12 +5,14 @@
 
 #include "common/float_math.h"
 
-// x86-64 builds carry an AVX2 copy of the row's loops next to the baseline
-// SSE2 one, picked at load time (GCC function multiversioning): twice the
-// lanes for the log/exp arithmetic. The values are the same in both: every
-// operation is IEEE-rounded and nothing is contracted into FMA.
+// x86-64 builds carry AVX-512 (x86-64-v4) and AVX2 copies of the row's
+// loops next to the baseline SSE2 one, picked at load time (GCC function
+// multiversioning): four and two times the lanes for Philox and the log/exp
+// arithmetic. The values are the same in all: every operation is
+// IEEE-rounded and nothing is contracted into FMA; only the order of the
+// softmax's sum follows the vector width.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define KVSCOPE_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#define KVSCOPE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define KVSCOPE_SIMD_CLONES
 #endif
@@ -65,34 +67,41 @@ namespace {
   for (int j = 0; j < len; ++j) z[j] *= inv;
 }
 
-// Each slot's Philox word of its Gumbel noise: block pos / 4, word pos % 4
+// Gumbel noise draws for a row: block pos / 4 of each slot, word pos % 4
 // (keyformer_noise_block and keyformer_noise_from). Slots hold ascending
-// positions, so a block's slots are neighbours and each block is drawn once.
-[[gnu::always_inline]] inline void gumbel_words(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head, const int* pos, int len,
-                  KeyformerRowScratch& s) {
-  s.block.resize(len);
-  s.word.resize(len);
+// positions, so a block's slots are neighbours and each block is drawn
+// once. Afterwards word k of the block of slot j is
+// draws[k * len + slot_block[j]].
+[[gnu::always_inline]] inline void gumbel_draws(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head,
+                                                const int* pos, int len, KeyformerRowScratch& s) {
+  s.block.resize(len + 1);
+  s.slot_block.resize(len);
+  s.draws.resize(4 * static_cast<std::size_t>(len));
+  const uint32_t first = keyformer_noise_block(NoiseKind::Gumbel, static_cast<uint32_t>(pos[0]));
+  const uint32_t last = keyformer_noise_block(NoiseKind::Gumbel, static_cast<uint32_t>(pos[len - 1]));
   int nb = 0;
-  for (int j = 0; j < len; ++j) {
-    const uint32_t b = keyformer_noise_block(NoiseKind::Gumbel, static_cast<uint32_t>(pos[j]));
-    if (nb == 0 || s.block[nb - 1] != b) s.block[nb++] = b;
-  }
-  for (auto& d : s.draw) d.resize(nb);
-  // The counter of keyformer_noise_draw(): (qpos, block, layer:head, stream).
-  philox4_batch(rule.seed, qpos, s.block.data(), (layer << 16) | (head & 0xffffu),
-                static_cast<uint32_t>(RandomStream::PolicyNoise), nb, s.draw[0].data(), s.draw[1].data(),
-                s.draw[2].data(), s.draw[3].data());
-  int bi = -1;
-  uint32_t last = 0;
-  for (int j = 0; j < len; ++j) {
-    const uint32_t kpos = static_cast<uint32_t>(pos[j]);
-    const uint32_t b = keyformer_noise_block(NoiseKind::Gumbel, kpos);
-    if (bi < 0 || b != last) {
-      ++bi;
-      last = b;
+  if (last - first < static_cast<uint32_t>(len)) {
+    // A dense cache (a prefill, a budget not far below the context): draw
+    // every block of the span, empty ones too, and skip finding the
+    // distinct ones.
+    nb = static_cast<int>(last - first) + 1;
+    for (int i = 0; i < nb; ++i) s.block[i] = first + static_cast<uint32_t>(i);
+    for (int j = 0; j < len; ++j)
+      s.slot_block[j] = static_cast<int32_t>(keyformer_noise_block(NoiseKind::Gumbel, static_cast<uint32_t>(pos[j])) - first);
+  } else {
+    uint32_t prev = ~0u;  // no block: positions are below 2^31, so blocks below 2^29
+    for (int j = 0; j < len; ++j) {  // branch-free: a slot starts a block or joins the last one
+      const uint32_t b = keyformer_noise_block(NoiseKind::Gumbel, static_cast<uint32_t>(pos[j]));
+      s.block[nb] = b;
+      nb += b != prev;
+      s.slot_block[j] = nb - 1;
+      prev = b;
     }
-    s.word[j] = s.draw[kpos & 3u][bi];
   }
+  // The counter of keyformer_noise_draw(): (qpos, block, layer:head, stream).
+  uint32_t* d = s.draws.data();
+  philox4_batch(rule.seed, qpos, s.block.data(), (layer << 16) | (head & 0xffffu),
+                static_cast<uint32_t>(RandomStream::PolicyNoise), nb, d, d + len, d + 2 * len, d + 3 * len);
 }
 
 }  // namespace
@@ -102,12 +111,14 @@ KVSCOPE_SIMD_CLONES void keyformer_score_row(const SlotStatRule& rule, uint32_t 
   if (len <= 0) return;
   const float tau = rule.tau;
   if (rule.noise == NoiseKind::Gumbel) {
-    gumbel_words(rule, qpos, layer, head, pos, len, scratch);
-    const uint32_t* w = scratch.word.data();
+    gumbel_draws(rule, qpos, layer, head, pos, len, scratch);
+    const uint32_t* d = scratch.draws.data();
+    const int32_t* sb = scratch.slot_block.data();
 #pragma omp simd
     for (int j = 0; j < len; ++j) {
+      const uint32_t w = d[(pos[j] & 3) * len + sb[j]];
       // uniform_open01 and -log(-log u), as keyformer_noise_from computes them.
-      const float u = (static_cast<float>(static_cast<int32_t>(w[j] >> 8)) + 0.5f) * (1.0f / 16777216.0f);
+      const float u = (static_cast<float>(static_cast<int32_t>(w >> 8)) + 0.5f) * (1.0f / 16777216.0f);
       const float g = -fm::log_pos(-fm::log_pos(u));
       out[j] = (logits[j] + g) / tau;
     }

@@ -15,8 +15,9 @@
 namespace kvscope::cpu {
 
 struct KeyformerRowScratch {
-  std::vector<uint32_t> block, word;  // distinct noise blocks; each slot's Philox word
-  std::vector<uint32_t> draw[4];      // the four words of each block's draw
+  std::vector<uint32_t> block;       // the row's distinct noise blocks
+  std::vector<int32_t> slot_block;   // [slot]: index of its block in `block`
+  std::vector<uint32_t> draws;       // [4][len]: the four words of each block's draw
 };
 
 // `logits` and `out` hold `len` floats (may alias); `pos` the slots'
