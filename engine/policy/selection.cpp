@@ -120,12 +120,15 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
   auto& state = c.state[seg];
   auto& score = c.score[seg];
   auto& rank = c.rank[seg];
-  int n_prot = 0;
-  for (int j = 0; j < len; ++j) {
-    const bool prot = pos[j] < r.s || pos[j] > newest - r.w;
-    state[j] = prot ? kProtected : kKept;
-    n_prot += prot;
-  }
+  // Slots hold ascending positions, so the sinks are a prefix of the slots
+  // and the recent window a suffix: the candidates are slots [j0, j1).
+  const int* p = pos.data();
+  const int j0 = static_cast<int>(std::lower_bound(p, p + len, r.s) - p);
+  const int j1 = static_cast<int>(std::upper_bound(p + j0, p + len, newest - r.w) - p);
+  std::fill(state.begin(), state.begin() + j0, kProtected);
+  std::fill(state.begin() + j0, state.begin() + j1, kKept);
+  std::fill(state.begin() + j1, state.end(), kProtected);
+  const int n_prot = len - (j1 - j0);
   switch (ranking) {
     case Ranking::Statistic:
       std::copy(stat->begin(), stat->begin() + len, score.begin());
@@ -144,17 +147,16 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
   if (ranking == Ranking::None || len <= r.k) return;
   const int room = std::max(0, r.k - n_prot);
   if (len - n_prot <= room) return;
-  // Partition the candidates' keys, best `room` first.
-  // Branch-free compaction of the candidates' keys.
-  w.keys.resize(len);
-  std::size_t n_keys = 0;
-  for (int j = 0; j < len; ++j) {
-    w.keys[n_keys] = order_key(ranking == Ranking::Recency ? static_cast<float>(pos[j]) : score[j], j);
-    n_keys += state[j] != kProtected;
-  }
-  w.keys.resize(n_keys);
-  // The low word holds the slot index here, not the position: within one
-  // segment both ascend together, so the order is the same.
+  // Partition the candidates' keys, best `room` first. The low word holds
+  // the slot index here, not the position: within one segment both ascend
+  // together, so the order is the same.
+  w.keys.resize(j1 - j0);
+  uint64_t* keys = w.keys.data();
+  const float* sc = score.data();
+  if (ranking == Ranking::Recency)
+    for (int j = j0; j < j1; ++j) keys[j - j0] = order_key(static_cast<float>(p[j]), j);
+  else
+    for (int j = j0; j < j1; ++j) keys[j - j0] = order_key(sc[j], j);
   if (w.pivot_hint.size() <= static_cast<std::size_t>(seg)) w.pivot_hint.resize(seg + 1, 0);
   select_largest(w.keys.data(), w.keys.size(), static_cast<std::size_t>(room), w.pivot_hint[seg]);
   const auto first_dropped = w.keys.begin() + room;

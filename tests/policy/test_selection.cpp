@@ -191,15 +191,24 @@ TEST(Selection, PerHeadChoiceEqualsSortingTheWholeCache) {
   }
   std::vector<float> S(n);
   for (int j = 0; j < n; ++j) S[j] = static_cast<float>(philox4(5, j, 0, 0, 0).v[0] % 50) / 7.0f;
-  for (PolicyKind kind : {PolicyKind::H2O, PolicyKind::Random, PolicyKind::Window, PolicyKind::Ideal}) {
+  struct Case {
+    PolicyKind kind;
+    std::optional<std::string> window;
+    std::optional<int> sinks;
+  };
+  for (const Case& pc : {Case{PolicyKind::H2O}, Case{PolicyKind::H2O, "20", 4}, Case{PolicyKind::Random},
+                         Case{PolicyKind::Window}, Case{PolicyKind::Sink}, Case{PolicyKind::Ideal}}) {
+    const PolicyKind kind = pc.kind;
     for (const char* budget : {"100", "590"}) {  // many dropped (sorted ranks) and few (counted ranks)
-      const auto pol = policy(kind, budget, n);
+      const auto pol = policy(kind, budget, n, pc.window, pc.sinks);
       const auto c = choose_slots(*pol, b, [&](int) -> const std::vector<float>& { return S; }, n - 1, 3);
       const auto& r = pol->resolved();
       std::vector<int> order(n);
       for (int j = 0; j < n; ++j) order[j] = j;
       auto score = [&](int j) -> double {
-        return kind == PolicyKind::Window ? j : kind == PolicyKind::Random ? c.score[0][j] : S[j];
+        return kind == PolicyKind::Window || kind == PolicyKind::Sink ? j
+               : kind == PolicyKind::Random                          ? c.score[0][j]
+                                                                     : S[j];
       };
       std::sort(order.begin(), order.end(), [&](int a, int d) {
         return score(a) != score(d) ? score(a) > score(d) : a > d;
