@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "common/error.h"
@@ -45,6 +46,49 @@ TEST(CpuCache, RetainedSlotsAreWhatLayerZeroAttendsTo) {
     double sum = 0;
     for (int j = 0; j < a.row_len[h]; ++j) sum += a.prob_row(h, 0)[j];
     EXPECT_NEAR(sum, 1.0, 1e-6);
+  }
+}
+
+TEST(CpuCache, EvictionFromEitherEndKeepsEveryRowWithItsSlot) {
+  // retain() closes holes from the shorter side (the segment's start moves
+  // up when old slots go) and moves a segment back to its region's start
+  // when appends would run past it. Whatever it moved, every slot must
+  // still hold the key and value written for its position. 120 decode steps
+  // through a 16-slot cache: mostly the oldest slot evicted (the window
+  // pattern), sometimes one near the end, sometimes two anywhere.
+  const auto m = load_model_files(test::model_dir("llama_gqa"));
+  const auto g = test::Golden::load("llama_gqa");
+  BackendOptions bo;
+  bo.max_tokens = 16;
+  CpuBackend be(CpuModel::create(m.config, m.weights), bo);
+  const int S = be.kv().layout().n_segments(), hd = m.config.head_dim;
+  std::vector<std::vector<std::vector<float>>> ref_k(S), ref_v(S);  // [segment][position]: rows as written
+  ForwardOptions fo;
+  ForwardOutput out;
+  for (int step = 0; step < 120; ++step) {
+    const int tok[1] = {g.prompt[step % g.prompt.size()]};
+    be.forward(tok, fo, out);
+    for (int s = 0; s < S; ++s) {
+      const int last = be.kv().len(s) - 1;
+      ref_k[s].emplace_back(be.key(s, last), be.key(s, last) + hd);
+      ref_v[s].emplace_back(be.value(s, last), be.value(s, last) + hd);
+    }
+    const int len = be.kv().len(0);
+    if (len < 12) continue;
+    std::vector<bool> drop(len, false);
+    if (step % 4 != 3) drop[1] = true;  // the oldest after one sink
+    else if (step % 8 == 3) drop[len - 2] = true;
+    else drop[(step * 7) % len] = drop[(step * 13 + 5) % len] = true;
+    std::vector<int> keep;
+    for (int j = 0; j < len; ++j)
+      if (!drop[j]) keep.push_back(j);
+    for (int s = 0; s < S; ++s) be.retain(s, keep);
+    for (int s = 0; s < S; ++s)
+      for (int j = 0; j < be.kv().len(s); ++j) {
+        const int p = be.kv().positions(s)[j];
+        ASSERT_EQ(std::vector<float>(be.key(s, j), be.key(s, j) + hd), ref_k[s][p]) << "step " << step << " slot " << j;
+        ASSERT_EQ(std::vector<float>(be.value(s, j), be.value(s, j) + hd), ref_v[s][p]) << "step " << step << " slot " << j;
+      }
   }
 }
 

@@ -58,7 +58,9 @@ CpuBackend::CpuBackend(std::shared_ptr<const CpuModel> model, const BackendOptio
   cap_ = opt.max_tokens;
   hd_ = cfg.head_dim;
   book_ = KvBook(layout_, cap_);
-  const int64_t n = int64_t(layout_.n_segments()) * cap_ * hd_;
+  region_ = cap_ + std::max(64, cap_ / 8);
+  start_.assign(layout_.n_segments(), 0);
+  const int64_t n = int64_t(layout_.n_segments()) * region_ * hd_;
   k_.assign(static_cast<std::size_t>(n), 0.0f);
   v_.assign(static_cast<std::size_t>(n), 0.0f);
   stats_.assign(layout_.n_segments(), {});
@@ -74,18 +76,16 @@ std::unique_ptr<Backend> CpuBackend::spawn(const BackendOptions& opt) const {
 
 void CpuBackend::reset() {
   book_.clear();
+  std::fill(start_.begin(), start_.end(), 0);
   for (auto& st : stats_) st.clear();
   seen_ = 0;
 }
 
 void CpuBackend::retain(int seg, std::span<const int> keep) {
+  const int old_len = book_.len(seg);
   book_.retain(seg, keep);  // validates the slot list
   compact_stats(seg, keep);
-  for (std::size_t i = 0; i < keep.size(); ++i) {
-    if (static_cast<int>(i) == keep[i]) continue;
-    std::memcpy(key_mut(seg, static_cast<int>(i)), key(seg, keep[i]), sizeof(float) * hd_);
-    std::memcpy(value_mut(seg, static_cast<int>(i)), value(seg, keep[i]), sizeof(float) * hd_);
-  }
+  move_kept_rows(seg, keep, old_len);
   if (opts_.positions == PositionMode::Compacted) {
     // StreamingLLM's pos-shift: a kept key moves to the rotation of its new
     // slot; rotations compose, so rotating by the difference is exact.
@@ -97,6 +97,59 @@ void CpuBackend::retain(int seg, std::span<const int> keep) {
     }
     book_.set_rope_positions(seg, std::move(rope));
   }
+}
+
+// Closes the holes of evicted slots by moving whichever side is shorter:
+// the kept slots after the first hole down, or those before the last hole
+// up (the segment then starts later in its region). A decode step of a
+// window or StreamingLLM cache evicts the oldest unprotected slot, so only
+// the sinks move, not the whole cache. Runs of consecutive slots move in
+// one memmove each, ordered so that no source is overwritten before it is
+// read.
+void CpuBackend::move_kept_rows(int seg, std::span<const int> keep, int old_len) {
+  const int kept = static_cast<int>(keep.size()), gone = old_len - kept;
+  if (gone == 0) return;
+  int first_hole = 0;  // slots before it stay where they are when moving down
+  while (first_hole < kept && keep[first_hole] == first_hole) ++first_hole;
+  int in_place_tail = kept;  // slots from here on stay where they are when moving up
+  while (in_place_tail > 0 && keep[in_place_tail - 1] == in_place_tail - 1 + gone) --in_place_tail;
+  float* K = k_.data() + int64_t(seg) * region_ * hd_;
+  float* V = v_.data() + int64_t(seg) * region_ * hd_;
+  const int64_t from = start_[seg];
+  auto move_run = [&](int64_t dst_row, int64_t src_row, int rows) {
+    std::memmove(K + dst_row * hd_, K + src_row * hd_, sizeof(float) * size_t(rows) * hd_);
+    std::memmove(V + dst_row * hd_, V + src_row * hd_, sizeof(float) * size_t(rows) * hd_);
+  };
+  if (kept - first_hole <= in_place_tail) {
+    for (int i = first_hole; i < kept;) {  // ascending: destinations lie below every later source
+      int j = i;
+      while (j + 1 < kept && keep[j + 1] == keep[j] + 1) ++j;
+      move_run(from + i, from + keep[i], j - i + 1);
+      i = j + 1;
+    }
+  } else {
+    const int64_t to = from + gone;  // new slot i goes to row to + i
+    for (int i = in_place_tail - 1; i >= 0;) {  // descending: destinations lie above every earlier source
+      int j = i;
+      while (j > 0 && keep[j - 1] == keep[j] - 1) --j;
+      move_run(to + j, from + keep[j], i - j + 1);
+      i = j - 1;
+    }
+    start_[seg] = static_cast<int>(to);
+  }
+}
+
+// Before appending n slots: a segment whose rows would run past its region
+// moves back to its region's start (every region_ - cap_ evictions from
+// the front at most, so a copy of the cache that rarely).
+void CpuBackend::make_room(int seg, int n) {
+  const int len = book_.len(seg);
+  if (start_[seg] + len + n <= region_) return;
+  float* K = k_.data() + int64_t(seg) * region_ * hd_;
+  float* V = v_.data() + int64_t(seg) * region_ * hd_;
+  std::memmove(K, K + int64_t(start_[seg]) * hd_, sizeof(float) * size_t(len) * hd_);
+  std::memmove(V, V + int64_t(start_[seg]) * hd_, sizeof(float) * size_t(len) * hd_);
+  start_[seg] = 0;
 }
 
 void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) {
@@ -124,6 +177,7 @@ void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt,
     for (int s = 0; s < S; ++s)
       new_rope_pos_[i * S + s] = opts_.positions == PositionMode::Compacted ? book_.len(s) + i : seen_ + i;
   const int first_pos = seen_;
+  for (int s = 0; s < S; ++s) make_room(s, n);
   for (int i = 0; i < n; ++i) book_.append(first_pos + i, std::span<const int>(&new_rope_pos_[i * S], S));
   seen_ += n;
   for (int s = 0; s < S; ++s) stats_[s].resize(book_.len(s), 0.0f);

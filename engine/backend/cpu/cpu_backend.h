@@ -40,21 +40,30 @@ class CpuBackend final : public Backend {
   int kv_element_bytes() const override { return 4; }
 
   // Direct access for tests: the cached key / value row of a slot.
-  const float* key(int seg, int slot) const { return k_.data() + (int64_t(seg) * cap_ + slot) * hd_; }
-  const float* value(int seg, int slot) const { return v_.data() + (int64_t(seg) * cap_ + slot) * hd_; }
+  const float* key(int seg, int slot) const { return k_.data() + row_of(seg, slot) * hd_; }
+  const float* value(int seg, int slot) const { return v_.data() + row_of(seg, slot) * hd_; }
 
  private:
   void attention(int layer, int n, const float* q, float* out, AttentionRows* capture, const SlotStatRule& rule,
                  bool last_only, bool capture_logits);
   void accumulate_stats(int seg, int row, int n_rows, const float* f, const SlotStatRule& rule);
   void finish_stats(int n, const SlotStatRule& rule);
-  float* key_mut(int seg, int slot) { return k_.data() + (int64_t(seg) * cap_ + slot) * hd_; }
-  float* value_mut(int seg, int slot) { return v_.data() + (int64_t(seg) * cap_ + slot) * hd_; }
+  float* key_mut(int seg, int slot) { return k_.data() + row_of(seg, slot) * hd_; }
+  float* value_mut(int seg, int slot) { return v_.data() + row_of(seg, slot) * hd_; }
+  // A segment's slots are consecutive rows of its region, from start_[seg].
+  int64_t row_of(int seg, int slot) const { return int64_t(seg) * region_ + start_[seg] + slot; }
+  void move_kept_rows(int seg, std::span<const int> keep, int old_len);
+  void make_room(int seg, int n);
 
   std::shared_ptr<const CpuModel> model_;
   KvLayout layout_;
   int cap_ = 0, hd_ = 0;
-  std::vector<float> k_, v_;  // [segment][slot][head_dim]
+  // Each segment owns `region_` rows (cap_ plus slack) and uses the len
+  // rows from start_[seg]: eviction can then close holes from whichever side
+  // moves fewer rows.
+  int region_ = 0;
+  std::vector<int> start_;    // [segment]
+  std::vector<float> k_, v_;  // [segment][region row][head_dim]
   // Scratch, grown to the largest call and then reused.
   std::vector<float> x_, h_, q_, kn_, vn_, att_, o_, up_, gate_, mlp_, scores_;
   std::vector<int> new_rope_pos_;  // [token][segment]
