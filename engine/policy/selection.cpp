@@ -56,7 +56,10 @@ void rank_entries(const std::vector<Entry>& entries, const std::vector<int>& whi
   std::vector<int> order(entries.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::sort(order.begin(), order.end(), [&](int a, int b) { return better(entries[a], entries[b]); });
-  for (std::size_t i = 0; i < order.size(); ++i) rank_of[entries[order[i]].pos] = static_cast<int>(i) + 1;
+  std::vector<char> ranked(entries.size(), 0);  // only the asked-for entries get a rank; the others stay 0
+  for (int i : which) ranked[i] = 1;
+  for (std::size_t i = 0; i < order.size(); ++i)
+    if (ranked[order[i]]) rank_of[entries[order[i]].pos] = static_cast<int>(i) + 1;
 }
 
 // A slot's place in `better` order as one integer, larger = better: the
@@ -79,25 +82,26 @@ uint64_t order_key(float score, int pos) {
 // `hint`, when not 0, is the first round's pivot: the last step's threshold
 // of the same segment, which usually splits the keys near m at once (the
 // result does not depend on it).
-void select_largest(uint64_t* keys, std::size_t n, std::size_t m, uint64_t hint) {
+template <typename Key>
+void select_largest(Key* keys, std::size_t n, std::size_t m, Key hint) {
   std::size_t lo = 0, hi = n;
   int rounds_left = 2 * static_cast<int>(std::bit_width(n)) + 8;  // then fall back: no quadratic worst case
   bool first = true;
   while (hi - lo > 16) {
     if (--rounds_left < 0) {
-      std::nth_element(keys + lo, keys + m, keys + hi, std::greater<uint64_t>());
+      std::nth_element(keys + lo, keys + m, keys + hi, std::greater<Key>());
       return;
     }
     // Median of three: at least one key of the range is above it, and it
     // is not, so both sides below are non-empty and every round shrinks.
     // (The hint may split nothing off; the next round's median then does.)
-    const uint64_t a = keys[lo], b = keys[lo + (hi - lo) / 2], c = keys[hi - 1];
-    const uint64_t pivot =
+    const Key a = keys[lo], b = keys[lo + (hi - lo) / 2], c = keys[hi - 1];
+    const Key pivot =
         first && hint != 0 ? hint : std::max(std::min(a, b), std::min(std::max(a, b), c));
     first = false;
     std::size_t above = lo;  // [lo, above) > pivot, [above, j) <= pivot
     for (std::size_t j = lo; j < hi; ++j) {
-      const uint64_t x = keys[j];
+      const Key x = keys[j];
       keys[j] = keys[above];
       keys[above] = x;
       above += x > pivot;
@@ -106,7 +110,7 @@ void select_largest(uint64_t* keys, std::size_t n, std::size_t m, uint64_t hint)
     else if (m > above) lo = above;
     else return;
   }
-  std::sort(keys + lo, keys + hi, std::greater<uint64_t>());
+  std::sort(keys + lo, keys + hi, std::greater<Key>());
 }
 
 // The usual case (kv_head granularity): a unit is one segment, whose slots
@@ -158,7 +162,7 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
   else
     for (int j = j0; j < j1; ++j) keys[j - j0] = order_key(sc[j], j);
   if (w.pivot_hint.size() <= static_cast<std::size_t>(seg)) w.pivot_hint.resize(seg + 1, 0);
-  select_largest(w.keys.data(), w.keys.size(), static_cast<std::size_t>(room), w.pivot_hint[seg]);
+  select_largest<uint64_t>(w.keys.data(), w.keys.size(), static_cast<std::size_t>(room), w.pivot_hint[seg]);
   const auto first_dropped = w.keys.begin() + room;
   // Next step's hint: the score part of the weakest key kept.
   uint64_t weakest = ~uint64_t{0};
@@ -183,6 +187,103 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
       const int j = static_cast<uint32_t>(w.all_keys[i]);
       if (state[j] == kDropped) rank[j] = i + 1;
     }
+  }
+}
+
+// A shared decision whose segments hold the same positions (always, unless
+// the granularity changed during the run): ranked like
+// choose_in_shared_unit (the mean over the segments, summed in double in
+// unit order) but on slot indices, with the mean's order-preserving bits
+// and the slot packed into one 128-bit key.
+using Key128 = unsigned __int128;
+
+uint64_t order_bits(double score) {
+  uint64_t b;
+  const double canonical = score + 0.0;
+  std::memcpy(&b, &canonical, sizeof b);
+  return (b & (uint64_t{1} << 63)) ? ~b : (b | (uint64_t{1} << 63));
+}
+
+bool holds_same_positions(const KvBook& book, const std::vector<int>& unit) {
+  for (std::size_t u = 1; u < unit.size(); ++u)
+    if (book.positions(unit[u]) != book.positions(unit[0])) return false;
+  return true;
+}
+
+void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std::vector<int>& unit,
+                            const std::function<const std::vector<float>&(int)>& stats, int newest, int step,
+                            SelectionScratch& w, SlotChoice& c) {
+  const auto& r = policy.resolved();
+  const Ranking ranking = policy.ranking();
+  const auto& pos = book.positions(unit[0]);
+  const int len = static_cast<int>(pos.size());
+  const int* p = pos.data();
+  const int j0 = static_cast<int>(std::lower_bound(p, p + len, r.s) - p);
+  const int j1 = static_cast<int>(std::upper_bound(p + j0, p + len, newest - r.w) - p);
+  auto& state = c.state[unit[0]];
+  std::fill(state.begin(), state.begin() + j0, kProtected);
+  std::fill(state.begin() + j0, state.begin() + j1, kKept);
+  std::fill(state.begin() + j1, state.end(), kProtected);
+  auto& rank = c.rank[unit[0]];
+  std::vector<double>& mean = w.mean;
+  mean.assign(len, 0.0);
+  switch (ranking) {
+    case Ranking::Statistic:
+      for (int seg : unit) {
+        const float* st = stats(seg).data();
+        for (int j = 0; j < len; ++j) mean[j] += st[j];
+      }
+      for (int j = 0; j < len; ++j) mean[j] /= static_cast<double>(unit.size());
+      break;
+    case Ranking::Random:
+      for (int j = 0; j < len; ++j) {
+        const auto rnd = philox4(r.params.seed, static_cast<uint32_t>(step), static_cast<uint32_t>(unit[0]),
+                                 static_cast<uint32_t>(p[j]), static_cast<uint32_t>(RandomStream::EvictRandom));
+        mean[j] = uniform01(rnd.v[0]);
+      }
+      break;
+    case Ranking::Recency:
+      for (int j = 0; j < len; ++j) mean[j] = p[j];
+      break;
+    case Ranking::None: break;
+  }
+  const int n_prot = len - (j1 - j0);
+  const int room = std::max(0, r.k - n_prot);
+  if (ranking != Ranking::None && len > r.k && j1 - j0 > room) {
+    auto key = [&](int j) { return (Key128{order_bits(mean[j])} << 64) | static_cast<uint32_t>(j); };
+    w.keys128.resize(j1 - j0);
+    for (int j = j0; j < j1; ++j) w.keys128[j - j0] = key(j);
+    select_largest<Key128>(w.keys128.data(), w.keys128.size(), static_cast<std::size_t>(room), 0);
+    const auto first_dropped = w.keys128.begin() + room;
+    for (auto it = first_dropped; it != w.keys128.end(); ++it) state[static_cast<uint32_t>(*it)] = kDropped;
+    if (policy.evicts()) {
+      // Ranks among all the unit's positions, protected ones included.
+      const std::size_t n_dropped = w.keys128.end() - first_dropped;
+      if (n_dropped <= 16) {
+        for (auto it = first_dropped; it != w.keys128.end(); ++it) {
+          int beaten_by = 0;
+          for (int j = 0; j < len; ++j) beaten_by += key(j) > *it;
+          rank[static_cast<uint32_t>(*it)] = beaten_by + 1;
+        }
+      } else {
+        std::vector<Key128> all(len);
+        for (int j = 0; j < len; ++j) all[j] = key(j);
+        std::sort(all.begin(), all.end(), std::greater<Key128>());
+        for (int i = 0; i < len; ++i) {
+          const int j = static_cast<uint32_t>(all[i]);
+          if (state[j] == kDropped) rank[j] = i + 1;
+        }
+      }
+    }
+  }
+  const bool scored = ranking == Ranking::Statistic || ranking == Ranking::Random;
+  for (int seg : unit) {
+    if (seg != unit[0]) {
+      c.state[seg] = state;
+      c.rank[seg] = rank;
+    }
+    if (scored)
+      for (int j = 0; j < len; ++j) c.score[seg][j] = static_cast<float>(mean[j]);
   }
 }
 
@@ -293,8 +394,12 @@ void choose_slots(const Policy& policy, const KvBook& book,
   if (per_segment) {
     for (int s = 0; s < S; ++s) choose_in_segment(policy, book, s, statistic ? &stats(s) : nullptr, newest, step, scratch, c);
   } else {
-    for (const auto& unit : decision_units(lay, r.granularity))
-      choose_in_shared_unit(policy, book, unit, stats, newest, step, c);
+    for (const auto& unit : decision_units(lay, r.granularity)) {
+      if (holds_same_positions(book, unit))
+        choose_in_aligned_unit(policy, book, unit, stats, newest, step, scratch, c);
+      else
+        choose_in_shared_unit(policy, book, unit, stats, newest, step, c);
+    }
   }
   const bool evicts = policy.evicts();
   for (int s = 0; s < S; ++s) {

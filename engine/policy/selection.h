@@ -38,6 +38,8 @@ SlotChoice choose_slots(const Policy& policy, const KvBook& book,
 struct SelectionScratch {
   std::vector<uint64_t> keys, all_keys;
   std::vector<uint64_t> pivot_hint;  // [segment]: where the last step's partition fell (a speed hint only)
+  std::vector<unsigned __int128> keys128;  // shared decisions: (mean statistic, slot)
+  std::vector<double> mean;
 };
 
 // The same choice into `out`, reusing its storage and the scratch's (a

@@ -173,59 +173,114 @@ TEST(Selection, ModelGranularitySharesOneDecisionAcrossLayers) {
   EXPECT_EQ(kept_positions(b, c, 1), (std::vector<int>{0, 1}));
 }
 
-TEST(Selection, PerHeadChoiceEqualsSortingTheWholeCache) {
-  // The per-segment path partitions packed keys; its kept set and its ranks
-  // must be those of sorting every slot by (score, position), best first.
-  // Scores on a coarse grid, so many tie and the position decides.
-  const int n = 600;
-  KvBook b = book_of(0);
-  {
-    KvLayout lay = b.layout();
-    KvBook big(lay, n);
-    std::vector<int> rope(1);
-    for (int p = 0; p < n; ++p) {
-      rope[0] = p;
-      big.append(p, rope);
-    }
-    b = std::move(big);
-  }
-  std::vector<float> S(n);
-  for (int j = 0; j < n; ++j) S[j] = static_cast<float>(philox4(5, j, 0, 0, 0).v[0] % 50) / 7.0f;
+// Every position of a unit ranked by sorting, from the definition: the
+// mean statistic (in double, over the segments holding the position, in
+// segment order), the newer position first on ties; sinks and the recent
+// window protected; the best k - |protected| of the rest kept. The choice
+// of every segment must match, and so must the ranks of dropped slots.
+void expect_choice_equals_sorting(const KvBook& b, const std::vector<std::vector<float>>& S, Granularity g) {
+  const int segs = b.layout().n_segments();
+  int newest = 0;
+  for (int s = 0; s < segs; ++s) newest = std::max(newest, b.positions(s).back());
+  const int n = newest + 1;
   struct Case {
     PolicyKind kind;
     std::optional<std::string> window;
     std::optional<int> sinks;
   };
-  for (const Case& pc : {Case{PolicyKind::H2O}, Case{PolicyKind::H2O, "20", 4}, Case{PolicyKind::Random},
-                         Case{PolicyKind::Window}, Case{PolicyKind::Sink}, Case{PolicyKind::Ideal}}) {
+  for (const Case& pc : {Case{PolicyKind::H2O}, Case{PolicyKind::H2O, "20", 4}, Case{PolicyKind::TOVA},
+                         Case{PolicyKind::Random}, Case{PolicyKind::Window}, Case{PolicyKind::Sink},
+                         Case{PolicyKind::Ideal}}) {
     const PolicyKind kind = pc.kind;
     for (const char* budget : {"100", "590"}) {  // many dropped (sorted ranks) and few (counted ranks)
-      const auto pol = policy(kind, budget, n, pc.window, pc.sinks);
-      const auto c = choose_slots(*pol, b, [&](int) -> const std::vector<float>& { return S; }, n - 1, 3);
+      const auto pol = policy(kind, budget, n, pc.window, pc.sinks, g);
+      const auto c = choose_slots(*pol, b, [&](int s) -> const std::vector<float>& { return S[s]; }, newest, 3);
       const auto& r = pol->resolved();
-      std::vector<int> order(n);
-      for (int j = 0; j < n; ++j) order[j] = j;
-      auto score = [&](int j) -> double {
-        return kind == PolicyKind::Window || kind == PolicyKind::Sink ? j
-               : kind == PolicyKind::Random                          ? c.score[0][j]
-                                                                     : S[j];
+      std::vector<double> mean(n, 0.0), random(n, 0.0);
+      std::vector<int> count(n, 0);
+      for (int s = 0; s < segs; ++s)
+        for (int j = 0; j < b.len(s); ++j) {
+          const int p = b.positions(s)[j];
+          mean[p] += S[s][j];
+          ++count[p];
+          random[p] = c.score[s][j];  // the random policy's draws, as it reports them
+        }
+      std::vector<int> order;
+      for (int p = 0; p < n; ++p)
+        if (count[p] > 0) {
+          mean[p] /= count[p];
+          order.push_back(p);
+        }
+      auto score = [&](int p) -> double {
+        return kind == PolicyKind::Window || kind == PolicyKind::Sink ? p
+               : kind == PolicyKind::Random                          ? random[p]
+                                                                     : mean[p];
       };
-      std::sort(order.begin(), order.end(), [&](int a, int d) {
-        return score(a) != score(d) ? score(a) > score(d) : a > d;
+      std::sort(order.begin(), order.end(), [&](int x, int y) {
+        return score(x) != score(y) ? score(x) > score(y) : x > y;
       });
+      auto prot = [&](int p) { return p < r.s || p > newest - r.w; };
       int room = r.k;
-      for (int j = 0; j < n; ++j) room -= (j < r.s || j > n - 1 - r.w);
+      for (int p : order) room -= prot(p);
+      std::vector<uint8_t> want(n);
+      std::vector<int> want_rank(n, 0);
       int taken = 0;
-      for (int i = 0; i < n; ++i) {
-        const int j = order[i];
-        const bool prot = j < r.s || j > n - 1 - r.w;
-        const bool keep = prot || taken++ < room;
-        ASSERT_EQ(c.state[0][j], prot ? kProtected : keep ? kKept : kDropped)
-            << "policy " << static_cast<int>(kind) << " budget " << budget << " slot " << j;
-        if (pol->evicts()) ASSERT_EQ(c.rank[0][j], keep ? 0 : i + 1) << "slot " << j;
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        const int p = order[i];
+        const bool keep = prot(p) || taken++ < room;
+        want[p] = prot(p) ? kProtected : keep ? kKept : kDropped;
+        if (!keep && pol->evicts()) want_rank[p] = static_cast<int>(i) + 1;
       }
+      for (int s = 0; s < segs; ++s)
+        for (int j = 0; j < b.len(s); ++j) {
+          const int p = b.positions(s)[j];
+          ASSERT_EQ(c.state[s][j], want[p]) << "policy " << static_cast<int>(kind) << " budget " << budget
+                                            << " segment " << s << " position " << p;
+          ASSERT_EQ(c.rank[s][j], want_rank[p]) << "policy " << static_cast<int>(kind) << " budget " << budget
+                                                << " segment " << s << " position " << p;
+        }
     }
   }
+}
+
+// A 600-position cache of `g` KV heads in one layer.
+KvBook big_book(int g) {
+  KvLayout lay = book_of(0, g).layout();
+  KvBook big(lay, 600);
+  std::vector<int> rope(g);
+  for (int p = 0; p < 600; ++p) {
+    std::fill(rope.begin(), rope.end(), p);
+    big.append(p, rope);
+  }
+  return big;
+}
+
+// Scores on a coarse grid, so many tie and the position decides.
+std::vector<std::vector<float>> grid_scores(const KvBook& b) {
+  std::vector<std::vector<float>> S(b.layout().n_segments());
+  for (int s = 0; s < b.layout().n_segments(); ++s)
+    for (int j = 0; j < b.len(s); ++j) S[s].push_back(static_cast<float>(philox4(5, j, s, 0, 0).v[0] % 50) / 7.0f);
+  return S;
+}
+
+TEST(Selection, PerHeadChoiceEqualsSortingTheWholeCache) {
+  // The per-segment path partitions packed keys.
+  const KvBook b = big_book(1);
+  expect_choice_equals_sorting(b, grid_scores(b), Granularity::KvHead);
+}
+
+TEST(Selection, SharedChoiceEqualsSortingTheWholeCache) {
+  // Three KV heads decide together: the same positions in each (128-bit
+  // keys of the double mean), then different positions (a head evicted on
+  // its own before: the general path, where a position's mean is over the
+  // heads holding it).
+  KvBook b = big_book(3);
+  expect_choice_equals_sorting(b, grid_scores(b), Granularity::Layer);
+  std::vector<int> keep;
+  for (int j = 0; j < 600; ++j)
+    if (j % 9 != 4) keep.push_back(j);
+  b.retain(1, keep);
+  expect_choice_equals_sorting(b, grid_scores(b), Granularity::Layer);
 }
 
 }  // namespace
