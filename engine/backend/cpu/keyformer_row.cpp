@@ -9,8 +9,8 @@
 // loops next to the baseline SSE2 one, picked at load time (GCC function
 // multiversioning): four and two times the lanes for Philox and the log/exp
 // arithmetic. The values are the same in all: every operation is
-// IEEE-rounded and nothing is contracted into FMA; only the order of the
-// softmax's sum follows the vector width.
+// IEEE-rounded, nothing is contracted into FMA, and the softmax's max and
+// sum run in fixed lanes.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define KVSCOPE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
@@ -30,10 +30,11 @@ KVSCOPE_SIMD_CLONES void philox4_batch(uint64_t seed, uint32_t c0, const uint32_
     uint32_t x0 = c0, x1 = c1[i], x2 = c2, x3 = c3;
     uint32_t k0 = k0_init, k1 = k1_init;
     for (int round = 0; round < 10; ++round) {
-      const uint64_t p0 = uint64_t{0xD2511F53u} * x0;
-      const uint64_t p1 = uint64_t{0xCD9E8D57u} * x2;
-      const uint32_t hi0 = static_cast<uint32_t>(p0 >> 32), lo0 = static_cast<uint32_t>(p0);
-      const uint32_t hi1 = static_cast<uint32_t>(p1 >> 32), lo1 = static_cast<uint32_t>(p1);
+      // The high and low halves written as two products: the compiler then
+      // takes a 32-bit multiply for the low half and a high-part multiply
+      // for the other, instead of widening every lane to 64 bits.
+      const uint32_t hi0 = static_cast<uint32_t>((uint64_t{0xD2511F53u} * x0) >> 32), lo0 = 0xD2511F53u * x0;
+      const uint32_t hi1 = static_cast<uint32_t>((uint64_t{0xCD9E8D57u} * x2) >> 32), lo1 = 0xCD9E8D57u * x2;
       x0 = hi1 ^ x1 ^ k0;
       x1 = lo1;
       x2 = hi0 ^ x3 ^ k1;
@@ -50,33 +51,50 @@ KVSCOPE_SIMD_CLONES void philox4_batch(uint64_t seed, uint32_t c0, const uint32_
 
 namespace {
 
-// out = softmax(z) in place; -inf entries give 0.
-[[gnu::always_inline]] inline void softmax_in_place(float* z, int len) {
-  float mx = -std::numeric_limits<float>::infinity();
-#pragma omp simd reduction(max : mx)
-  for (int j = 0; j < len; ++j) mx = std::max(mx, z[j]);
+// Loops below run over whole groups of kGroup slots (the widest vector), the
+// rows padded with slots that contribute nothing, so no scalar remainder
+// loop runs the log/log/exp chain one slot at a time.
+constexpr int kGroup = 16;
+int padded(int n) { return (n + kGroup - 1) / kGroup * kGroup; }
+
+// z = softmax(z) in place over n = padded(len) entries; -inf entries (the
+// masked slots and the padding) give 0. The max and the sum are taken in
+// kGroup fixed lanes and the lanes combined in a fixed order, so the result
+// is the same whichever vector width runs it.
+[[gnu::always_inline]] inline void softmax_in_place(float* z, int n) {
+  float lane_max[kGroup];
+  std::fill(lane_max, lane_max + kGroup, -std::numeric_limits<float>::infinity());
+  for (int g0 = 0; g0 < n; g0 += kGroup)
+#pragma omp simd
+    for (int t = 0; t < kGroup; ++t) lane_max[t] = z[g0 + t] > lane_max[t] ? z[g0 + t] : lane_max[t];
+  float mx = lane_max[0];
+  for (int t = 1; t < kGroup; ++t) mx = lane_max[t] > mx ? lane_max[t] : mx;
+  double lane_sum[kGroup] = {};
+  for (int g0 = 0; g0 < n; g0 += kGroup)
+#pragma omp simd
+    for (int t = 0; t < kGroup; ++t) {
+      const float e = fm::exp_nonpos(z[g0 + t] - mx);
+      z[g0 + t] = e;
+      lane_sum[t] += e;
+    }
   double sum = 0;
-#pragma omp simd reduction(+ : sum)
-  for (int j = 0; j < len; ++j) {
-    const float e = fm::exp_nonpos(z[j] - mx);
-    z[j] = e;
-    sum += e;
-  }
+  for (int t = 0; t < kGroup; ++t) sum += lane_sum[t];
   const float inv = static_cast<float>(1.0 / sum);
 #pragma omp simd
-  for (int j = 0; j < len; ++j) z[j] *= inv;
+  for (int j = 0; j < n; ++j) z[j] *= inv;
 }
 
 // Gumbel noise draws for a row: block pos / 4 of each slot, word pos % 4
 // (keyformer_noise_block and keyformer_noise_from). Slots hold ascending
 // positions, so a block's slots are neighbours and each block is drawn
-// once. Afterwards word k of the block of slot j is
-// draws[k * len + slot_block[j]].
+// once. Afterwards slot j's word is draws[word_at[j]].
 [[gnu::always_inline]] inline void gumbel_draws(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head,
                                                 const int* pos, int len, KeyformerRowScratch& s) {
-  s.block.resize(len + 1);
+  const int stride = padded(len);  // room for the draws of up to len blocks, in whole groups
+  s.block.resize(stride + 1);
   s.slot_block.resize(len);
-  s.draws.resize(4 * static_cast<std::size_t>(len));
+  s.word_at.assign(stride, 0);  // padding slots read word 0
+  s.draws.resize(4 * static_cast<std::size_t>(stride));
   const uint32_t first = keyformer_noise_block(NoiseKind::Gumbel, static_cast<uint32_t>(pos[0]));
   const uint32_t last = keyformer_noise_block(NoiseKind::Gumbel, static_cast<uint32_t>(pos[len - 1]));
   int nb = 0;
@@ -85,7 +103,6 @@ namespace {
     // every block of the span, empty ones too, and skip finding the
     // distinct ones.
     nb = static_cast<int>(last - first) + 1;
-    for (int i = 0; i < nb; ++i) s.block[i] = first + static_cast<uint32_t>(i);
     for (int j = 0; j < len; ++j)
       s.slot_block[j] = static_cast<int32_t>(keyformer_noise_block(NoiseKind::Gumbel, static_cast<uint32_t>(pos[j])) - first);
   } else {
@@ -98,29 +115,45 @@ namespace {
       prev = b;
     }
   }
+  const int nb_padded = padded(nb);
+  if (last - first < static_cast<uint32_t>(len))
+    for (int i = 0; i < nb_padded; ++i) s.block[i] = first + static_cast<uint32_t>(i);
+  else
+    std::fill(s.block.begin() + nb, s.block.begin() + nb_padded, 0u);  // drawn, never read
+  for (int j = 0; j < len; ++j) s.word_at[j] = (pos[j] & 3) * stride + s.slot_block[j];
   // The counter of keyformer_noise_draw(): (qpos, block, layer:head, stream).
   uint32_t* d = s.draws.data();
   philox4_batch(rule.seed, qpos, s.block.data(), (layer << 16) | (head & 0xffffu),
-                static_cast<uint32_t>(RandomStream::PolicyNoise), nb, d, d + len, d + 2 * len, d + 3 * len);
+                static_cast<uint32_t>(RandomStream::PolicyNoise), nb_padded, d, d + stride, d + 2 * stride,
+                d + 3 * stride);
 }
 
 }  // namespace
 
-KVSCOPE_SIMD_CLONES void keyformer_score_row(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head, const int* pos,
-                         const float* logits, int len, float* out, KeyformerRowScratch& scratch) {
+KVSCOPE_SIMD_CLONES void keyformer_score_row(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head,
+                                             const int* pos, const float* logits, int len, float* out,
+                                             KeyformerRowScratch& scratch) {
   if (len <= 0) return;
   const float tau = rule.tau;
+  const int n = padded(len);
+  scratch.z.resize(n);
+  float* z = scratch.z.data();
+  std::copy(logits, logits + len, z);
+  std::fill(z + len, z + n, -std::numeric_limits<float>::infinity());  // padding: weight 0
   if (rule.noise == NoiseKind::Gumbel) {
     gumbel_draws(rule, qpos, layer, head, pos, len, scratch);
     const uint32_t* d = scratch.draws.data();
-    const int32_t* sb = scratch.slot_block.data();
+    const int32_t* word_at = scratch.word_at.data();
+    for (int g0 = 0; g0 < n; g0 += kGroup) {
 #pragma omp simd
-    for (int j = 0; j < len; ++j) {
-      const uint32_t w = d[(pos[j] & 3) * len + sb[j]];
-      // uniform_open01 and -log(-log u), as keyformer_noise_from computes them.
-      const float u = (static_cast<float>(static_cast<int32_t>(w >> 8)) + 0.5f) * (1.0f / 16777216.0f);
-      const float g = -fm::log_pos(-fm::log_pos(u));
-      out[j] = (logits[j] + g) / tau;
+      for (int t = 0; t < kGroup; ++t) {
+        const int j = g0 + t;
+        const uint32_t w = d[word_at[j]];
+        // uniform_open01 and -log(-log u), as keyformer_noise_from computes them.
+        const float u = (static_cast<float>(static_cast<int32_t>(w >> 8)) + 0.5f) * (1.0f / 16777216.0f);
+        const float g = -fm::log_pos(-fm::log_pos(u));
+        z[j] = (z[j] + g) / tau;
+      }
     }
   } else if (rule.noise == NoiseKind::Gaussian) {
     // Box-Muller needs a cosine as well; the paper's ablation, kept scalar.
@@ -133,13 +166,14 @@ KVSCOPE_SIMD_CLONES void keyformer_score_row(const SlotStatRule& rule, uint32_t 
         draw = keyformer_noise_draw(rule.seed, qpos, layer, head, block);
         cached = block;
       }
-      out[j] = (logits[j] + keyformer_noise_from(rule.noise, draw, kpos)) / tau;
+      z[j] = (z[j] + keyformer_noise_from(rule.noise, draw, kpos)) / tau;
     }
   } else {
     const float c = keyformer_noise(rule.noise, 0, 0, 0, 0, 0);
-    for (int j = 0; j < len; ++j) out[j] = (logits[j] + c) / tau;
+    for (int j = 0; j < len; ++j) z[j] = (z[j] + c) / tau;
   }
-  softmax_in_place(out, len);
+  softmax_in_place(z, n);
+  std::copy(z, z + len, out);
 }
 
 }  // namespace kvscope::cpu
