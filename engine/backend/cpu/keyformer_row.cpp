@@ -27,25 +27,26 @@ KVSCOPE_SIMD_CLONES void philox4_batch(uint64_t seed, uint32_t c0, const uint32_
   const uint32_t k0_init = static_cast<uint32_t>(seed), k1_init = static_cast<uint32_t>(seed >> 32);
 #pragma omp simd
   for (int i = 0; i < n; ++i) {
-    uint32_t x0 = c0, x1 = c1[i], x2 = c2, x3 = c3;
-    uint32_t k0 = k0_init, k1 = k1_init;
+    // The words live in 64-bit lanes (upper halves zero), so each round's
+    // two products are plain 32x32->64 multiplies of the low halves, which
+    // every x86 vector unit has (pmuludq).
+    constexpr uint64_t kLow = 0xffffffffu;
+    uint64_t x0 = c0, x1 = c1[i], x2 = c2, x3 = c3;
+    uint64_t k0 = k0_init, k1 = k1_init;
     for (int round = 0; round < 10; ++round) {
-      // The high and low halves written as two products: the compiler then
-      // takes a 32-bit multiply for the low half and a high-part multiply
-      // for the other, instead of widening every lane to 64 bits.
-      const uint32_t hi0 = static_cast<uint32_t>((uint64_t{0xD2511F53u} * x0) >> 32), lo0 = 0xD2511F53u * x0;
-      const uint32_t hi1 = static_cast<uint32_t>((uint64_t{0xCD9E8D57u} * x2) >> 32), lo1 = 0xCD9E8D57u * x2;
-      x0 = hi1 ^ x1 ^ k0;
-      x1 = lo1;
-      x2 = hi0 ^ x3 ^ k1;
-      x3 = lo0;
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
+      const uint64_t p0 = uint64_t{0xD2511F53u} * (x0 & kLow);
+      const uint64_t p1 = uint64_t{0xCD9E8D57u} * (x2 & kLow);
+      x0 = ((p1 >> 32) ^ x1 ^ k0) & kLow;
+      x1 = p1 & kLow;
+      x2 = ((p0 >> 32) ^ x3 ^ k1) & kLow;
+      x3 = p0 & kLow;
+      k0 = (k0 + 0x9E3779B9u) & kLow;
+      k1 = (k1 + 0xBB67AE85u) & kLow;
     }
-    w0[i] = x0;
-    w1[i] = x1;
-    w2[i] = x2;
-    w3[i] = x3;
+    w0[i] = static_cast<uint32_t>(x0);
+    w1[i] = static_cast<uint32_t>(x1);
+    w2[i] = static_cast<uint32_t>(x2);
+    w3[i] = static_cast<uint32_t>(x3);
   }
 }
 
