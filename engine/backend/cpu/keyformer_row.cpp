@@ -11,7 +11,7 @@
 // arithmetic. The values are the same in all: every operation is
 // IEEE-rounded, nothing is contracted into FMA, and the softmax's max and
 // sum run in fixed lanes.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(KVSCOPE_NO_SIMD_CLONES)
 #define KVSCOPE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define KVSCOPE_SIMD_CLONES

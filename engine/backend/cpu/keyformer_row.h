@@ -3,8 +3,10 @@
 // every slot's absolute position. It runs for every head, layer and step,
 // over the whole cache, so it is written for SIMD: the Philox draws of the
 // row's distinct noise blocks in one vectorisable batch, then log, log, exp
-// and the sums as straight loops (common/float_math.h). The values equal
-// keyformer_noise() and a scalar softmax up to the order of the sum.
+// and the sums as straight loops (common/float_math.h). The noise equals
+// keyformer_noise() bit for bit; the softmax sums in 16 fixed lanes, so the
+// row is the same bits whichever instruction set runs it (an SSE2, an AVX2,
+// an AVX-512 and an unoptimised build agree on every bit).
 #pragma once
 
 #include <cstdint>
