@@ -34,9 +34,11 @@ KVSCOPE_HD r123::Philox4x32::ctr_type philox4(uint64_t seed, uint32_t c0, uint32
 
 // A uniform float in [0, 1) from the top 24 bits of a word (exact in fp32).
 KVSCOPE_HD float uniform01(uint32_t x) { return static_cast<float>(x >> 8) * (1.0f / 16777216.0f); }
-// A uniform float in (0, 1): never 0, so -log(u) is finite.
+// A uniform float in (0, 1), never 0 or 1, so -log(-log u) is finite: the
+// midpoints (k + 1/2) / 2^23 of the top 23 bits. All are exact in fp32; with
+// 24 bits the top one, 2^24 - 1/2, would round to 2^24 and give u = 1.
 KVSCOPE_HD float uniform_open01(uint32_t x) {
-  return (static_cast<float>(x >> 8) + 0.5f) * (1.0f / 16777216.0f);
+  return (static_cast<float>(x >> 9) + 0.5f) * (1.0f / 8388608.0f);
 }
 
 }  // namespace kvscope

@@ -70,6 +70,25 @@ TEST(FloatMath, ExpIsWithinTwoUlpOnTheSoftmaxRange) {
   EXPECT_EQ(fm::exp_nonpos(-100.0f), 0.0f);
 }
 
+TEST(KeyformerRow, NoiseIsFiniteAtTheEndsOfTheUniformRange) {
+  // A Philox word of all ones once gave u = 1 (the 24-bit midpoint rounded
+  // up), then -log(-log u) = +inf and a NaN score for the rest of the run.
+  for (uint32_t w : {0x00000000u, 0x000001ffu, 0xffffff6fu, 0xffffffffu}) {
+    const float u = uniform_open01(w);
+    EXPECT_GT(u, 0.0f) << std::hex << w;
+    EXPECT_LT(u, 1.0f) << std::hex << w;
+    r123::Philox4x32::ctr_type r = {{w, w, w, w}};
+    for (NoiseKind kind : {NoiseKind::Gumbel, NoiseKind::Gaussian}) {
+      const float g = keyformer_noise_from(kind, r, 0);
+      EXPECT_TRUE(std::isfinite(g)) << std::hex << w;
+    }
+  }
+  // The Gumbel noise's range: -log(-log u) for the smallest and largest u.
+  EXPECT_NEAR(keyformer_noise_from(NoiseKind::Gumbel, {{0u, 0u, 0u, 0u}}, 0), -std::log(-std::log(std::ldexp(1.0, -24))), 1e-5);
+  EXPECT_NEAR(keyformer_noise_from(NoiseKind::Gumbel, {{~0u, ~0u, ~0u, ~0u}}, 0),
+              -std::log(-std::log1p(-std::ldexp(1.0, -24))), 1e-4);
+}
+
 TEST(KeyformerRow, BatchedPhiloxMatchesRandom123) {
   std::vector<uint32_t> c1;
   for (uint32_t i = 0; i < 1000; ++i) c1.push_back(i * 2654435761u);

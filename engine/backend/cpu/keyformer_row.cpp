@@ -151,7 +151,7 @@ KVSCOPE_SIMD_CLONES void keyformer_score_row(const SlotStatRule& rule, uint32_t 
         const int j = g0 + t;
         const uint32_t w = d[word_at[j]];
         // uniform_open01 and -log(-log u), as keyformer_noise_from computes them.
-        const float u = (static_cast<float>(static_cast<int32_t>(w >> 8)) + 0.5f) * (1.0f / 16777216.0f);
+        const float u = (static_cast<float>(static_cast<int32_t>(w >> 9)) + 0.5f) * (1.0f / 8388608.0f);
         const float g = -fm::log_pos(-fm::log_pos(u));
         z[j] = (z[j] + g) / tau;
       }
