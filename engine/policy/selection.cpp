@@ -113,6 +113,28 @@ void select_largest(Key* keys, std::size_t n, std::size_t m, Key hint) {
   std::sort(keys + lo, keys + hi, std::greater<Key>());
 }
 
+// Ranks (1 = best) of the dropped keys among all of a unit's keys
+// (protected ones included), written to rank[slot], the slot being a key's
+// low 32 bits. Few dropped (the usual decode step): count the keys above
+// each; many (a one-shot prefill eviction): sort once.
+template <typename Key>
+void rank_dropped(std::vector<Key>& all, const Key* dropped, std::size_t n_dropped, std::vector<int>& rank) {
+  if (n_dropped <= 16) {
+    for (std::size_t d = 0; d < n_dropped; ++d) {
+      int beaten_by = 0;
+      for (const Key& k : all) beaten_by += k > dropped[d];
+      rank[static_cast<uint32_t>(dropped[d])] = beaten_by + 1;
+    }
+    return;
+  }
+  for (std::size_t d = 0; d < n_dropped; ++d) rank[static_cast<uint32_t>(dropped[d])] = -1;  // to be ranked
+  std::sort(all.begin(), all.end(), std::greater<Key>());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const uint32_t j = static_cast<uint32_t>(all[i]);
+    if (rank[j] == -1) rank[j] = static_cast<int>(i) + 1;
+  }
+}
+
 // The usual case (kv_head granularity): a unit is one segment, whose slots
 // hold distinct positions, so slot indices serve as entries directly.
 void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const std::vector<float>* stat, int newest,
@@ -170,24 +192,10 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
   w.pivot_hint[seg] = room > 0 ? weakest & ~uint64_t{0xffffffffu} : 0;
   for (auto it = first_dropped; it != w.keys.end(); ++it) state[static_cast<uint32_t>(*it)] = kDropped;
   if (!policy.evicts()) return;  // ideal: ranking its whole cache every step is not needed by anyone
-  // Ranks (1 = best) among all the unit's entries, protected ones included.
   w.all_keys.resize(len);
   for (int j = 0; j < len; ++j)
     w.all_keys[j] = order_key(ranking == Ranking::Recency ? static_cast<float>(pos[j]) : score[j], j);
-  const std::size_t n_dropped = w.keys.end() - first_dropped;
-  if (n_dropped <= 16) {
-    for (auto it = first_dropped; it != w.keys.end(); ++it) {
-      int beaten_by = 0;
-      for (uint64_t k : w.all_keys) beaten_by += k > *it;
-      rank[static_cast<uint32_t>(*it)] = beaten_by + 1;
-    }
-  } else {
-    std::sort(w.all_keys.begin(), w.all_keys.end(), std::greater<uint64_t>());
-    for (int i = 0; i < len; ++i) {
-      const int j = static_cast<uint32_t>(w.all_keys[i]);
-      if (state[j] == kDropped) rank[j] = i + 1;
-    }
-  }
+  rank_dropped<uint64_t>(w.all_keys, &*first_dropped, w.keys.end() - first_dropped, rank);
 }
 
 // A shared decision whose segments hold the same positions (always, unless
@@ -257,23 +265,9 @@ void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std:
     const auto first_dropped = w.keys128.begin() + room;
     for (auto it = first_dropped; it != w.keys128.end(); ++it) state[static_cast<uint32_t>(*it)] = kDropped;
     if (policy.evicts()) {
-      // Ranks among all the unit's positions, protected ones included.
-      const std::size_t n_dropped = w.keys128.end() - first_dropped;
-      if (n_dropped <= 16) {
-        for (auto it = first_dropped; it != w.keys128.end(); ++it) {
-          int beaten_by = 0;
-          for (int j = 0; j < len; ++j) beaten_by += key(j) > *it;
-          rank[static_cast<uint32_t>(*it)] = beaten_by + 1;
-        }
-      } else {
-        std::vector<Key128> all(len);
-        for (int j = 0; j < len; ++j) all[j] = key(j);
-        std::sort(all.begin(), all.end(), std::greater<Key128>());
-        for (int i = 0; i < len; ++i) {
-          const int j = static_cast<uint32_t>(all[i]);
-          if (state[j] == kDropped) rank[j] = i + 1;
-        }
-      }
+      w.all_keys128.resize(len);
+      for (int j = 0; j < len; ++j) w.all_keys128[j] = key(j);
+      rank_dropped<Key128>(w.all_keys128, &*first_dropped, w.keys128.end() - first_dropped, rank);
     }
   }
   const bool scored = ranking == Ranking::Statistic || ranking == Ranking::Random;

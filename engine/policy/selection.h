@@ -38,7 +38,7 @@ SlotChoice choose_slots(const Policy& policy, const KvBook& book,
 struct SelectionScratch {
   std::vector<uint64_t> keys, all_keys;
   std::vector<uint64_t> pivot_hint;  // [segment]: where the last step's partition fell (a speed hint only)
-  std::vector<unsigned __int128> keys128;  // shared decisions: (mean statistic, slot)
+  std::vector<unsigned __int128> keys128, all_keys128;  // shared decisions: (mean statistic, slot)
   std::vector<double> mean;
 };
 
