@@ -84,6 +84,21 @@ uint64_t order_key(float score, int pos) {
 // result does not depend on it).
 template <typename Key>
 void select_largest(Key* keys, std::size_t n, std::size_t m, Key hint) {
+  if (m < n && n - m <= 4) {
+    // A decode step usually drops one slot per unit: move the few smallest
+    // keys to the end, one branch-free minimum scan each.
+    for (std::size_t end = n; end > m; --end) {
+      std::size_t at = 0;
+      Key smallest = keys[0];
+      for (std::size_t j = 1; j < end; ++j) {
+        const bool less = keys[j] < smallest;
+        smallest = less ? keys[j] : smallest;
+        at = less ? j : at;
+      }
+      std::swap(keys[at], keys[end - 1]);
+    }
+    return;
+  }
   std::size_t lo = 0, hi = n;
   int rounds_left = 2 * static_cast<int>(std::bit_width(n)) + 8;  // then fall back: no quadratic worst case
   bool first = true;

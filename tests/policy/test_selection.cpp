@@ -192,7 +192,7 @@ void expect_choice_equals_sorting(const KvBook& b, const std::vector<std::vector
                          Case{PolicyKind::Random}, Case{PolicyKind::Window}, Case{PolicyKind::Sink},
                          Case{PolicyKind::Ideal}}) {
     const PolicyKind kind = pc.kind;
-    for (const char* budget : {"100", "590"}) {  // many dropped (sorted ranks) and few (counted ranks)
+    for (const char* budget : {"100", "590", "598"}) {  // many dropped (sorted ranks), few (counted), two (minimum scans)
       const auto pol = policy(kind, budget, n, pc.window, pc.sinks, g);
       const auto c = choose_slots(*pol, b, [&](int s) -> const std::vector<float>& { return S[s]; }, newest, 3);
       const auto& r = pol->resolved();
