@@ -1,0 +1,116 @@
+// Ranking slots by packed integer keys: a slot's statistic made into
+// order-preserving bits, above its slot index, so "better" is plain integer
+// comparison (higher statistic first, then the newer slot) and the best m
+// of a unit can be found by partitioning integers rather than indices
+// through a comparator. Used by the slot selection every decode step.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+namespace kvscope {
+
+// A slot's place in `better` order as one integer, larger = better: the
+// score's bits made order-preserving (scores are finite; +0 stands for -0,
+// which `better` treats as equal) above the position. Partitioning packed
+// keys costs a fraction of partitioning indices through a comparator, which
+// matters for ideal, which partitions its whole cache every step.
+inline uint64_t order_key(float score, int pos) {
+  uint32_t b;
+  const float canonical = score + 0.0f;
+  std::memcpy(&b, &canonical, sizeof b);
+  b = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+  return (uint64_t{b} << 32) | static_cast<uint32_t>(pos);
+}
+
+// Reorders keys[0, n) so that keys[0, m) are the m largest (keys are
+// distinct). Quickselect with a branch-free partition: the keys are close
+// to random, so std::nth_element's comparisons mispredict about half the
+// time, and ideal runs this over its whole cache for every kv head and step.
+// `hint`, when not 0, is the first round's pivot: the last step's threshold
+// of the same segment, which usually splits the keys near m at once (the
+// result does not depend on it).
+template <typename Key>
+inline void select_largest(Key* keys, std::size_t n, std::size_t m, Key hint) {
+  if (m < n && n - m <= 4) {
+    // A decode step usually drops one slot per unit: move the few smallest
+    // keys to the end, one branch-free minimum scan each.
+    for (std::size_t end = n; end > m; --end) {
+      std::size_t at = 0;
+      Key smallest = keys[0];
+      for (std::size_t j = 1; j < end; ++j) {
+        const bool less = keys[j] < smallest;
+        smallest = less ? keys[j] : smallest;
+        at = less ? j : at;
+      }
+      std::swap(keys[at], keys[end - 1]);
+    }
+    return;
+  }
+  std::size_t lo = 0, hi = n;
+  int rounds_left = 2 * static_cast<int>(std::bit_width(n)) + 8;  // then fall back: no quadratic worst case
+  bool first = true;
+  while (hi - lo > 16) {
+    if (--rounds_left < 0) {
+      std::nth_element(keys + lo, keys + m, keys + hi, std::greater<Key>());
+      return;
+    }
+    // Median of three: at least one key of the range is above it, and it
+    // is not, so both sides below are non-empty and every round shrinks.
+    // (The hint may split nothing off; the next round's median then does.)
+    const Key a = keys[lo], b = keys[lo + (hi - lo) / 2], c = keys[hi - 1];
+    const Key pivot =
+        first && hint != 0 ? hint : std::max(std::min(a, b), std::min(std::max(a, b), c));
+    first = false;
+    std::size_t above = lo;  // [lo, above) > pivot, [above, j) <= pivot
+    for (std::size_t j = lo; j < hi; ++j) {
+      const Key x = keys[j];
+      keys[j] = keys[above];
+      keys[above] = x;
+      above += x > pivot;
+    }
+    if (m < above) hi = above;
+    else if (m > above) lo = above;
+    else return;
+  }
+  std::sort(keys + lo, keys + hi, std::greater<Key>());
+}
+
+// Ranks (1 = best) of the dropped keys among all of a unit's keys
+// (protected ones included), written to rank[slot], the slot being a key's
+// low 32 bits. Few dropped (the usual decode step): count the keys above
+// each; many (a one-shot prefill eviction): sort once.
+template <typename Key>
+inline void rank_dropped(std::vector<Key>& all, const Key* dropped, std::size_t n_dropped, std::vector<int>& rank) {
+  if (n_dropped <= 16) {
+    for (std::size_t d = 0; d < n_dropped; ++d) {
+      int beaten_by = 0;
+      for (const Key& k : all) beaten_by += k > dropped[d];
+      rank[static_cast<uint32_t>(dropped[d])] = beaten_by + 1;
+    }
+    return;
+  }
+  for (std::size_t d = 0; d < n_dropped; ++d) rank[static_cast<uint32_t>(dropped[d])] = -1;  // to be ranked
+  std::sort(all.begin(), all.end(), std::greater<Key>());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const uint32_t j = static_cast<uint32_t>(all[i]);
+    if (rank[j] == -1) rank[j] = static_cast<int>(i) + 1;
+  }
+}
+
+// The same for a double statistic (the mean of a shared decision) with the
+// slot in the low 64 bits of a 128-bit key.
+using Key128 = unsigned __int128;
+
+inline uint64_t order_bits(double score) {
+  uint64_t b;
+  const double canonical = score + 0.0;
+  std::memcpy(&b, &canonical, sizeof b);
+  return (b & (uint64_t{1} << 63)) ? ~b : (b | (uint64_t{1} << 63));
+}
+
+}  // namespace kvscope
