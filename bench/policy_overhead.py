@@ -5,8 +5,10 @@ every evicting policy, as the Markdown table of bench/README.md:
   python3 bench/policy_overhead.py [--cli build/release/app/cli/kvscope-cli] [--device cpu]
 
 Each row is one `kvscope-cli bench --policy P --budget 50% --json` run (best
-of --repeats interleaved runs of the bare backend, the full-cache session and
-the policy session, everything recorded). Run it on an idle machine.
+of --repeats, default 15, interleaved runs of the bare backend, the
+full-cache session and the policy session, everything recorded). Run it on
+an idle machine; `--budget 90%` shows the policies' own cost where the
+smaller cache pays for little.
 """
 import argparse
 import json
