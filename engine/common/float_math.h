@@ -23,24 +23,14 @@
 
 namespace kvscope::fm {
 
-KVSCOPE_FM uint32_t bits_of(float x) {
-#ifdef __CUDA_ARCH__
-  return __float_as_uint(x);
-#else
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-#endif
-}
-
-KVSCOPE_FM float float_of(uint32_t u) {
-#ifdef __CUDA_ARCH__
-  return __uint_as_float(u);
-#else
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-#endif
+// The same bits as another 4-byte type (memcpy is the defined way in C++
+// and compiles to a register move, on the host and in device code alike).
+template <typename To, typename From>
+KVSCOPE_FM To same_bits(From x) {
+  static_assert(sizeof(To) == sizeof(From));
+  To y;
+  memcpy(&y, &x, sizeof y);
+  return y;
 }
 
 // ln x for positive normal x. x = m * 2^e with m in [sqrt(1/2), sqrt(2)),
@@ -48,11 +38,11 @@ KVSCOPE_FM float float_of(uint32_t u) {
 // series to s^9 (the next term is below 2^-27 of the sum); ln 2 is split in
 // a part exact in float times any exponent and a remainder.
 KVSCOPE_FM float log_pos(float x) {
-  const uint32_t b = bits_of(x);
+  const uint32_t b = same_bits<uint32_t>(x);
   // Exponent taken relative to sqrt(1/2)'s bit pattern, so the mantissa
   // lands in [sqrt(1/2), sqrt(2)).
   const int32_t e = static_cast<int32_t>(b - 0x3f3504f3u) >> 23;
-  const float m = float_of(b - static_cast<uint32_t>(e) * (1u << 23));
+  const float m = same_bits<float>(b - static_cast<uint32_t>(e) * (1u << 23));
   const float f = m - 1.0f;  // exact
   const float s = f / (m + 1.0f);
   const float s2 = s * s;
@@ -76,7 +66,7 @@ KVSCOPE_FM float exp_nonpos(float z) {
       1.0f +
       r * (1.0f + r * (0.5f + r * (0.1666666667f + r * (0.04166666667f + r * (0.008333333333f +
                                                                              r * (0.001388888889f + r * 1.984126984e-4f))))));
-  const float scale = float_of(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
+  const float scale = same_bits<float>(static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23);
   return z < -87.0f ? 0.0f : p * scale;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <utility>
 
 #include "common/counter_random.h"
 #include "policy/top_keys.h"
@@ -61,6 +62,29 @@ void rank_entries(const std::vector<Entry>& entries, const std::vector<int>& whi
     if (ranked[order[i]]) rank_of[entries[order[i]].pos] = static_cast<int>(i) + 1;
 }
 
+// Marks the sinks and the recent window protected and the rest kept, for a
+// unit whose slots hold `pos` (ascending): the sinks are a prefix of the
+// slots and the window a suffix, so the candidates are slots [j0, j1).
+std::pair<int, int> mark_protection(const std::vector<int>& pos, const ResolvedPolicy& r, int newest,
+                                    std::vector<uint8_t>& state) {
+  const int* p = pos.data();
+  const int len = static_cast<int>(pos.size());
+  const int j0 = static_cast<int>(std::lower_bound(p, p + len, r.s) - p);
+  const int j1 = static_cast<int>(std::upper_bound(p + j0, p + len, newest - r.w) - p);
+  std::fill(state.begin(), state.begin() + j0, kProtected);
+  std::fill(state.begin() + j0, state.begin() + j1, kKept);
+  std::fill(state.begin() + j1, state.end(), kProtected);
+  return {j0, j1};
+}
+
+// The random policy's score of a position this step (keyed by the unit's
+// first segment).
+float random_score(const ResolvedPolicy& r, int step, int unit_first, int pos) {
+  const auto rnd = philox4(r.params.seed, static_cast<uint32_t>(step), static_cast<uint32_t>(unit_first),
+                           static_cast<uint32_t>(pos), static_cast<uint32_t>(RandomStream::EvictRandom));
+  return uniform01(rnd.v[0]);
+}
+
 // The usual case (kv_head granularity): a unit is one segment, whose slots
 // hold distinct positions, so slot indices serve as entries directly.
 void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const std::vector<float>* stat, int newest,
@@ -72,25 +96,15 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
   auto& state = c.state[seg];
   auto& score = c.score[seg];
   auto& rank = c.rank[seg];
-  // Slots hold ascending positions, so the sinks are a prefix of the slots
-  // and the recent window a suffix: the candidates are slots [j0, j1).
   const int* p = pos.data();
-  const int j0 = static_cast<int>(std::lower_bound(p, p + len, r.s) - p);
-  const int j1 = static_cast<int>(std::upper_bound(p + j0, p + len, newest - r.w) - p);
-  std::fill(state.begin(), state.begin() + j0, kProtected);
-  std::fill(state.begin() + j0, state.begin() + j1, kKept);
-  std::fill(state.begin() + j1, state.end(), kProtected);
+  const auto [j0, j1] = mark_protection(pos, r, newest, state);
   const int n_prot = len - (j1 - j0);
   switch (ranking) {
     case Ranking::Statistic:
       std::copy(stat->begin(), stat->begin() + len, score.begin());
       break;
     case Ranking::Random:
-      for (int j = 0; j < len; ++j) {
-        const auto rnd = philox4(r.params.seed, static_cast<uint32_t>(step), static_cast<uint32_t>(seg),
-                                 static_cast<uint32_t>(pos[j]), static_cast<uint32_t>(RandomStream::EvictRandom));
-        score[j] = uniform01(rnd.v[0]);
-      }
+      for (int j = 0; j < len; ++j) score[j] = random_score(r, step, seg, p[j]);
       break;
     case Ranking::Recency:  // the newest first; positions < 2^24 are exact floats
     case Ranking::None:
@@ -136,7 +150,6 @@ bool holds_same_positions(const KvBook& book, const std::vector<int>& unit) {
 // choose_in_shared_unit (the mean over the segments, summed in double in
 // unit order) but on slot indices, with the mean's order-preserving bits
 // and the slot packed into one 128-bit key.
-
 void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std::vector<int>& unit,
                             const std::function<const std::vector<float>&(int)>& stats, int newest, int step,
                             SelectionScratch& w, SlotChoice& c) {
@@ -145,12 +158,8 @@ void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std:
   const auto& pos = book.positions(unit[0]);
   const int len = static_cast<int>(pos.size());
   const int* p = pos.data();
-  const int j0 = static_cast<int>(std::lower_bound(p, p + len, r.s) - p);
-  const int j1 = static_cast<int>(std::upper_bound(p + j0, p + len, newest - r.w) - p);
   auto& state = c.state[unit[0]];
-  std::fill(state.begin(), state.begin() + j0, kProtected);
-  std::fill(state.begin() + j0, state.begin() + j1, kKept);
-  std::fill(state.begin() + j1, state.end(), kProtected);
+  const auto [j0, j1] = mark_protection(pos, r, newest, state);
   auto& rank = c.rank[unit[0]];
   std::vector<double>& mean = w.mean;
   mean.assign(len, 0.0);
@@ -163,11 +172,7 @@ void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std:
       for (int j = 0; j < len; ++j) mean[j] /= static_cast<double>(unit.size());
       break;
     case Ranking::Random:
-      for (int j = 0; j < len; ++j) {
-        const auto rnd = philox4(r.params.seed, static_cast<uint32_t>(step), static_cast<uint32_t>(unit[0]),
-                                 static_cast<uint32_t>(p[j]), static_cast<uint32_t>(RandomStream::EvictRandom));
-        mean[j] = uniform01(rnd.v[0]);
-      }
+      for (int j = 0; j < len; ++j) mean[j] = random_score(r, step, unit[0], p[j]);
       break;
     case Ranking::Recency:
       for (int j = 0; j < len; ++j) mean[j] = p[j];
@@ -233,12 +238,7 @@ void choose_in_shared_unit(const Policy& policy, const KvBook& book, const std::
     switch (ranking) {
       case Ranking::Statistic: e.score /= e.count; break;
       case Ranking::Recency: e.score = e.pos; break;
-      case Ranking::Random: {
-        const auto rnd = philox4(r.params.seed, static_cast<uint32_t>(step), static_cast<uint32_t>(unit[0]),
-                                 static_cast<uint32_t>(e.pos), static_cast<uint32_t>(RandomStream::EvictRandom));
-        e.score = uniform01(rnd.v[0]);
-        break;
-      }
+      case Ranking::Random: e.score = random_score(r, step, unit[0], e.pos); break;
       case Ranking::None: e.score = std::numeric_limits<double>::quiet_NaN(); break;
     }
     e.prot = e.pos < r.s || e.pos > newest - r.w;

@@ -93,35 +93,32 @@ int padded(int n) { return (n + kGroup - 1) / kGroup * kGroup; }
                                                 const int* pos, int len, KeyformerRowScratch& s) {
   const int stride = padded(len);  // room for the draws of up to len blocks, in whole groups
   s.block.resize(stride + 1);
-  s.slot_block.resize(len);
   s.word_at.assign(stride, 0);  // padding slots read word 0
   s.draws.resize(4 * static_cast<std::size_t>(stride));
-  const uint32_t first = keyformer_noise_block(NoiseKind::Gumbel, static_cast<uint32_t>(pos[0]));
-  const uint32_t last = keyformer_noise_block(NoiseKind::Gumbel, static_cast<uint32_t>(pos[len - 1]));
+  auto block_of = [&](int j) { return keyformer_noise_block(NoiseKind::Gumbel, static_cast<uint32_t>(pos[j])); };
+  // Slot j's word: word pos % 4 of its block's draw, block number bi.
+  auto word_index = [&](int j, int bi) { return (pos[j] & 3) * stride + bi; };
+  const uint32_t first = block_of(0), last = block_of(len - 1);
   int nb = 0;
   if (last - first < static_cast<uint32_t>(len)) {
     // A dense cache (a prefill, a budget not far below the context): draw
     // every block of the span, empty ones too, and skip finding the
     // distinct ones.
     nb = static_cast<int>(last - first) + 1;
-    for (int j = 0; j < len; ++j)
-      s.slot_block[j] = static_cast<int32_t>(keyformer_noise_block(NoiseKind::Gumbel, static_cast<uint32_t>(pos[j])) - first);
+    for (int i = 0; i < padded(nb); ++i) s.block[i] = first + static_cast<uint32_t>(i);
+    for (int j = 0; j < len; ++j) s.word_at[j] = word_index(j, static_cast<int>(block_of(j) - first));
   } else {
     uint32_t prev = ~0u;  // no block: positions are below 2^31, so blocks below 2^29
     for (int j = 0; j < len; ++j) {  // branch-free: a slot starts a block or joins the last one
-      const uint32_t b = keyformer_noise_block(NoiseKind::Gumbel, static_cast<uint32_t>(pos[j]));
+      const uint32_t b = block_of(j);
       s.block[nb] = b;
       nb += b != prev;
-      s.slot_block[j] = nb - 1;
+      s.word_at[j] = word_index(j, nb - 1);
       prev = b;
     }
+    std::fill(s.block.begin() + nb, s.block.begin() + padded(nb), 0u);  // drawn, never read
   }
   const int nb_padded = padded(nb);
-  if (last - first < static_cast<uint32_t>(len))
-    for (int i = 0; i < nb_padded; ++i) s.block[i] = first + static_cast<uint32_t>(i);
-  else
-    std::fill(s.block.begin() + nb, s.block.begin() + nb_padded, 0u);  // drawn, never read
-  for (int j = 0; j < len; ++j) s.word_at[j] = (pos[j] & 3) * stride + s.slot_block[j];
   // The counter of keyformer_noise_draw(): (qpos, block, layer:head, stream).
   uint32_t* d = s.draws.data();
   philox4_batch(rule.seed, qpos, s.block.data(), (layer << 16) | (head & 0xffffu),

@@ -18,7 +18,6 @@ namespace kvscope::cpu {
 
 struct KeyformerRowScratch {
   std::vector<uint32_t> block;       // the row's distinct noise blocks
-  std::vector<int32_t> slot_block;   // [slot]: index of its block in `block`
   std::vector<uint32_t> draws;       // [4][padded len]: the four words of each block's draw
   std::vector<int32_t> word_at;      // [slot]: index of its word in `draws`
   std::vector<float> z;              // the row, padded to whole vector groups
