@@ -126,16 +126,28 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
   if (w.pivot_hint.size() <= static_cast<std::size_t>(seg)) w.pivot_hint.resize(seg + 1, 0);
   select_largest<uint64_t>(w.keys.data(), w.keys.size(), static_cast<std::size_t>(room), w.pivot_hint[seg]);
   const auto first_dropped = w.keys.begin() + room;
-  // Next step's hint: the score part of the weakest key kept.
-  uint64_t weakest = ~uint64_t{0};
-  for (auto it = w.keys.begin(); it != first_dropped; ++it) weakest = std::min(weakest, *it);
-  w.pivot_hint[seg] = room > 0 ? weakest & ~uint64_t{0xffffffffu} : 0;
+  // Next step's hint: the score part of the strongest key dropped, next to
+  // the threshold (the dropped are few; the kept are many).
+  uint64_t strongest = 0;
+  for (auto it = first_dropped; it != w.keys.end(); ++it) strongest = std::max(strongest, *it);
+  w.pivot_hint[seg] = room > 0 ? strongest & ~uint64_t{0xffffffffu} : 0;
   for (auto it = first_dropped; it != w.keys.end(); ++it) state[static_cast<uint32_t>(*it)] = kDropped;
   if (!policy.evicts()) return;  // ideal: ranking its whole cache every step is not needed by anyone
-  w.all_keys.resize(len);
-  for (int j = 0; j < len; ++j)
-    w.all_keys[j] = order_key(ranking == Ranking::Recency ? static_cast<float>(pos[j]) : score[j], j);
-  rank_dropped<uint64_t>(w.all_keys, &*first_dropped, w.keys.end() - first_dropped, rank);
+  // A protected slot j outranks dropped key d when its key is larger: a
+  // higher score, or the same score and a later slot (order_key's order;
+  // -0 and +0 compare equal as floats too).
+  const float* by = sc;
+  if (ranking == Ranking::Recency) {
+    w.recency.resize(len);
+    for (int j = 0; j < len; ++j) w.recency[j] = static_cast<float>(p[j]);
+    by = w.recency.data();
+  }
+  auto beats = [by](int j, uint64_t d) {
+    const float sd = by[static_cast<uint32_t>(d)];
+    return (by[j] > sd) | ((by[j] == sd) & (j > static_cast<int>(static_cast<uint32_t>(d))));
+  };
+  rank_dropped<uint64_t>(&*first_dropped, w.keys.end() - first_dropped, static_cast<std::size_t>(room), j0, j1, len,
+                         beats, rank);
 }
 
 // Whether every segment of a unit holds the same positions (always for a
@@ -189,9 +201,13 @@ void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std:
     const auto first_dropped = w.keys128.begin() + room;
     for (auto it = first_dropped; it != w.keys128.end(); ++it) state[static_cast<uint32_t>(*it)] = kDropped;
     if (policy.evicts()) {
-      w.all_keys128.resize(len);
-      for (int j = 0; j < len; ++j) w.all_keys128[j] = key(j);
-      rank_dropped<Key128>(w.all_keys128, &*first_dropped, w.keys128.end() - first_dropped, rank);
+      const double* m = mean.data();
+      auto beats = [m](int j, Key128 d) {
+        const double md = m[static_cast<uint32_t>(d)];
+        return (m[j] > md) | ((m[j] == md) & (j > static_cast<int>(static_cast<uint32_t>(d))));
+      };
+      rank_dropped<Key128>(&*first_dropped, w.keys128.end() - first_dropped, static_cast<std::size_t>(room), j0, j1,
+                           len, beats, rank);
     }
   }
   const bool scored = ranking == Ranking::Statistic || ranking == Ranking::Random;

@@ -80,25 +80,23 @@ inline void select_largest(Key* keys, std::size_t n, std::size_t m, Key hint) {
   std::sort(keys + lo, keys + hi, std::greater<Key>());
 }
 
-// Ranks (1 = best) of the dropped keys among all of a unit's keys
-// (protected ones included), written to rank[slot], the slot being a key's
-// low 32 bits. Few dropped (the usual decode step): count the keys above
-// each; many (a one-shot prefill eviction): sort once.
-template <typename Key>
-inline void rank_dropped(std::vector<Key>& all, const Key* dropped, std::size_t n_dropped, std::vector<int>& rank) {
-  if (n_dropped <= 16) {
-    for (std::size_t d = 0; d < n_dropped; ++d) {
-      int beaten_by = 0;
-      for (const Key& k : all) beaten_by += k > dropped[d];
-      rank[static_cast<uint32_t>(dropped[d])] = beaten_by + 1;
-    }
-    return;
-  }
-  for (std::size_t d = 0; d < n_dropped; ++d) rank[static_cast<uint32_t>(dropped[d])] = -1;  // to be ranked
-  std::sort(all.begin(), all.end(), std::greater<Key>());
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const uint32_t j = static_cast<uint32_t>(all[i]);
-    if (rank[j] == -1) rank[j] = static_cast<int>(i) + 1;
+// Ranks (1 = best) of the dropped keys among all of a unit's keys, written
+// to rank[slot], the slot being a key's low 32 bits. Every kept candidate
+// beats every dropped one, so a dropped key's rank is 1 + `room` (the kept
+// candidates) + the dropped keys above it + the protected slots above it:
+// only the protected slots, [0, j0) and [j1, len), are compared, through
+// `beats(j, d)` (whether protected slot j outranks dropped key d), which
+// callers write as plain comparisons of scores that vectorise.
+template <typename Key, typename Beats>
+inline void rank_dropped(Key* dropped, std::size_t n_dropped, std::size_t room, int j0, int j1, int len, Beats beats,
+                         std::vector<int>& rank) {
+  std::sort(dropped, dropped + n_dropped, std::greater<Key>());
+  for (std::size_t i = 0; i < n_dropped; ++i) {
+    const Key d = dropped[i];
+    int above = 0;
+    for (int j = 0; j < j0; ++j) above += beats(j, d);
+    for (int j = j1; j < len; ++j) above += beats(j, d);
+    rank[static_cast<uint32_t>(d)] = 1 + static_cast<int>(room + i) + above;
   }
 }
 
