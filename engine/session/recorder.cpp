@@ -24,7 +24,7 @@ namespace {
 static_assert(int{kKept} == int{kMaskKept} && int{kProtected} == int{kMaskProtected});
 inline uint8_t mask_of(uint8_t slot_state) { return slot_state == kDropped ? uint8_t{kEvictedNow} : slot_state; }
 
-// Writes per-slot values to their absolute positions in a row of
+// Writes per-slot mask codes to their absolute positions in a row of
 // `positions` cells. A segment nothing was evicted from (the full cache,
 // ideal, any cache before its budget fills) holds one run of positions:
 // then it is a straight copy rather than a scatter.
@@ -85,6 +85,7 @@ void Recorder::record(int row, const KvBook& book, const SlotChoice& choice, boo
   int newest = -1;
   for (int s = 0; s < S; ++s)
     if (book.len(s) > 0) newest = std::max(newest, book.positions(s).back());
+  held_.resize(S);
   for (int s = 0; s < S; ++s) {
     uint8_t* m = &masks_[(size_t(row) * S + s) * positions_];
     float* sc = &scores_[(size_t(row) * S + s) * positions_];
@@ -93,10 +94,8 @@ void Recorder::record(int row, const KvBook& book, const SlotChoice& choice, boo
     const int len = static_cast<int>(pos.size());
     const uint8_t* state = choice.state[s].data();
     scatter_to_positions(m, pos, len, positions_, [&](int j) { return mask_of(state[j]); });
-    if (policy_has_statistic) {
-      const float* st = stats(s).data();
-      scatter_to_positions(sc, pos, len, positions_, [&](int j) { return st[j]; });
-    }
+    held_[s].assign(pos.data(), len, positions_);
+    if (policy_has_statistic) held_[s].expand(stats(s).data(), sc);
   }
   record_events(step, book, choice, policy_has_statistic, stats, tokens, evicts);
   // Attention of the step's last query, scattered to absolute positions.
@@ -104,10 +103,8 @@ void Recorder::record(int row, const KvBook& book, const SlotChoice& choice, boo
     const int li = attn_index_[a.layer];
     if (li < 0) continue;  // captured for the metrics only
     for (int h = 0; h < layout_.n_heads; ++h) {
-      const auto& pos = book.positions(layout_.segment_of(a.layer, h));
-      const float* r = a.prob_row(h, a.n_queries - 1);
       float* dst = &attn_[((size_t(row) * attn_layers_.size() + li) * layout_.n_heads + h) * positions_];
-      scatter_to_positions(dst, pos, a.row_len[h], positions_, [&](int j) { return r[j]; });
+      held_[layout_.segment_of(a.layer, h)].expand(a.prob_row(h, a.n_queries - 1), dst);
     }
   }
   recorded_ = std::max(recorded_, row + 1);

@@ -17,6 +17,7 @@
 #include "kv/kv_layout.h"
 #include "policy/selection.h"
 #include "session/metrics.h"
+#include "session/position_set.h"
 
 namespace kvscope {
 
@@ -101,6 +102,7 @@ class Recorder {
   std::vector<float> attn_;
   std::vector<EvictionEvent> events_;
   std::vector<StepMetrics> metrics_;
+  std::vector<PositionSet> held_;  // [segment]: this step's positions (scratch of record())
 };
 
 }  // namespace kvscope

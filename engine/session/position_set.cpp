@@ -1,0 +1,71 @@
+#include "session/position_set.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define KVSCOPE_HAVE_AVX512_EXPAND 1
+#endif
+
+namespace kvscope {
+
+void PositionSet::assign(const int* pos, int len, int positions) {
+  pos_ = pos;
+  len_ = static_cast<int>(std::lower_bound(pos, pos + len, positions) - pos);
+  run_ = len_ > 0 && pos[len_ - 1] - pos[0] == len_ - 1;
+  if (run_) return;
+  const int n_groups = len_ > 0 ? pos[len_ - 1] / 16 + 1 : 0;
+  groups_.assign(n_groups, 0);
+  for (int j = 0; j < len_; ++j) groups_[pos[j] >> 4] |= static_cast<uint16_t>(1u << (pos[j] & 15));
+}
+
+void PositionSet::expand_portable(const float* src, float* dst) const {
+  if (run_) {
+    std::memcpy(dst + pos_[0], src, sizeof(float) * len_);
+    return;
+  }
+  for (int j = 0; j < len_; ++j) dst[pos_[j]] = src[j];
+}
+
+#ifdef KVSCOPE_HAVE_AVX512_EXPAND
+namespace {
+
+// One group of 16 positions per iteration: load as many values as the group
+// holds positions, spread them to the held lanes, store those lanes only.
+__attribute__((target("avx512f"))) void expand_avx512(const uint16_t* groups, int n_groups, const float* src,
+                                                      float* dst) {
+  for (int g = 0; g < n_groups; ++g) {
+    const unsigned bits = groups[g];
+    if (bits == 0) continue;
+    const int n = std::popcount(bits);
+    const __m512 v = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), src);
+    _mm512_mask_storeu_ps(dst + 16 * g, static_cast<__mmask16>(bits),
+                          _mm512_maskz_expand_ps(static_cast<__mmask16>(bits), v));
+    src += n;
+  }
+}
+
+bool has_avx512() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return yes;
+}
+
+}  // namespace
+#endif
+
+void PositionSet::expand(const float* src, float* dst) const {
+#ifdef KVSCOPE_HAVE_AVX512_EXPAND
+  if (!run_ && has_avx512()) {
+    expand_avx512(groups_.data(), static_cast<int>(groups_.size()), src, dst);
+    return;
+  }
+#endif
+  expand_portable(src, dst);
+}
+
+}  // namespace kvscope
