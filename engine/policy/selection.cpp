@@ -146,8 +146,9 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
     const float sd = by[static_cast<uint32_t>(d)];
     return (by[j] > sd) | ((by[j] == sd) & (j > static_cast<int>(static_cast<uint32_t>(d))));
   };
+  auto key_of = [by](int j) { return order_key(by[j], j); };
   rank_dropped<uint64_t>(&*first_dropped, w.keys.end() - first_dropped, static_cast<std::size_t>(room), j0, j1, len,
-                         beats, rank);
+                         beats, key_of, w.protected_keys, rank);
 }
 
 // Whether every segment of a unit holds the same positions (always for a
@@ -207,7 +208,7 @@ void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std:
         return (m[j] > md) | ((m[j] == md) & (j > static_cast<int>(static_cast<uint32_t>(d))));
       };
       rank_dropped<Key128>(&*first_dropped, w.keys128.end() - first_dropped, static_cast<std::size_t>(room), j0, j1,
-                           len, beats, rank);
+                           len, beats, key, w.protected_keys128, rank);
     }
   }
   const bool scored = ranking == Ranking::Statistic || ranking == Ranking::Random;

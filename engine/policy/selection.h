@@ -36,10 +36,10 @@ SlotChoice choose_slots(const Policy& policy, const KvBook& book,
 
 // Working storage of choose_slots, kept by a caller that chooses every step.
 struct SelectionScratch {
-  std::vector<uint64_t> keys;
+  std::vector<uint64_t> keys, protected_keys;
   std::vector<float> recency;  // a segment's positions as scores (window, sink)
   std::vector<uint64_t> pivot_hint;  // [segment]: where the last step's partition fell (a speed hint only)
-  std::vector<unsigned __int128> keys128;  // shared decisions: (mean statistic, slot)
+  std::vector<unsigned __int128> keys128, protected_keys128;  // shared decisions: (mean statistic, slot)
   std::vector<double> mean;
 };
 

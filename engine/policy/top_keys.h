@@ -84,19 +84,34 @@ inline void select_largest(Key* keys, std::size_t n, std::size_t m, Key hint) {
 // to rank[slot], the slot being a key's low 32 bits. Every kept candidate
 // beats every dropped one, so a dropped key's rank is 1 + `room` (the kept
 // candidates) + the dropped keys above it + the protected slots above it:
-// only the protected slots, [0, j0) and [j1, len), are compared, through
-// `beats(j, d)` (whether protected slot j outranks dropped key d), which
-// callers write as plain comparisons of scores that vectorise.
-template <typename Key, typename Beats>
+// only the protected slots, [0, j0) and [j1, len), are compared. Few
+// dropped (the usual decode step): through `beats(j, d)` (whether protected
+// slot j outranks dropped key d), which callers write as plain comparisons
+// of scores that vectorise. Many (a one-shot prefill eviction): the
+// protected slots' keys (`key_of(j)`) sorted once and merged with the
+// dropped, so the work stays O(n log n).
+template <typename Key, typename Beats, typename KeyOf>
 inline void rank_dropped(Key* dropped, std::size_t n_dropped, std::size_t room, int j0, int j1, int len, Beats beats,
-                         std::vector<int>& rank) {
+                         KeyOf key_of, std::vector<Key>& scratch, std::vector<int>& rank) {
   std::sort(dropped, dropped + n_dropped, std::greater<Key>());
+  if (n_dropped <= 16) {
+    for (std::size_t i = 0; i < n_dropped; ++i) {
+      const Key d = dropped[i];
+      int above = 0;
+      for (int j = 0; j < j0; ++j) above += beats(j, d);
+      for (int j = j1; j < len; ++j) above += beats(j, d);
+      rank[static_cast<uint32_t>(d)] = 1 + static_cast<int>(room + i) + above;
+    }
+    return;
+  }
+  scratch.clear();
+  for (int j = 0; j < j0; ++j) scratch.push_back(key_of(j));
+  for (int j = j1; j < len; ++j) scratch.push_back(key_of(j));
+  std::sort(scratch.begin(), scratch.end(), std::greater<Key>());
+  std::size_t above = 0;  // protected keys above the current dropped one; grows as they fall
   for (std::size_t i = 0; i < n_dropped; ++i) {
-    const Key d = dropped[i];
-    int above = 0;
-    for (int j = 0; j < j0; ++j) above += beats(j, d);
-    for (int j = j1; j < len; ++j) above += beats(j, d);
-    rank[static_cast<uint32_t>(d)] = 1 + static_cast<int>(room + i) + above;
+    while (above < scratch.size() && scratch[above] > dropped[i]) ++above;
+    rank[static_cast<uint32_t>(dropped[i])] = 1 + static_cast<int>(room + i + above);
   }
 }
 
