@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -19,14 +18,6 @@ void PositionSet::assign(const int* pos, int len, int positions) {
   const int n_groups = len_ > 0 ? pos[len_ - 1] / 16 + 1 : 0;
   groups_.assign(n_groups, 0);
   for (int j = 0; j < len_; ++j) groups_[pos[j] >> 4] |= static_cast<uint16_t>(1u << (pos[j] & 15));
-}
-
-void PositionSet::expand_portable(const float* src, float* dst) const {
-  if (run_) {
-    std::memcpy(dst + pos_[0], src, sizeof(float) * len_);
-    return;
-  }
-  for (int j = 0; j < len_; ++j) dst[pos_[j]] = src[j];
 }
 
 #ifdef KVSCOPE_HAVE_AVX512_EXPAND

@@ -20,7 +20,21 @@ class PositionSet {
   void expand(const float* src, float* dst) const;
   // The same without vector instructions (what `expand` does on CPUs
   // without AVX-512, and what the tests compare it with).
-  void expand_portable(const float* src, float* dst) const;
+  void expand_portable(const float* src, float* dst) const {
+    write_each(dst, [src](int j) { return src[j]; });
+  }
+  // dst[pos[j]] = value(j) for every held position, one store per slot (a
+  // straight run when the positions are one): for values that are not a
+  // float array, such as mask codes derived from slot states.
+  template <typename T, typename F>
+  void write_each(T* dst, F value) const {
+    if (run_) {
+      T* run = dst + pos_[0];
+      for (int j = 0; j < len_; ++j) run[j] = value(j);
+      return;
+    }
+    for (int j = 0; j < len_; ++j) dst[pos_[j]] = value(j);
+  }
 
  private:
   const int* pos_ = nullptr;

@@ -24,21 +24,6 @@ namespace {
 static_assert(int{kKept} == int{kMaskKept} && int{kProtected} == int{kMaskProtected});
 inline uint8_t mask_of(uint8_t slot_state) { return slot_state == kDropped ? uint8_t{kEvictedNow} : slot_state; }
 
-// Writes per-slot mask codes to their absolute positions in a row of
-// `positions` cells. A segment nothing was evicted from (the full cache,
-// ideal, any cache before its budget fills) holds one run of positions:
-// then it is a straight copy rather than a scatter.
-template <typename T, typename F>
-void scatter_to_positions(T* dst, const std::vector<int>& pos, int len, int positions, F value) {
-  if (len > 0 && pos[len - 1] - pos[0] == len - 1 && pos[len - 1] < positions) {
-    T* run = dst + pos[0];
-    for (int j = 0; j < len; ++j) run[j] = value(j);
-    return;
-  }
-  for (int j = 0; j < len; ++j)
-    if (pos[j] < positions) dst[pos[j]] = value(j);
-}
-
 }  // namespace
 
 bool Recorder::records_layer(int layer) const { return layer >= 0 && layer < int(attn_index_.size()) && attn_index_[layer] >= 0; }
@@ -93,8 +78,8 @@ void Recorder::record(int row, const KvBook& book, const SlotChoice& choice, boo
     const auto& pos = book.positions(s);
     const int len = static_cast<int>(pos.size());
     const uint8_t* state = choice.state[s].data();
-    scatter_to_positions(m, pos, len, positions_, [&](int j) { return mask_of(state[j]); });
     held_[s].assign(pos.data(), len, positions_);
+    held_[s].write_each(m, [&](int j) { return mask_of(state[j]); });
     if (policy_has_statistic) held_[s].expand(stats(s).data(), sc);
   }
   record_events(step, book, choice, policy_has_statistic, stats, tokens, evicts);
