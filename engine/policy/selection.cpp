@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "backend/cpu/philox_batch.h"
 #include "common/counter_random.h"
 #include "policy/top_keys.h"
 
@@ -85,6 +86,18 @@ float random_score(const ResolvedPolicy& r, int step, int unit_first, int pos) {
   return uniform01(rnd.v[0]);
 }
 
+// random_score of every slot of a unit, out[j] for pos[j]: the same words
+// drawn in one vectorised batch (a draw per slot of the whole cache every
+// step is most of the random policy's choice otherwise).
+template <typename T>
+void random_scores(const ResolvedPolicy& r, int step, int unit_first, const int* pos, int len,
+                   std::vector<uint32_t>& words, T* out) {
+  words.resize(len);
+  cpu::philox4_word0_batch(r.params.seed, static_cast<uint32_t>(step), static_cast<uint32_t>(unit_first), pos,
+                           static_cast<uint32_t>(RandomStream::EvictRandom), len, words.data());
+  for (int j = 0; j < len; ++j) out[j] = uniform01(words[j]);
+}
+
 // The usual case (kv_head granularity): a unit is one segment, whose slots
 // hold distinct positions, so slot indices serve as entries directly.
 void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const std::vector<float>* stat, int newest,
@@ -104,7 +117,7 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
       std::copy(stat->begin(), stat->begin() + len, score.begin());
       break;
     case Ranking::Random:
-      for (int j = 0; j < len; ++j) score[j] = random_score(r, step, seg, p[j]);
+      random_scores(r, step, seg, p, len, w.words, score.data());
       break;
     case Ranking::Recency:  // the newest first; positions < 2^24 are exact floats
     case Ranking::None:
@@ -185,7 +198,7 @@ void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std:
       for (int j = 0; j < len; ++j) mean[j] /= static_cast<double>(unit.size());
       break;
     case Ranking::Random:
-      for (int j = 0; j < len; ++j) mean[j] = random_score(r, step, unit[0], p[j]);
+      random_scores(r, step, unit[0], p, len, w.words, mean.data());
       break;
     case Ranking::Recency:
       for (int j = 0; j < len; ++j) mean[j] = p[j];

@@ -41,6 +41,7 @@ struct SelectionScratch {
   std::vector<uint64_t> pivot_hint;  // [segment]: where the last step's partition fell (a speed hint only)
   std::vector<unsigned __int128> keys128, protected_keys128;  // shared decisions: (mean statistic, slot)
   std::vector<double> mean;
+  std::vector<uint32_t> words;  // the random policy's draws of a unit
 };
 
 // The same choice into `out`, reusing its storage and the scratch's (a

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/cpu/keyformer_row.h"
+#include "backend/cpu/philox_batch.h"
 #include "common/float_math.h"
 
 namespace kvscope {
@@ -101,6 +102,19 @@ TEST(KeyformerRow, BatchedPhiloxMatchesRandom123) {
     const auto r = philox4(seed, 17, c1[i], 99, 0xdeadbeef);
     for (int k = 0; k < 4; ++k) ASSERT_EQ(w[k][i], r.v[k]) << "counter " << i << " word " << k;
   }
+}
+
+TEST(KeyformerRow, BatchedPhiloxWordZeroMatchesRandom123) {
+  // The random policy's draws: the third counter word varies (positions).
+  std::vector<int32_t> c2;
+  for (int32_t i = 0; i < 1000; ++i) c2.push_back(i * 7 + (i % 3));
+  c2.push_back(0x7fffffff);
+  const int n = static_cast<int>(c2.size());
+  std::vector<uint32_t> w0(n);
+  const uint64_t seed = 0xfedcba9876543210ull;
+  cpu::philox4_word0_batch(seed, 42, 5, c2.data(), 0x52414e44u, n, w0.data());
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(w0[i], philox4(seed, 42, 5, static_cast<uint32_t>(c2[i]), 0x52414e44u).v[0]) << "counter " << i;
 }
 
 // softmax((x + noise) / tau) from keyformer_noise() one slot at a time.

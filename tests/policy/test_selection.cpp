@@ -143,6 +143,35 @@ TEST(Selection, WindowSinkAndRandom) {
   (void)r3;
 }
 
+TEST(Selection, RandomScoresAreThePhiloxDrawsOfTheirPositions) {
+  // The draws are made in one batch per unit; each must be the documented
+  // uniform01(word 0 of Philox(seed; step, unit's first segment, position,
+  // EvictRandom)), per KV head and for a layer-wide decision (where every
+  // segment of the layer reports the draws of its first).
+  const KvBook b = book_of(40, 3);
+  const std::vector<float> none(40, 0.0f);
+  auto stats = [&](int) -> const std::vector<float>& { return none; };
+  for (Granularity g : {Granularity::KvHead, Granularity::Layer}) {
+    PolicyParams p;
+    p.kind = PolicyKind::Random;
+    p.budget = Amount::parse("17", "budget");
+    p.granularity = g;
+    p.seed = 0x5eed;
+    const auto pol = make_policy(resolve_policy(p, 40, 1000));
+    const auto c = choose_slots(*pol, b, stats, 39, 7);
+    for (int s = 0; s < 3; ++s) {
+      const int unit_first = g == Granularity::KvHead ? s : 0;
+      for (int j = 0; j < 40; ++j) {
+        const float want = uniform01(philox4(0x5eed, 7, static_cast<uint32_t>(unit_first), static_cast<uint32_t>(j),
+                                             static_cast<uint32_t>(RandomStream::EvictRandom)).v[0]);
+        ASSERT_EQ(c.score[s][j], want) << "segment " << s << " slot " << j;
+        EXPECT_EQ(c.state[s][j] == kDropped, c.rank[s][j] > 0);
+      }
+      EXPECT_EQ(std::count(c.state[s].begin(), c.state[s].end(), kDropped), 23);
+    }
+  }
+}
+
 TEST(Selection, FullAndIdealNeverEvict) {
   const KvBook b = book_of(10);
   const std::vector<float> S = {0.5f, 0, 0, 0.2f, 0, 0, 0, 0.1f, 0.1f, 0.1f};

@@ -340,16 +340,15 @@ void CpuBackend::attention(int layer, int n, const float* q, float* out, Attenti
                     sizeof(float) * len);
       if (rule.source == StatSource::GumbelSoftmax) {
         // Keyformer scores from the pre-softmax logits plus noise, at temperature tau.
-        stat_row_.resize(len);
-        cpu::keyformer_score_row(rule, static_cast<uint32_t>(pos[base + i]), static_cast<uint32_t>(layer),
-                                 static_cast<uint32_t>(h), pos.data(), row, len, stat_row_.data(), keyformer_scratch_);
-        accumulate_stats(seg, i, n, stat_row_.data(), rule);
+        const float inv = cpu::keyformer_exp_row(rule, static_cast<uint32_t>(pos[base + i]), static_cast<uint32_t>(layer),
+                                                 static_cast<uint32_t>(h), pos.data(), row, len, keyformer_scratch_);
+        accumulate_stats(seg, i, n, keyformer_scratch_.z.data(), inv, rule);
       }
       cpu::softmax_row(row, len);
       if (cap_row)
         std::memcpy(capture->probs.data() + capture->offset[h] + size_t(i - first_captured) * len, row,
                     sizeof(float) * len);
-      if (rule.source == StatSource::Attention) accumulate_stats(seg, i, n, row, rule);
+      if (rule.source == StatSource::Attention) accumulate_stats(seg, i, n, row, 1.0f, rule);
     }
     // O_h = P V.
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd_, len, 1.0f, S, len, value(seg, 0), hd_, 0.0f,
@@ -361,19 +360,22 @@ void CpuBackend::attention(int layer, int n, const float* q, float* out, Attenti
 
 namespace kvscope {
 
-// Adds one reader's f row for query row `row` (of `n_rows` in this call) to
-// its segment's contributions.
-void CpuBackend::accumulate_stats(int seg, int row, int n_rows, const float* f, const SlotStatRule& rule) {
+// Adds one reader's f row, f_j = e[j] * scale, for query row `row` (of
+// `n_rows` in this call) to its segment's contributions. The scale is
+// Keyformer's softmax normalisation (1 for attention rows, which come
+// normalised): multiplied here, it saves the row a pass of its own, and
+// f_j is rounded as a normalised row would be.
+void CpuBackend::accumulate_stats(int seg, int row, int n_rows, const float* e, float scale, const SlotStatRule& rule) {
   auto& c = contrib_[seg];
   const int len = book_.len(seg);
   if (rule.reduce == ReaderReduce::Max) {
     float* r = c.data() + size_t(row) * len;
-    for (int j = 0; j < len; ++j) r[j] = std::max(r[j], f[j]);
+    for (int j = 0; j < len; ++j) r[j] = std::max(r[j], e[j] * scale);
   } else {
     // Row weight decay^(rows-1-row) is applied here for the mean, so the
     // contributions need no per-row storage.
     const float w = std::pow(rule.decay, static_cast<float>(n_rows - 1 - row)) / static_cast<float>(readers_[seg]);
-    for (int j = 0; j < len; ++j) c[j] += w * f[j];
+    for (int j = 0; j < len; ++j) c[j] += w * (e[j] * scale);
   }
 }
 

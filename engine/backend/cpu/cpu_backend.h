@@ -46,7 +46,7 @@ class CpuBackend final : public Backend {
  private:
   void attention(int layer, int n, const float* q, float* out, AttentionRows* capture, const SlotStatRule& rule,
                  bool last_only, bool capture_logits);
-  void accumulate_stats(int seg, int row, int n_rows, const float* f, const SlotStatRule& rule);
+  void accumulate_stats(int seg, int row, int n_rows, const float* e, float scale, const SlotStatRule& rule);
   void finish_stats(int n, const SlotStatRule& rule);
   float* key_mut(int seg, int slot) { return k_.data() + row_of(seg, slot) * hd_; }
   float* value_mut(int seg, int slot) { return v_.data() + row_of(seg, slot) * hd_; }
@@ -71,7 +71,6 @@ class CpuBackend final : public Backend {
   std::vector<float> last_logits_;  // the last token's logits, for sample()
   std::vector<int> readers_;                  // [segment]: query heads (over all layers) reading it
   std::vector<std::vector<float>> contrib_;   // [segment][row][slot]: this call's statistic contributions
-  std::vector<float> stat_row_;               // one reader's f row
   std::vector<float> stat_total_;             // one segment's contributions of this call
   cpu::KeyformerRowScratch keyformer_scratch_;
 };

@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <limits>
 
+#include "backend/cpu/philox_batch.h"
 #include "common/float_math.h"
 
 // x86-64 builds carry AVX-512 (x86-64-v4) and AVX2 copies of the row's
 // loops next to the baseline SSE2 one, picked at load time (GCC function
-// multiversioning): four and two times the lanes for Philox and the log/exp
+// multiversioning): four and two times the lanes for the log/exp
 // arithmetic. The values are the same in all: every operation is
 // IEEE-rounded, nothing is contracted into FMA, and the softmax's max and
 // sum run in fixed lanes.
@@ -19,37 +20,6 @@
 
 namespace kvscope::cpu {
 
-KVSCOPE_SIMD_CLONES void philox4_batch(uint64_t seed, uint32_t c0, const uint32_t* c1, uint32_t c2, uint32_t c3, int n, uint32_t* w0,
-                   uint32_t* w1, uint32_t* w2, uint32_t* w3) {
-  // Philox4x32-10 (Salmon et al., SC'11): ten rounds of two 32x32->64
-  // multiplies, the key bumped by the Weyl constants between rounds. Written
-  // over arrays of counters so the compiler runs several lanes at once.
-  const uint32_t k0_init = static_cast<uint32_t>(seed), k1_init = static_cast<uint32_t>(seed >> 32);
-#pragma omp simd
-  for (int i = 0; i < n; ++i) {
-    // The words live in 64-bit lanes (upper halves zero), so each round's
-    // two products are plain 32x32->64 multiplies of the low halves, which
-    // every x86 vector unit has (pmuludq).
-    constexpr uint64_t kLow = 0xffffffffu;
-    uint64_t x0 = c0, x1 = c1[i], x2 = c2, x3 = c3;
-    uint64_t k0 = k0_init, k1 = k1_init;
-    for (int round = 0; round < 10; ++round) {
-      const uint64_t p0 = uint64_t{0xD2511F53u} * (x0 & kLow);
-      const uint64_t p1 = uint64_t{0xCD9E8D57u} * (x2 & kLow);
-      x0 = ((p1 >> 32) ^ x1 ^ k0) & kLow;
-      x1 = p1 & kLow;
-      x2 = ((p0 >> 32) ^ x3 ^ k1) & kLow;
-      x3 = p0 & kLow;
-      k0 = (k0 + 0x9E3779B9u) & kLow;
-      k1 = (k1 + 0xBB67AE85u) & kLow;
-    }
-    w0[i] = static_cast<uint32_t>(x0);
-    w1[i] = static_cast<uint32_t>(x1);
-    w2[i] = static_cast<uint32_t>(x2);
-    w3[i] = static_cast<uint32_t>(x3);
-  }
-}
-
 namespace {
 
 // Loops below run over whole groups of kGroup slots (the widest vector), the
@@ -58,11 +28,12 @@ namespace {
 constexpr int kGroup = 16;
 int padded(int n) { return (n + kGroup - 1) / kGroup * kGroup; }
 
-// z = softmax(z) in place over n = padded(len) entries; -inf entries (the
-// masked slots and the padding) give 0. The max and the sum are taken in
+// z = exp(z - max z) in place over n = padded(len) entries, returning
+// 1 / sum, so softmax(z) = z * the result; -inf entries (the masked slots and
+// the padding) give 0. The max and the sum are taken in
 // kGroup fixed lanes and the lanes combined in a fixed order, so the result
 // is the same whichever vector width runs it.
-[[gnu::always_inline]] inline void softmax_in_place(float* z, int n) {
+[[gnu::always_inline]] inline float exp_in_place(float* z, int n) {
   float lane_max[kGroup];
   std::fill(lane_max, lane_max + kGroup, -std::numeric_limits<float>::infinity());
   for (int g0 = 0; g0 < n; g0 += kGroup)
@@ -80,9 +51,7 @@ int padded(int n) { return (n + kGroup - 1) / kGroup * kGroup; }
     }
   double sum = 0;
   for (int t = 0; t < kGroup; ++t) sum += lane_sum[t];
-  const float inv = static_cast<float>(1.0 / sum);
-#pragma omp simd
-  for (int j = 0; j < n; ++j) z[j] *= inv;
+  return static_cast<float>(1.0 / sum);
 }
 
 // Gumbel noise draws for a row: block pos / 4 of each slot, word pos % 4
@@ -128,10 +97,10 @@ int padded(int n) { return (n + kGroup - 1) / kGroup * kGroup; }
 
 }  // namespace
 
-KVSCOPE_SIMD_CLONES void keyformer_score_row(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head,
-                                             const int* pos, const float* logits, int len, float* out,
-                                             KeyformerRowScratch& scratch) {
-  if (len <= 0) return;
+KVSCOPE_SIMD_CLONES float keyformer_exp_row(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head,
+                                            const int* pos, const float* logits, int len,
+                                            KeyformerRowScratch& scratch) {
+  if (len <= 0) return 0.0f;
   const float tau = rule.tau;
   const int n = padded(len);
   scratch.z.resize(n);
@@ -170,8 +139,14 @@ KVSCOPE_SIMD_CLONES void keyformer_score_row(const SlotStatRule& rule, uint32_t 
     const float c = keyformer_noise(rule.noise, 0, 0, 0, 0, 0);
     for (int j = 0; j < len; ++j) z[j] = (z[j] + c) / tau;
   }
-  softmax_in_place(z, n);
-  std::copy(z, z + len, out);
+  return exp_in_place(z, n);
+}
+
+void keyformer_score_row(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head, const int* pos,
+                         const float* logits, int len, float* out, KeyformerRowScratch& scratch) {
+  const float inv = keyformer_exp_row(rule, qpos, layer, head, pos, logits, len, scratch);
+  const float* e = scratch.z.data();
+  for (int j = 0; j < len; ++j) out[j] = e[j] * inv;
 }
 
 }  // namespace kvscope::cpu

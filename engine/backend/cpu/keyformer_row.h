@@ -28,9 +28,12 @@ struct KeyformerRowScratch {
 void keyformer_score_row(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head, const int* pos,
                          const float* logits, int len, float* out, KeyformerRowScratch& scratch);
 
-// Philox4x32-10 of counters (c0, c1[i], c2, c3) under `seed` for i < n, the
-// same words as philox4() (common/counter_random.h), as four word arrays.
-void philox4_batch(uint64_t seed, uint32_t c0, const uint32_t* c1, uint32_t c2, uint32_t c3, int n, uint32_t* w0,
-                   uint32_t* w1, uint32_t* w2, uint32_t* w3);
+// The same row before its normalisation: leaves e_j = exp(z_j - max z) in
+// scratch.z[0, len) and returns 1 / sum e, so G_j = scratch.z[j] * result,
+// bit for bit what keyformer_score_row writes. The backend multiplies while
+// it accumulates, rather than in a pass of its own (the rows run for every
+// head and step).
+float keyformer_exp_row(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head, const int* pos,
+                        const float* logits, int len, KeyformerRowScratch& scratch);
 
 }  // namespace kvscope::cpu
