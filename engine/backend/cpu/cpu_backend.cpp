@@ -383,19 +383,22 @@ void CpuBackend::finish_stats(int n, const SlotStatRule& rule) {
   const float carry = std::pow(rule.decay, static_cast<float>(n));
   for (int seg = 0; seg < layout_.n_segments(); ++seg) {
     const int len = book_.len(seg);
-    auto& c = contrib_[seg];
-    std::vector<float>& total = stat_total_;
-    total.assign(len, 0.0f);
+    const auto& c = contrib_[seg];
+    // The mean's contributions are already one row; the max keeps a row per
+    // query, weighted and summed here.
+    const float* total = c.data();
     if (rule.reduce == ReaderReduce::Max) {
+      stat_total_.assign(len, 0.0f);
       for (int i = 0; i < n; ++i) {
         const float w = std::pow(rule.decay, static_cast<float>(n - 1 - i));
-        for (int j = 0; j < len; ++j) total[j] += w * c[size_t(i) * len + j];
+        for (int j = 0; j < len; ++j) stat_total_[j] += w * c[size_t(i) * len + j];
       }
-    } else {
-      total.assign(c.begin(), c.begin() + len);
+      total = stat_total_.data();
     }
-    auto& st = stats_[seg];
-    for (int j = 0; j < len; ++j) st[j] = (j < len - n ? carry * st[j] : 0.0f) + total[j];
+    float* st = stats_[seg].data();
+    const int carried = len - n;  // slots from before this call; the call's own tokens start at 0
+    for (int j = 0; j < carried; ++j) st[j] = carry * st[j] + total[j];
+    for (int j = std::max(carried, 0); j < len; ++j) st[j] = 0.0f + total[j];
   }
 }
 
