@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <limits>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -97,13 +98,29 @@ void run_policy_bench(const PolicyBenchArgs& a) {
   full_cfg.policy = PolicyParams{};
 
   Timing bare, full, pol;
+  // Each repeat's three runs follow one another, so a drift of the machine
+  // (seconds) hits them alike: the median over repeats of their ratios is
+  // steadier than the ratio of the best times, which may come from
+  // different moments.
+  std::vector<double> rec_ratio, pol_ratio;
   for (int r = 0; r < a.repeats; ++r) {  // interleaved, so drift hits all three alike
-    keep_best(bare, time_backend(*bundle, prompt, a));
-    keep_best(full, time_session(bundle, full_cfg));
-    keep_best(pol, time_session(bundle, policy_cfg));
+    const Timing tb = time_backend(*bundle, prompt, a);
+    const Timing tf = time_session(bundle, full_cfg);
+    const Timing tp = time_session(bundle, policy_cfg);
+    keep_best(bare, tb);
+    keep_best(full, tf);
+    keep_best(pol, tp);
+    rec_ratio.push_back(tf.decode_ms_per_token / tb.decode_ms_per_token);
+    pol_ratio.push_back(tp.decode_ms_per_token / tb.decode_ms_per_token);
   }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  };
   const double rec_over = full.decode_ms_per_token / bare.decode_ms_per_token - 1;
   const double pol_over = pol.decode_ms_per_token / bare.decode_ms_per_token - 1;
+  const double rec_paired = median(rec_ratio) - 1, pol_paired = median(pol_ratio) - 1;
   const std::string policy_name = a.flags.policy + " " + a.flags.budget;
   if (a.json) {
     nlohmann::json j = {{"model", a.model.empty() ? default_model_dir().string() : a.model},
@@ -116,6 +133,8 @@ void run_policy_bench(const PolicyBenchArgs& a) {
                         {"policy_recorded_decode_ms_per_token", pol.decode_ms_per_token},
                         {"recorder_overhead", rec_over},
                         {"policy_and_recorder_overhead", pol_over},
+                        {"recorder_overhead_paired_median", rec_paired},
+                        {"policy_and_recorder_overhead_paired_median", pol_paired},
                         {"kv_bytes_full", full.kv_bytes},
                         {"kv_bytes_policy", pol.kv_bytes}};
     std::printf("%s\n", j.dump(2).c_str());
@@ -130,6 +149,8 @@ void run_policy_bench(const PolicyBenchArgs& a) {
   std::printf("  session, %-14s all layers recorded %8.3f ms/token  (%+.1f%%)  KV %lld of %lld bytes\n",
               policy_name.c_str(), pol.decode_ms_per_token, 100 * pol_over, static_cast<long long>(pol.kv_bytes),
               static_cast<long long>(full.kv_bytes));
+  std::printf("  median over repeats of each repeat's own ratio: full recorded %+.1f%%, policy %+.1f%%\n",
+              100 * rec_paired, 100 * pol_paired);
 }
 
 }  // namespace kvscope::cli
