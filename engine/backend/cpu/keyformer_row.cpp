@@ -4,19 +4,13 @@
 #include <limits>
 
 #include "backend/cpu/philox_batch.h"
+#include "backend/cpu/simd_clones.h"
 #include "common/float_math.h"
 
-// x86-64 builds carry AVX-512 (x86-64-v4) and AVX2 copies of the row's
-// loops next to the baseline SSE2 one, picked at load time (GCC function
-// multiversioning): four and two times the lanes for the log/exp
+// The SIMD clones give four and two times the lanes for the log/exp
 // arithmetic. The values are the same in all: every operation is
 // IEEE-rounded, nothing is contracted into FMA, and the softmax's max and
 // sum run in fixed lanes.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(KVSCOPE_NO_SIMD_CLONES)
-#define KVSCOPE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#else
-#define KVSCOPE_SIMD_CLONES
-#endif
 
 namespace kvscope::cpu {
 

@@ -1,14 +1,9 @@
 #include "backend/cpu/philox_batch.h"
 
-// x86-64 builds carry AVX-512 (x86-64-v4) and AVX2 copies next to the
-// baseline SSE2 one, picked at load time (GCC function multiversioning):
-// four and two times the 64-bit lanes for the rounds' multiplies. Integer
-// arithmetic only, so every copy gives the same words.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(KVSCOPE_NO_SIMD_CLONES)
-#define KVSCOPE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#else
-#define KVSCOPE_SIMD_CLONES
-#endif
+#include "backend/cpu/simd_clones.h"
+
+// The SIMD clones give four and two times the 64-bit lanes for the rounds'
+// multiplies; integer arithmetic only, so every copy gives the same words.
 
 namespace kvscope::cpu {
 namespace {
