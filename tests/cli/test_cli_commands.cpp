@@ -87,6 +87,25 @@ TEST(Cli, GenerateWithPolicyExportsAndRunReplaysIt) {
   EXPECT_EQ(test::read_file(dir / "a" / "masks.npy"), test::read_file(dir / "b" / "masks.npy"));
 }
 
+TEST(Cli, ExportsDoNotDependOnTheThreadCount) {
+  // The CPU backend cuts its products into bands of output features and
+  // its attention into KV heads across the pool; every number is computed
+  // the same way whatever the cut, so one thread and three give the same
+  // bytes. The default model is large enough for every product to be cut.
+  test::TempDir dir;
+  const std::string cmd = "generate " + test::quote((std::filesystem::path(KVSCOPE_SOURCE_DIR) / "assets" / "models" / "kvscope-tiny").string()) +
+                          " --prompt 'Once upon a time there was a little fox who' --max-new-tokens 12 --policy "
+                          "keyformer --budget 60% --export ";
+  for (const char* threads : {"1", "3"}) {
+    ::setenv("KVSCOPE_THREADS", threads, 1);
+    const auto r = test::run_cli(cmd + test::quote((dir / threads).string()));
+    ::unsetenv("KVSCOPE_THREADS");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  for (const char* f : {"masks.npy", "attention.npy", "scores.npy", "metrics.csv", "tokens.json"})
+    EXPECT_EQ(test::read_file(dir / "1" / f), test::read_file(dir / "3" / f)) << f;
+}
+
 TEST(Cli, SweepWritesCsvAndPlots) {
   test::TempDir dir;
   nlohmann::json s = {{"model", test::model_dir("gpt2").string()},

@@ -8,8 +8,9 @@
 #include <limits>
 
 #include "common/error.h"
-#include "model/rope.h"
+#include "backend/parallel.h"
 #include "backend/sampler.h"
+#include "model/rope.h"
 
 namespace kvscope {
 namespace {
@@ -50,6 +51,7 @@ std::shared_ptr<const CpuModel> CpuModel::create(const ModelConfig& cfg, const M
 CpuBackend::CpuBackend(std::shared_ptr<const CpuModel> model, const BackendOptions& opt) : model_(std::move(model)) {
   const auto& cfg = model_->cfg;
   opts_ = opt;
+  cpu::use_single_threaded_blas();
   if (opt.max_tokens <= 0) throw Error("backend", "max_tokens", "must be positive");
   if (opt.positions == PositionMode::Compacted && cfg.rope == RopeStyle::None)
     throw Error("backend", "positions", "compacted positions need rotary embeddings; " + cfg.model_type +
@@ -299,9 +301,7 @@ void CpuBackend::attention(int layer, int n, const float* q, float* out, Attenti
                            const SlotStatRule& rule, bool last_only, bool capture_logits) {
   const int first_captured = last_only ? n - 1 : 0;  // query rows [first_captured, n) are captured
   const auto& cfg = model_->cfg;
-  const int H = cfg.n_heads, qstride = cfg.q_dim();
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd_));
-  const float neg_inf = -std::numeric_limits<float>::infinity();
+  const int H = cfg.n_heads;
   if (capture) {
     capture->layer = layer;
     capture->n_queries = n - first_captured;
@@ -316,12 +316,36 @@ void CpuBackend::attention(int layer, int n, const float* q, float* out, Attenti
     capture->probs.resize(size_t(total));
     capture->logits.resize(capture_logits ? size_t(total) : 0);
   }
-  for (int h = 0; h < H; ++h) {
+  // One task per KV head: its query heads add to the same statistic in
+  // head order, so they stay together; without a statistic every query
+  // head is a task of its own.
+  const int G = layout_.group_size();
+  const bool by_group = rule.active();
+  const int tasks = by_group ? layout_.n_kv_heads : H;
+  if (head_scratch_.size() < size_t(tasks)) head_scratch_.resize(tasks);
+  parallel_for(tasks, [&](int t) {
+    HeadScratch& scratch = head_scratch_[t];
+    const int h0 = by_group ? t * G : t, h1 = by_group ? h0 + G : t + 1;
+    for (int h = h0; h < h1; ++h)
+      attend_head(layer, h, n, q, out, capture, rule, first_captured, capture_logits, scratch);
+  });
+}
+
+// Query head h of one attention call: scores, mask, the statistic's row,
+// softmax, capture and P V.
+void CpuBackend::attend_head(int layer, int h, int n, const float* q, float* out, AttentionRows* capture,
+                             const SlotStatRule& rule, int first_captured, bool capture_logits,
+                             HeadScratch& scratch) {
+  const auto& cfg = model_->cfg;
+  const int qstride = cfg.q_dim();
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd_));
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  {
     const int seg = layout_.segment_of(layer, h);
     const int len = book_.len(seg);
     const int base = len - n;  // slots before this call's tokens
-    scores_.resize(size_t(n) * len);
-    float* S = scores_.data();
+    scratch.scores.resize(size_t(n) * len);
+    float* S = scratch.scores.data();
     // S = scale * Q_h K^T over the whole segment.
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, len, hd_, scale, q + size_t(h) * hd_, qstride, key(seg, 0),
                 hd_, 0.0f, S, len);
@@ -341,8 +365,8 @@ void CpuBackend::attention(int layer, int n, const float* q, float* out, Attenti
       if (rule.source == StatSource::GumbelSoftmax) {
         // Keyformer scores from the pre-softmax logits plus noise, at temperature tau.
         const float inv = cpu::keyformer_exp_row(rule, static_cast<uint32_t>(pos[base + i]), static_cast<uint32_t>(layer),
-                                                 static_cast<uint32_t>(h), pos.data(), row, len, keyformer_scratch_);
-        accumulate_stats(seg, i, n, keyformer_scratch_.z.data(), inv, rule);
+                                                 static_cast<uint32_t>(h), pos.data(), row, len, scratch.keyformer);
+        accumulate_stats(seg, i, n, scratch.keyformer.z.data(), inv, rule);
       }
       cpu::softmax_row(row, len);
       if (cap_row)

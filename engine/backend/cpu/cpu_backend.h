@@ -44,8 +44,15 @@ class CpuBackend final : public Backend {
   const float* value(int seg, int slot) const { return v_.data() + row_of(seg, slot) * hd_; }
 
  private:
+  // Scratch of one attention task.
+  struct HeadScratch {
+    std::vector<float> scores;  // [query][slot]
+    cpu::KeyformerRowScratch keyformer;
+  };
   void attention(int layer, int n, const float* q, float* out, AttentionRows* capture, const SlotStatRule& rule,
                  bool last_only, bool capture_logits);
+  void attend_head(int layer, int h, int n, const float* q, float* out, AttentionRows* capture,
+                   const SlotStatRule& rule, int first_captured, bool capture_logits, HeadScratch& scratch);
   void accumulate_stats(int seg, int row, int n_rows, const float* e, float scale, const SlotStatRule& rule);
   void finish_stats(int n, const SlotStatRule& rule);
   float* key_mut(int seg, int slot) { return k_.data() + row_of(seg, slot) * hd_; }
@@ -65,14 +72,14 @@ class CpuBackend final : public Backend {
   std::vector<int> start_;    // [segment]
   std::vector<float> k_, v_;  // [segment][region row][head_dim]
   // Scratch, grown to the largest call and then reused.
-  std::vector<float> x_, h_, q_, kn_, vn_, att_, o_, up_, gate_, mlp_, scores_;
+  std::vector<float> x_, h_, q_, kn_, vn_, att_, o_, up_, gate_, mlp_;
   std::vector<int> new_rope_pos_;  // [token][segment]
   std::vector<int> capture_index_;  // [layer]: its place in ForwardOutput::attention, -1 if not captured
   std::vector<float> last_logits_;  // the last token's logits, for sample()
   std::vector<int> readers_;                  // [segment]: query heads (over all layers) reading it
   std::vector<std::vector<float>> contrib_;   // [segment][row][slot]: this call's statistic contributions
   std::vector<float> stat_total_;             // one segment's contributions of this call
-  cpu::KeyformerRowScratch keyformer_scratch_;
+  std::vector<HeadScratch> head_scratch_;     // one per attention task (parallel.h)
 };
 
 }  // namespace kvscope

@@ -1,10 +1,13 @@
 #include "backend/cpu/cpu_ops.h"
 
+#include "backend/parallel.h"
+
 #include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 
 namespace kvscope::cpu {
 
@@ -18,17 +21,41 @@ Linear Linear::from(const WeightTensor& w, const WeightTensor& b) {
   return L;
 }
 
-void linear(const float* x, int n, const Linear& W, float* y) {
+namespace {
+// One band of output features [r0, r1): OpenBLAS on its own thread (the
+// backend's pool owns the parallelism), the same kernel for every band.
+void linear_rows(const float* x, int n, const Linear& W, float* y, int r0, int r1) {
+  const float* w = W.w.data() + int64_t(r0) * W.in;
   if (n == 1) {
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, W.out, W.in, 1.0f, W.w.data(), W.in, x, 1, 0.0f, y, 1);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, r1 - r0, W.in, 1.0f, w, W.in, x, 1, 0.0f, y + r0, 1);
   } else {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, W.out, W.in, 1.0f, x, W.in, W.w.data(), W.in, 0.0f, y,
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, r1 - r0, W.in, 1.0f, x, W.in, w, W.in, 0.0f, y + r0,
                 W.out);
   }
   if (!W.b.empty()) {
     for (int i = 0; i < n; ++i)
-      for (int j = 0; j < W.out; ++j) y[static_cast<int64_t>(i) * W.out + j] += W.b[j];
+      for (int j = r0; j < r1; ++j) y[static_cast<int64_t>(i) * W.out + j] += W.b[j];
   }
+}
+
+// Below this many multiply-adds a product is not worth handing out.
+constexpr int64_t kParallelMacs = 8192;
+}  // namespace
+
+void use_single_threaded_blas() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+}
+
+void linear(const float* x, int n, const Linear& W, float* y) {
+  use_single_threaded_blas();
+  const int64_t macs = int64_t(n) * W.out * W.in;
+  // Bands of 64 features keep every band on the kernels' full-width path.
+  const Split s = split_evenly(W.out, 64, macs < kParallelMacs ? 1 : pool_threads());
+  if (s.parts == 1) return linear_rows(x, n, W, y, 0, W.out);
+  parallel_for(s.parts, [&](int p) {
+    linear_rows(x, n, W, y, static_cast<int>(s.begin(p)), static_cast<int>(s.end(p)));
+  });
 }
 
 void layer_norm(const float* x, int n, int d, const float* w, const float* b, double eps, float* y) {

@@ -19,7 +19,13 @@ struct Linear {
   static Linear from(const WeightTensor& w, const WeightTensor& b);
 };
 
-// y[n][out] = x[n][in] W^T (+ b), through sgemv (n = 1) or sgemm.
+// OpenBLAS's own threads off: the backend's pool (parallel.h) splits the
+// work, and OpenBLAS runs inside each part. Called once by linear() and
+// the backend; idempotent.
+void use_single_threaded_blas();
+
+// y[n][out] = x[n][in] W^T (+ b), through sgemv (n = 1) or sgemm, in bands
+// of output features across the pool's threads.
 void linear(const float* x, int n, const Linear& W, float* y);
 void layer_norm(const float* x, int n, int d, const float* w, const float* b, double eps, float* y);
 void rms_norm(const float* x, int n, int d, const float* w, double eps, float* y);

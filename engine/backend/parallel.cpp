@@ -1,0 +1,182 @@
+#include "backend/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define KVSCOPE_CPU_RELAX() _mm_pause()
+#else
+#define KVSCOPE_CPU_RELAX() std::atomic_signal_fence(std::memory_order_seq_cst)
+#endif
+
+namespace kvscope {
+namespace {
+
+// The job being run is one 64-bit word: epoch (24 bits) | task count (20) |
+// next unclaimed task (20). A thread claims a task with a compare-exchange
+// on the whole word, so a claim succeeds only while its job is the current
+// one and unfinished; the job's function is read only after a successful
+// claim, when the caller cannot have moved on to the next job yet (it waits
+// for every claimed task).
+constexpr int kIndexBits = 20;
+constexpr uint64_t kIndexMask = (uint64_t(1) << kIndexBits) - 1;
+constexpr int kMaxTasks = int(kIndexMask);
+
+uint64_t pack(uint64_t epoch, uint64_t n, uint64_t next) {
+  return (epoch << (2 * kIndexBits)) | (n << kIndexBits) | next;
+}
+uint64_t epoch_of(uint64_t w) { return w >> (2 * kIndexBits); }
+int count_of(uint64_t w) { return static_cast<int>((w >> kIndexBits) & kIndexMask); }
+int next_of(uint64_t w) { return static_cast<int>(w & kIndexMask); }
+
+// How long an idle worker keeps spinning before it sleeps: longer than the
+// serial stretches of a decode step, short enough that an idle program
+// does not hold a core.
+constexpr auto kSpinFor = std::chrono::microseconds(300);
+
+thread_local bool t_in_pool = false;
+
+class Pool {
+ public:
+  explicit Pool(int threads) {
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  }
+  ~Pool() {
+    stop_.store(true);
+    wake_.fetch_add(1);
+    wake_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Returns false (nothing run) when the pool is busy.
+  bool run(int n, void (*task)(void*, int), void* ctx) {
+    std::unique_lock<std::mutex> lock(busy_, std::try_to_lock);
+    if (!lock.owns_lock()) return false;
+    task_ = task;
+    ctx_ = ctx;
+    done_.store(0, std::memory_order_relaxed);
+    error_ = nullptr;
+    const uint64_t epoch = (epoch_of(job_.load(std::memory_order_relaxed)) + 1) & ((uint64_t(1) << 24) - 1);
+    job_.store(pack(epoch, n, 0));
+    if (sleepers_.load() > 0) {
+      wake_.fetch_add(1);
+      wake_.notify_all();
+    }
+    t_in_pool = true;
+    while (claim_and_run(epoch)) {
+    }
+    // Tasks claimed by workers may still be running.
+    for (int spins = 0; done_.load(std::memory_order_acquire) < n; ++spins) {
+      if (spins < 4096) KVSCOPE_CPU_RELAX();
+      else std::this_thread::yield();  // a worker was descheduled mid-task
+    }
+    t_in_pool = false;
+    if (error_) std::rethrow_exception(error_);
+    return true;
+  }
+
+ private:
+  // Claims and runs one task of job `epoch`; false when none is left.
+  bool claim_and_run(uint64_t epoch) {
+    uint64_t w = job_.load(std::memory_order_acquire);
+    for (;;) {
+      if (epoch_of(w) != epoch || next_of(w) >= count_of(w)) return false;
+      if (job_.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel)) break;
+    }
+    const int i = next_of(w);
+    try {
+      task_(ctx_, i);
+    } catch (...) {
+      std::lock_guard<std::mutex> g(error_lock_);
+      if (!error_) error_ = std::current_exception();
+    }
+    done_.fetch_add(1, std::memory_order_release);
+    return true;
+  }
+
+  void work() {
+    t_in_pool = true;
+    uint64_t seen = epoch_of(job_.load());
+    while (!stop_.load(std::memory_order_relaxed)) {
+      auto idle_since = std::chrono::steady_clock::now();
+      uint64_t epoch = seen;
+      for (int spins = 0;; ++spins) {
+        epoch = epoch_of(job_.load(std::memory_order_acquire));
+        if (epoch != seen || stop_.load(std::memory_order_relaxed)) break;
+        KVSCOPE_CPU_RELAX();
+        if ((spins & 255) != 255) continue;
+        if (std::chrono::steady_clock::now() - idle_since < kSpinFor) {
+          std::this_thread::yield();  // lets another program's thread run on a shared core
+          continue;
+        }
+        sleepers_.fetch_add(1);
+        const uint32_t w = wake_.load();
+        if (epoch_of(job_.load()) == seen && !stop_.load()) wake_.wait(w);
+        sleepers_.fetch_sub(1);
+        idle_since = std::chrono::steady_clock::now();
+      }
+      seen = epoch;
+      while (claim_and_run(epoch)) {
+      }
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex busy_;
+  std::atomic<uint64_t> job_{0};
+  std::atomic<int> done_{0};
+  std::atomic<int> sleepers_{0};
+  std::atomic<uint32_t> wake_{0};
+  std::atomic<bool> stop_{false};
+  void (*task_)(void*, int) = nullptr;
+  void* ctx_ = nullptr;
+  std::mutex error_lock_;
+  std::exception_ptr error_;
+};
+
+int configured_threads() {
+  if (const char* env = std::getenv("KVSCOPE_THREADS")) {
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && v >= 1) return static_cast<int>(std::min<long>(v, 64));
+  }
+  return static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 64));
+}
+
+Pool& pool() {
+  static Pool p(configured_threads());
+  return p;
+}
+
+}  // namespace
+
+int pool_threads() { return pool().threads(); }
+
+void parallel_for_impl(int n, void (*task)(void* ctx, int i), void* ctx) {
+  if (n <= 0) return;
+  if (n > 1 && n <= kMaxTasks && !t_in_pool && pool().threads() > 1 && pool().run(n, task, ctx)) return;
+  for (int i = 0; i < n; ++i) task(ctx, i);
+}
+
+Split split_evenly(int64_t total, int64_t align, int max_parts) {
+  Split s;
+  s.total = total;
+  align = std::max<int64_t>(align, 1);
+  const int64_t units = (total + align - 1) / align;
+  s.parts = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(units, max_parts), 1, 64));
+  s.per = ((units + s.parts - 1) / s.parts) * align;
+  // Rounding the part size up can leave the last parts empty.
+  s.parts = static_cast<int>(std::max<int64_t>(1, (total + s.per - 1) / std::max<int64_t>(s.per, 1)));
+  return s;
+}
+
+}  // namespace kvscope

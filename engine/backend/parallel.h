@@ -1,0 +1,42 @@
+// The host's fork-join pool, used by the CPU backend. A decode step of a
+// small model is a few hundred microseconds made of dozens of tiny pieces
+// (a matrix-vector product per projection, the attention of one KV head),
+// so the threads must be handed work in well under a microsecond: the
+// workers spin for a while after each job and only then sleep. OpenBLAS
+// runs single-threaded inside each piece (see cpu/cpu_ops.cpp): two pools
+// spinning on the same cores would take turns instead of working.
+#pragma once
+
+#include <cstdint>
+
+namespace kvscope {
+
+// Threads a parallel_for uses, the caller included: KVSCOPE_THREADS when set
+// (1 turns the pool off), else the hardware's thread count, at most 64.
+int pool_threads();
+
+// Runs task(i) for every i in [0, n) on the pool's threads and the caller,
+// and returns when all have finished; the first exception a task throws is
+// rethrown here. Tasks must not depend on running in any order. A call made
+// while the pool is busy (from a task, or from a second thread) runs its
+// tasks in the calling thread, in order.
+void parallel_for_impl(int n, void (*task)(void* ctx, int i), void* ctx);
+
+template <class F>
+void parallel_for(int n, F&& f) {
+  parallel_for_impl(n, [](void* ctx, int i) { (*static_cast<F*>(ctx))(i); }, &f);
+}
+
+// Splits [0, total) into at most pool_threads() contiguous parts whose
+// boundaries are multiples of `align` (the last part takes the rest);
+// part p of `parts` is [begin, end).
+struct Split {
+  int parts = 1;
+  int64_t per = 0;
+  int64_t total = 0;
+  int64_t begin(int p) const { return p * per; }
+  int64_t end(int p) const { return p + 1 == parts ? total : (p + 1) * per; }
+};
+Split split_evenly(int64_t total, int64_t align, int max_parts);
+
+}  // namespace kvscope
