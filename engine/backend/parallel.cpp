@@ -10,6 +10,9 @@
 #include <thread>
 #include <vector>
 
+#include <pthread.h>
+#include <sched.h>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define KVSCOPE_CPU_RELAX() _mm_pause()
@@ -47,7 +50,22 @@ thread_local bool t_in_pool = false;
 class Pool {
  public:
   explicit Pool(int threads) {
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    const bool known = sched_getaffinity(0, sizeof(allowed), &allowed) == 0;
+    const int caller_cpu = sched_getcpu();
+    for (int i = 1; i < threads; ++i) {
+      workers_.emplace_back([this] { work(); });
+      // A new thread starts on its creator's core, and the scheduler can
+      // take tens of milliseconds to move a spinning worker to an idle
+      // one; until then the two take turns. Starting the workers away from
+      // the caller's core avoids that; they may still move later.
+      if (known && caller_cpu >= 0 && CPU_COUNT(&allowed) > 1) {
+        cpu_set_t elsewhere = allowed;
+        CPU_CLR(caller_cpu, &elsewhere);
+        pthread_setaffinity_np(workers_.back().native_handle(), sizeof(elsewhere), &elsewhere);
+      }
+    }
   }
   ~Pool() {
     stop_.store(true);
