@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/parallel.h"
 #include "bench_policy.h"
 #include "cli_common.h"
 #include "common/error.h"
@@ -135,8 +136,12 @@ void run_bench(const BenchArgs& a) {
   const double prefill_tps = a.prompt_tokens / prefill_s;
   const double decode_tps = a.decode_tokens / decode_s;
   const double roofline = bw * 1e9 / double(wbytes);
+  // The CPU backend's threads (KVSCOPE_THREADS, else every core).
+  const std::string where = dev == Device::Cpu ? backend->name() + ", " + std::to_string(pool_threads()) +
+                                                     (pool_threads() == 1 ? " thread" : " threads")
+                                               : backend->name();
   nlohmann::json j = {{"what", what},
-                      {"device", backend->name()},
+                      {"device", where},
                       {"parameters", params},
                       {"load_seconds", load_s},
                       {"prompt_tokens", a.prompt_tokens},
@@ -155,7 +160,7 @@ void run_bench(const BenchArgs& a) {
     return;
   }
   std::printf("%s: %s, %.1fM parameters, on %s (setup %.2f s)\n", what.c_str(), cfg.describe_arch().c_str(),
-              params / 1e6, backend->name().c_str(), load_s);
+              params / 1e6, where.c_str(), load_s);
   std::printf("prefill  %5d tokens  %8.3f s  %9.1f tok/s\n", a.prompt_tokens, prefill_s, prefill_tps);
   std::printf("decode   %5d tokens  %8.3f s  %9.1f tok/s  (%.2f ms/token)\n", a.decode_tokens, decode_s, decode_tps,
               1e3 * decode_s / a.decode_tokens);
