@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -44,6 +45,13 @@ struct ForwardOptions {
   bool logits_to_host = true;
   // The per-slot statistic to accumulate during this call's attention.
   SlotStatRule stats;
+  // Work of the caller's to run once per call when every layer is done (its
+  // attention captures and the slot statistics final) and before forward()
+  // returns: a session chooses, records and evicts here. The CPU backend
+  // runs it alongside its output head, on another thread where one is free,
+  // so it may read kv(), slot_stats() and the captures and call retain(),
+  // but not read the logits or call anything else on the backend.
+  std::function<void()> alongside_head;
 };
 
 struct ForwardOutput {

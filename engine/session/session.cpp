@@ -116,8 +116,9 @@ std::vector<int> Session::capture_layers() const {
   return recorder_.attention_layers();
 }
 
-void Session::run_forward(std::span<const int> toks, bool capture) {
+void Session::run_forward(std::span<const int> toks, bool capture, std::function<void()> alongside_head) {
   ForwardOptions fo;
+  fo.alongside_head = std::move(alongside_head);
   if (capture) fo.capture_layers = capture_layers();
   fo.capture_last_query_only = true;
   fo.capture_logits = false;
@@ -174,15 +175,23 @@ bool Session::step() {
   tokens_.push_back(tok);
   ++row_;
   const int one[1] = {tok};
-  run_forward(one, true);
   if (metrics_) {
+    run_forward(one, true);
     ForwardOptions so;
     so.capture_layers = capture_layers();
     so.capture_last_query_only = true;
     so.capture_logits = false;
     shadow_->forward(one, so, shadow_out_);
+    evict_and_record(row_);
+  } else {
+    // Nothing of this step's bookkeeping reads the logits: the backend runs
+    // it alongside its output head.
+    run_forward(one, true, [this] {
+      choose_and_record(row_);
+      evict();
+    });
+    add_metrics(step_metrics(row_));
   }
-  evict_and_record(row_);
   const bool eos = continuation_.empty() && cfg_.stop_at_eos && bundle_->is_eos(tok);
   if (row_ >= planned_new_ || eos) {
     finished_ = true;
@@ -237,13 +246,27 @@ void Session::choose_next_token() {
 }
 
 void Session::evict_and_record(int row) {
+  choose_and_record(row);
+  StepMetrics m = step_metrics(row);  // before eviction: recall is over what this step attended to
+  evict();
+  add_metrics(std::move(m));
+}
+
+void Session::choose_and_record(int row) {
   auto stats = [&](int s) -> const std::vector<float>& { return backend_->slot_stats(s); };
   const int newest = static_cast<int>(tokens_.size()) - 1;
   choose_slots(*policy_, backend_->kv(), stats, newest, row, choice_, selection_scratch_);
-  const SlotChoice& choice = choice_;
   const bool has_stat = policy_->ranking() == Ranking::Statistic;
-  recorder_.record(row, backend_->kv(), choice, has_stat, stats, out_.attention, row, tokens_, policy_->evicts());
+  recorder_.record(row, backend_->kv(), choice_, has_stat, stats, out_.attention, row, tokens_, policy_->evicts());
+}
 
+void Session::evict() {
+  if (policy_->evicts() && choice_.dropped > 0)
+    for (int s = 0; s < backend_->kv().layout().n_segments(); ++s) backend_->retain(s, choice_.keep[s]);
+}
+
+StepMetrics Session::step_metrics(int row) const {
+  const int newest = static_cast<int>(tokens_.size()) - 1;
   StepMetrics m;
   m.step = row;
   m.position = newest;
@@ -275,8 +298,11 @@ void Session::evict_and_record(int row) {
     m.attention_recall = n ? recall / n : StepMetrics::nan;
     m.ideal_similarity = n ? sim / n : StepMetrics::nan;
   }
-  if (policy_->evicts() && choice.dropped > 0)
-    for (int s = 0; s < lay.n_segments(); ++s) backend_->retain(s, choice.keep[s]);
+  return m;
+}
+
+// Sizes are of the cache after this step's eviction.
+void Session::add_metrics(StepMetrics m) {
   m.kv_slots = backend_->kv().total_slots();
   m.kv_bytes = kv_bytes();
   m.kv_bytes_full = kv_bytes_full();

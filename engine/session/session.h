@@ -4,6 +4,7 @@
 // and the exports show. The CLI and the app drive the same calls.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -61,8 +62,14 @@ class Session {
   std::vector<float> layer_attention(int layer) const;
 
  private:
-  void run_forward(std::span<const int> toks, bool capture);
+  void run_forward(std::span<const int> toks, bool capture, std::function<void()> alongside_head = {});
+  // A step's bookkeeping after its forward pass: choose, record, measure
+  // (before eviction, against the shadow run), evict, add the metrics row.
   void evict_and_record(int row);
+  void choose_and_record(int row);
+  void evict();
+  StepMetrics step_metrics(int row) const;
+  void add_metrics(StepMetrics m);
   void choose_next_token();
   std::vector<int> capture_layers() const;
 

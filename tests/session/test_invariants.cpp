@@ -3,6 +3,8 @@
 // never returns, full and ideal never evict, and a replay is bit-identical.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "session_fixture.h"
 
 namespace kvscope {
@@ -101,6 +103,46 @@ TEST(Invariants, AReplayIsBitIdentical) {
   Session c(test::bundle("llama_gqa"), cfg);
   c.run_to_end();
   EXPECT_NE(a.recorder().scores(), c.recorder().scores());
+}
+
+TEST(Invariants, BookkeepingAlongsideTheHeadRecordsWhatTheSerialPathRecords) {
+  // Without the shadow run a step's choice, recording and eviction run
+  // alongside the backend's output head (ForwardOptions::alongside_head);
+  // with it they run after the forward pass. Both must record the same
+  // steps, to the bit.
+  for (PolicyKind kind : {PolicyKind::H2O, PolicyKind::Keyformer, PolicyKind::TOVA, PolicyKind::A2SF, PolicyKind::Window}) {
+    SCOPED_TRACE(policy_name(kind));
+    SessionConfig cfg = test::config(kind, "40%");
+    cfg.sampling.temperature = 0.9f;  // the sampled tokens depend on every earlier eviction
+    cfg.recording.metrics = true;
+    Session serial(test::bundle("llama_gqa"), cfg);
+    cfg.recording.metrics = false;
+    Session alongside(test::bundle("llama_gqa"), cfg);
+    serial.run_to_end();
+    alongside.run_to_end();
+    EXPECT_EQ(serial.tokens(), alongside.tokens());
+    const Recorder &a = serial.recorder(), &b = alongside.recorder();
+    EXPECT_EQ(a.masks(), b.masks());
+    ASSERT_EQ(a.scores().size(), b.scores().size());
+    EXPECT_EQ(0, std::memcmp(a.scores().data(), b.scores().data(), a.scores().size() * 4));
+    ASSERT_EQ(a.events().size(), b.events().size());
+    for (std::size_t i = 0; i < a.events().size(); ++i) {
+      EXPECT_EQ(a.events()[i].position, b.events()[i].position);
+      EXPECT_EQ(a.events()[i].step, b.events()[i].step);
+      EXPECT_EQ(a.events()[i].rank, b.events()[i].rank);
+    }
+    ASSERT_EQ(a.metrics().size(), b.metrics().size());
+    for (std::size_t r = 0; r < a.metrics().size(); ++r) {
+      EXPECT_EQ(a.metrics()[r].kv_slots, b.metrics()[r].kv_slots) << "row " << r;
+      EXPECT_EQ(a.metrics()[r].next_token, b.metrics()[r].next_token) << "row " << r;
+    }
+    const int L = serial.model_config().n_layers, H = serial.model_config().n_heads;
+    for (int r = 0; r < a.rows_recorded(); ++r)
+      for (int l = 0; l < L; ++l)
+        for (int h = 0; h < H; ++h)
+          for (int p = 0; p < a.positions(); ++p)
+            ASSERT_EQ(a.attention(r, l, h, p), b.attention(r, l, h, p)) << r << " " << l << " " << h << " " << p;
+  }
 }
 
 TEST(Invariants, PolicyChangesFromNowOnAndReplayRepeatsThem) {

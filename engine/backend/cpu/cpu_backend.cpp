@@ -284,7 +284,20 @@ void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt,
   norm(model_->final_norm_w, model_->final_norm_b, x_.data(), h_.data());
   out.n_logits = rows;
   out.logits.resize(size_t(rows) * cfg.vocab_size);
-  cpu::linear(h_.data() + size_t(first_row) * d, rows, model_->lm_head, out.logits.data());
+  const float* last_h = h_.data() + size_t(first_row) * d;
+  if (!opt.alongside_head) {
+    cpu::linear(last_h, rows, model_->lm_head, out.logits.data());
+  } else {
+    // The caller's work is task 0, the head's bands the rest: whichever
+    // thread finishes first takes the remaining bands, so the two overlap
+    // however long each is.
+    const Split bands = split_evenly(cfg.vocab_size, 64, 8);
+    parallel_for(1 + bands.parts, [&](int t) {
+      if (t == 0) return opt.alongside_head();
+      cpu::linear_rows(last_h, rows, model_->lm_head, out.logits.data(), static_cast<int>(bands.begin(t - 1)),
+                       static_cast<int>(bands.end(t - 1)));
+    });
+  }
   last_logits_.assign(out.logits.end() - cfg.vocab_size, out.logits.end());
   if (!opt.logits_to_host) {
     out.logits.clear();

@@ -21,7 +21,6 @@ Linear Linear::from(const WeightTensor& w, const WeightTensor& b) {
   return L;
 }
 
-namespace {
 // One band of output features [r0, r1): OpenBLAS on its own thread (the
 // backend's pool owns the parallelism), the same kernel for every band.
 void linear_rows(const float* x, int n, const Linear& W, float* y, int r0, int r1) {
@@ -38,6 +37,7 @@ void linear_rows(const float* x, int n, const Linear& W, float* y, int r0, int r
   }
 }
 
+namespace {
 // Below this many multiply-adds a product is not worth handing out.
 constexpr int64_t kParallelMacs = 8192;
 }  // namespace

@@ -27,6 +27,9 @@ void use_single_threaded_blas();
 // y[n][out] = x[n][in] W^T (+ b), through sgemv (n = 1) or sgemm, in bands
 // of output features across the pool's threads.
 void linear(const float* x, int n, const Linear& W, float* y);
+// The output features [r0, r1) of linear(), on the calling thread; every
+// feature is computed as linear() computes it.
+void linear_rows(const float* x, int n, const Linear& W, float* y, int r0, int r1);
 void layer_norm(const float* x, int n, int d, const float* w, const float* b, double eps, float* y);
 void rms_norm(const float* x, int n, int d, const float* w, double eps, float* y);
 void gelu_tanh(float* x, int64_t n);

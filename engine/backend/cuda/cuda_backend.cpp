@@ -523,6 +523,8 @@ void CudaBackend::forward(std::span<const int> tokens, const ForwardOptions& opt
       const float* src = s.stats_host + std::size_t(seg) * max_len;
       stats_[seg].assign(src, src + book_.len(seg));
     }
+  // After everything here: the statistics reach the host only now.
+  if (opt.alongside_head) opt.alongside_head();
 }
 
 int CudaBackend::sample(const SamplingParams& p, uint64_t step) {
