@@ -175,23 +175,26 @@ bool Session::step() {
   tokens_.push_back(tok);
   ++row_;
   const int one[1] = {tok};
+  // Choosing and recording read only the layers' captures and statistics:
+  // the backend runs them alongside its output head. Eviction joins them
+  // unless the metrics need this step's cache and logits first.
+  run_forward(one, true, [this] {
+    choose_and_record(row_);
+    if (!metrics_) evict();
+  });
+  StepMetrics m;
   if (metrics_) {
-    run_forward(one, true);
     ForwardOptions so;
     so.capture_layers = capture_layers();
     so.capture_last_query_only = true;
     so.capture_logits = false;
     shadow_->forward(one, so, shadow_out_);
-    evict_and_record(row_);
+    m = step_metrics(row_);  // before eviction: recall is over what this step attended to
+    evict();
   } else {
-    // Nothing of this step's bookkeeping reads the logits: the backend runs
-    // it alongside its output head.
-    run_forward(one, true, [this] {
-      choose_and_record(row_);
-      evict();
-    });
-    add_metrics(step_metrics(row_));
+    m = step_metrics(row_);
   }
+  add_metrics(std::move(m));
   const bool eos = continuation_.empty() && cfg_.stop_at_eos && bundle_->is_eos(tok);
   if (row_ >= planned_new_ || eos) {
     finished_ = true;

@@ -106,10 +106,10 @@ TEST(Invariants, AReplayIsBitIdentical) {
 }
 
 TEST(Invariants, BookkeepingAlongsideTheHeadRecordsWhatTheSerialPathRecords) {
-  // Without the shadow run a step's choice, recording and eviction run
-  // alongside the backend's output head (ForwardOptions::alongside_head);
-  // with it they run after the forward pass. Both must record the same
-  // steps, to the bit.
+  // A step's choice and recording run alongside the backend's output head
+  // (ForwardOptions::alongside_head); without the shadow run its eviction
+  // does too, with it the eviction waits for the metrics, after the
+  // forward pass. Both must record the same steps, to the bit.
   for (PolicyKind kind : {PolicyKind::H2O, PolicyKind::Keyformer, PolicyKind::TOVA, PolicyKind::A2SF, PolicyKind::Window}) {
     SCOPED_TRACE(policy_name(kind));
     SessionConfig cfg = test::config(kind, "40%");
