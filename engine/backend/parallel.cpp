@@ -167,6 +167,12 @@ int configured_threads() {
     const long v = std::strtol(env, &end, 10);
     if (end != env && *end == '\0' && v >= 1) return static_cast<int>(std::min<long>(v, 64));
   }
+  // The cores this process may run on (a container's CPU set), not every
+  // core the machine has: a worker without a core of its own only waits.
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 0)
+    return std::min(CPU_COUNT(&allowed), 64);
   return static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 64));
 }
 
