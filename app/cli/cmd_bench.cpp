@@ -136,7 +136,7 @@ void run_bench(const BenchArgs& a) {
   const double prefill_tps = a.prompt_tokens / prefill_s;
   const double decode_tps = a.decode_tokens / decode_s;
   const double roofline = bw * 1e9 / double(wbytes);
-  // The CPU backend's threads (KVSCOPE_THREADS, else every core).
+  // The CPU backend's threads (KVSCOPE_THREADS, else the cores it may use).
   const std::string where = dev == Device::Cpu ? backend->name() + ", " + std::to_string(pool_threads()) +
                                                      (pool_threads() == 1 ? " thread" : " threads")
                                                : backend->name();

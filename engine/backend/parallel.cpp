@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
-#include <string>
 #include <thread>
 #include <vector>
 

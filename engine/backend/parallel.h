@@ -27,9 +27,9 @@ void parallel_for(int n, F&& f) {
   parallel_for_impl(n, [](void* ctx, int i) { (*static_cast<F*>(ctx))(i); }, &f);
 }
 
-// Splits [0, total) into at most pool_threads() contiguous parts whose
-// boundaries are multiples of `align` (the last part takes the rest);
-// part p of `parts` is [begin, end).
+// Splits [0, total) into at most `max_parts` non-empty contiguous parts
+// whose boundaries are multiples of `align` (the last part takes the
+// rest); part p of `parts` is [begin(p), end(p)).
 struct Split {
   int parts = 1;
   int64_t per = 0;

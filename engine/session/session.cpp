@@ -128,6 +128,16 @@ void Session::run_forward(std::span<const int> toks, bool capture, std::function
   backend_->forward(toks, fo, out_);
 }
 
+// The full-cache run the metrics compare against: same tokens, same
+// captured layers, no statistic and no eviction.
+void Session::run_shadow_forward(std::span<const int> toks) {
+  ForwardOptions so;
+  so.capture_layers = capture_layers();
+  so.capture_last_query_only = true;
+  so.capture_logits = false;
+  shadow_->forward(toks, so, shadow_out_);
+}
+
 void Session::prefill() {
   if (started()) throw Error("session", "", "already started");
   const std::span<const int> prompt(tokens_.data(), prompt_len_);
@@ -150,13 +160,7 @@ void Session::prefill() {
       }
     }
   }
-  if (metrics_) {
-    ForwardOptions so;
-    so.capture_layers = capture_layers();
-    so.capture_last_query_only = true;
-    so.capture_logits = false;
-    shadow_->forward(prompt, so, shadow_out_);
-  }
+  if (metrics_) run_shadow_forward(prompt);
   evict_and_record(0);
   if (planned_new_ == 0) finished_ = true;
   else choose_next_token();
@@ -182,18 +186,9 @@ bool Session::step() {
     choose_and_record(row_);
     if (!metrics_) evict();
   });
-  StepMetrics m;
-  if (metrics_) {
-    ForwardOptions so;
-    so.capture_layers = capture_layers();
-    so.capture_last_query_only = true;
-    so.capture_logits = false;
-    shadow_->forward(one, so, shadow_out_);
-    m = step_metrics(row_);  // before eviction: recall is over what this step attended to
-    evict();
-  } else {
-    m = step_metrics(row_);
-  }
+  if (metrics_) run_shadow_forward(one);
+  StepMetrics m = step_metrics(row_);  // before eviction: recall is over what this step attended to
+  if (metrics_) evict();
   add_metrics(std::move(m));
   const bool eos = continuation_.empty() && cfg_.stop_at_eos && bundle_->is_eos(tok);
   if (row_ >= planned_new_ || eos) {

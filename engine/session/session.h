@@ -63,6 +63,7 @@ class Session {
 
  private:
   void run_forward(std::span<const int> toks, bool capture, std::function<void()> alongside_head = {});
+  void run_shadow_forward(std::span<const int> toks);
   // A step's bookkeeping after its forward pass: choose, record, measure
   // (before eviction, against the shadow run), evict, add the metrics row.
   void evict_and_record(int row);

@@ -353,44 +353,42 @@ void CpuBackend::attend_head(int layer, int h, int n, const float* q, float* out
   const int qstride = cfg.q_dim();
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd_));
   const float neg_inf = -std::numeric_limits<float>::infinity();
-  {
-    const int seg = layout_.segment_of(layer, h);
-    const int len = book_.len(seg);
-    const int base = len - n;  // slots before this call's tokens
-    scratch.scores.resize(size_t(n) * len);
-    float* S = scratch.scores.data();
-    // S = scale * Q_h K^T over the whole segment.
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, len, hd_, scale, q + size_t(h) * hd_, qstride, key(seg, 0),
-                hd_, 0.0f, S, len);
-    const auto& pos = book_.positions(seg);
-    for (int i = 0; i < n; ++i) {
-      float* row = S + size_t(i) * len;
-      for (int j = base + i + 1; j < len; ++j) row[j] = neg_inf;  // causal: later new tokens
-      if (cfg.sliding_window > 0) {
-        const int qpos = pos[base + i];
-        for (int j = 0; j <= base + i; ++j)
-          if (qpos - pos[j] >= cfg.sliding_window) row[j] = neg_inf;
-      }
-      const bool cap_row = capture && i >= first_captured;
-      if (cap_row && capture_logits)
-        std::memcpy(capture->logits.data() + capture->offset[h] + size_t(i - first_captured) * len, row,
-                    sizeof(float) * len);
-      if (rule.source == StatSource::GumbelSoftmax) {
-        // Keyformer scores from the pre-softmax logits plus noise, at temperature tau.
-        const float inv = cpu::keyformer_exp_row(rule, static_cast<uint32_t>(pos[base + i]), static_cast<uint32_t>(layer),
-                                                 static_cast<uint32_t>(h), pos.data(), row, len, scratch.keyformer);
-        accumulate_stats(seg, i, n, scratch.keyformer.z.data(), inv, rule);
-      }
-      cpu::softmax_row(row, len);
-      if (cap_row)
-        std::memcpy(capture->probs.data() + capture->offset[h] + size_t(i - first_captured) * len, row,
-                    sizeof(float) * len);
-      if (rule.source == StatSource::Attention) accumulate_stats(seg, i, n, row, 1.0f, rule);
+  const int seg = layout_.segment_of(layer, h);
+  const int len = book_.len(seg);
+  const int base = len - n;  // slots before this call's tokens
+  scratch.scores.resize(size_t(n) * len);
+  float* S = scratch.scores.data();
+  // S = scale * Q_h K^T over the whole segment.
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, len, hd_, scale, q + size_t(h) * hd_, qstride, key(seg, 0),
+              hd_, 0.0f, S, len);
+  const auto& pos = book_.positions(seg);
+  for (int i = 0; i < n; ++i) {
+    float* row = S + size_t(i) * len;
+    for (int j = base + i + 1; j < len; ++j) row[j] = neg_inf;  // causal: later new tokens
+    if (cfg.sliding_window > 0) {
+      const int qpos = pos[base + i];
+      for (int j = 0; j <= base + i; ++j)
+        if (qpos - pos[j] >= cfg.sliding_window) row[j] = neg_inf;
     }
-    // O_h = P V.
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd_, len, 1.0f, S, len, value(seg, 0), hd_, 0.0f,
-                out + size_t(h) * hd_, qstride);
+    const bool cap_row = capture && i >= first_captured;
+    if (cap_row && capture_logits)
+      std::memcpy(capture->logits.data() + capture->offset[h] + size_t(i - first_captured) * len, row,
+                  sizeof(float) * len);
+    if (rule.source == StatSource::GumbelSoftmax) {
+      // Keyformer scores from the pre-softmax logits plus noise, at temperature tau.
+      const float inv = cpu::keyformer_exp_row(rule, static_cast<uint32_t>(pos[base + i]), static_cast<uint32_t>(layer),
+                                               static_cast<uint32_t>(h), pos.data(), row, len, scratch.keyformer);
+      accumulate_stats(seg, i, n, scratch.keyformer.z.data(), inv, rule);
+    }
+    cpu::softmax_row(row, len);
+    if (cap_row)
+      std::memcpy(capture->probs.data() + capture->offset[h] + size_t(i - first_captured) * len, row,
+                  sizeof(float) * len);
+    if (rule.source == StatSource::Attention) accumulate_stats(seg, i, n, row, 1.0f, rule);
   }
+  // O_h = P V.
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd_, len, 1.0f, S, len, value(seg, 0), hd_, 0.0f,
+              out + size_t(h) * hd_, qstride);
 }
 
 }  // namespace kvscope

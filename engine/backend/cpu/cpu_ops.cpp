@@ -1,13 +1,13 @@
 #include "backend/cpu/cpu_ops.h"
 
-#include "backend/parallel.h"
-
 #include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <mutex>
+
+#include "backend/parallel.h"
 
 namespace kvscope::cpu {
 
