@@ -52,11 +52,8 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs kvscope-cli with `args` (already shell-quoted by the caller).
-// Runs kvscope-cli; `output` holds stdout and, unless with_stderr is false
-// (for commands whose stdout is JSON), stderr too.
-inline CommandResult run_cli(const std::string& args, bool with_stderr = true) {
-  const std::string cmd = std::string(KVSCOPE_CLI_PATH) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+// Runs a shell command; `output` holds what it printed to stdout.
+inline CommandResult run_shell(const std::string& cmd) {
   CommandResult r;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -66,6 +63,13 @@ inline CommandResult run_cli(const std::string& args, bool with_stderr = true) {
   const int status = ::pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs kvscope-cli with `args` (already shell-quoted by the caller);
+// `output` holds stdout and, unless with_stderr is false (for commands
+// whose stdout is JSON), stderr too.
+inline CommandResult run_cli(const std::string& args, bool with_stderr = true) {
+  return run_shell(std::string(KVSCOPE_CLI_PATH) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 inline std::string quote(const std::string& s) {

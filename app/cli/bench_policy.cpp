@@ -61,8 +61,10 @@ Timing time_session(const std::shared_ptr<const ModelBundle>& b, SessionConfig c
   s.prefill();
   t.prefill_s = now_s() - t0;
   t0 = now_s();
-  int steps = 0;
-  while (s.step()) ++steps;
+  while (s.step()) {
+  }
+  // Every step() feeds one token, the last one (which returns false) too.
+  const int steps = static_cast<int>(s.generated().size());
   t.decode_ms_per_token = 1e3 * (now_s() - t0) / std::max(1, steps);
   t.kv_bytes = s.kv_bytes();
   return t;

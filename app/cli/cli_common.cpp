@@ -1,6 +1,9 @@
 #include "cli_common.h"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 
 #include "common/error.h"
 
@@ -38,6 +41,53 @@ std::vector<int> encode_prompt(const ModelBundle& b, const std::string& text, in
                               (extra ? " (+" + std::to_string(extra) + " new)" : std::string()) +
                               ", longer than the model's maximum positions (" + std::to_string(max) + ")");
   return ids;
+}
+
+void check_output_dir(const std::string& dir, const std::string& flag) {
+  namespace fs = std::filesystem;
+  if (dir.empty()) throw Error(flag, "", "the directory name is empty");
+  std::error_code ec;
+  const fs::path p(dir);
+  const auto st = fs::status(p, ec);
+  if (fs::exists(st)) {
+    if (!fs::is_directory(st)) throw Error(flag, dir, "exists and is not a directory");
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) throw Error(flag, dir, "the directory is not writable");
+    return;
+  }
+  // Not there yet: the nearest existing ancestor must be a writable directory.
+  fs::path q = fs::absolute(p, ec).lexically_normal();
+  if (ec) throw Error(flag, dir, "cannot resolve the path: " + ec.message());
+  while (q.has_relative_path() && !fs::exists(fs::symlink_status(q, ec))) q = q.parent_path();
+  if (!fs::is_directory(fs::status(q, ec))) throw Error(flag, dir, "cannot be created: " + q.string() + " is not a directory");
+  if (::access(q.c_str(), W_OK | X_OK) != 0)
+    throw Error(flag, dir, "cannot be created: " + q.string() + " is not writable");
+}
+
+CLI::Validator nonempty_dir_name() {
+  return CLI::Validator([](std::string& s) { return s.empty() ? std::string("the directory name is empty") : std::string(); },
+                        "");
+}
+
+void create_output_dir(const std::string& dir, const std::string& flag) {
+  check_output_dir(dir, flag);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::is_directory(dir))
+    throw Error(flag, dir, "cannot create the directory" + (ec ? ": " + ec.message() : std::string()));
+}
+
+std::string absolute_model_path(const std::string& model) {
+  const std::filesystem::path p = model.empty() ? default_model_dir() : std::filesystem::path(model);
+  std::error_code ec;
+  const auto abs = std::filesystem::absolute(p, ec);
+  return ec ? p.string() : abs.lexically_normal().string();
+}
+
+std::string rename_field(const std::string& message, const std::vector<std::pair<std::string, std::string>>& renames) {
+  for (const auto& [from, to] : renames)
+    if (message.size() > from.size() + 1 && message.compare(0, from.size() + 2, from + ": ") == 0)
+      return to + message.substr(from.size());
+  return message;
 }
 
 std::string escape(const std::string& s) {

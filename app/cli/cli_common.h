@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "backend/backend.h"
 #include "session/model_bundle.h"
@@ -22,6 +24,24 @@ Device resolve_device(const std::string& device);
 // Tokens of a prompt; throws when longer than the model's maximum positions
 // (leaving room for `extra` new tokens).
 std::vector<int> encode_prompt(const ModelBundle& b, const std::string& text, int extra, const std::string& flag);
+
+// An output directory given with `flag` (--export, --out): checked before
+// any work, creating nothing. It must be a non-empty name of an existing
+// writable directory, or of one that can be created (its nearest existing
+// ancestor a writable directory). Throws kvscope::Error naming the flag.
+void check_output_dir(const std::string& dir, const std::string& flag);
+// CLI11 check for such a flag: an empty name is a parse error.
+CLI::Validator nonempty_dir_name();
+// Creates it (once the settings are validated, before the run).
+void create_output_dir(const std::string& dir, const std::string& flag);
+
+// The model directory a Session should carry: absolute, so an exported
+// session.json reruns from any directory; "" -> the bundled default.
+std::string absolute_model_path(const std::string& model);
+
+// An engine message "<field>: <what>" with its leading field renamed by
+// the first matching pair (from, to); other messages unchanged.
+std::string rename_field(const std::string& message, const std::vector<std::pair<std::string, std::string>>& renames);
 
 // Printable form of a token piece: control bytes and newlines escaped.
 std::string escape(const std::string& s);

@@ -1,5 +1,9 @@
 #include "cli_policy.h"
 
+#include "cli_common.h"
+#include "common/error.h"
+#include "io/colormap.h"
+
 namespace kvscope::cli {
 
 bool PolicyFlags::needs_session() const {
@@ -27,10 +31,26 @@ void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export) {
   cmd.add_option("--record-layers", f.record_layers, "Layers whose attention is recorded (default: all that fit)");
   cmd.add_flag("--no-metrics", f.no_metrics, "Skip the shadow full-cache run and its metrics");
   if (!with_export) return;
-  cmd.add_option("--export", f.export_dir, "Write masks, attention, scores, CSVs and heatmaps to this directory");
+  cmd.add_option("--export", f.export_dir, "Write masks, attention, scores, CSVs and heatmaps to this directory")
+      ->check(nonempty_dir_name());
   cmd.add_option("--export-layer", f.export_layer, "Layer of the CSV twins and heatmaps")->default_val(0);
   cmd.add_option("--export-head", f.export_head, "Query head of the CSV twins and heatmaps")->default_val(0);
-  cmd.add_option("--colormap", f.colormap, "viridis, magma, inferno, gray, coolwarm")->default_val("viridis");
+  // Checked while parsing, with or without --export: a bad name fails
+  // before the run, not in the export after it.
+  cmd.add_option("--colormap", f.colormap, "viridis, magma, inferno, gray, coolwarm")
+      ->check(CLI::Validator(
+          [](std::string& name) {
+            try {
+              colormap(name);
+              return std::string();
+            } catch (const Error&) {
+              std::string known;
+              for (const auto& n : colormap_names()) known += (known.empty() ? "" : ", ") + n;
+              return "unknown colormap '" + name + "' (choose from " + known + ")";
+            }
+          },
+          ""))
+      ->default_val("viridis");
   cmd.add_option("--scale", f.scale, "Heatmap scale: linear or log")->check(CLI::IsMember({"linear", "log"}))->default_val("linear");
 }
 

@@ -1,11 +1,13 @@
 // kvscope-cli eval MODEL --dataset F.jsonl: perplexity and answer accuracy
 // on a held-out set, under any policy and sharing layout.
 #include <cstdio>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
 #include "cli_policy.h"
+#include "common/error.h"
 #include "progress_bar.h"
 #include "session/evaluation.h"
 #include "session_runner.h"
@@ -15,23 +17,25 @@ namespace {
 
 struct EvalArgs {
   std::string model, dataset, device = "cpu";
-  int limit = 0;
+  std::optional<int> limit;  // not given: every item
   uint64_t seed = 0;
   bool json = false;
   PolicyFlags flags;
 };
 
 void run_eval(const EvalArgs& a) {
+  if (a.limit && *a.limit < 1)
+    throw Error("--limit", "", "must be at least 1, got " + std::to_string(*a.limit) + " (leave it out to use every item)");
   auto items = load_eval_set(a.dataset);
-  if (a.limit > 0 && a.limit < static_cast<int>(items.size())) items.resize(a.limit);
+  if (a.limit && *a.limit < static_cast<int>(items.size())) items.resize(*a.limit);
   SessionConfig cfg;
-  cfg.model = a.model;
+  cfg.model = absolute_model_path(a.model);
   cfg.device = a.device;
   cfg.seed = a.seed;
   apply_policy_flags(a.flags, cfg);
   cfg.recording.metrics = cfg.recording.metrics && a.flags.policy != "full";
   resolve_device(a.device);
-  auto bundle = bundle_for(a.model);
+  auto bundle = bundle_for(cfg.model);
   ProgressBar bar("eval " + std::filesystem::path(a.dataset).filename().string(), static_cast<int>(items.size()));
   const auto r = evaluate(bundle, cfg, items, [&](int done) { bar.update(done); });
   bar.finish();

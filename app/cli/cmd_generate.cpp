@@ -26,9 +26,12 @@ void run_generate(const GenerateArgs& a) {
   // Before anything is printed: a bad flag gives its one-line error only.
   validate_sampling({a.temperature, a.top_k, a.top_p, a.seed});
   if (a.flags.needs_session()) {
-    // Eviction, sharing or exports: the session stepper.
+    // Eviction, sharing or exports: the session stepper. Every setting is
+    // checked (the export directory, the Session's layers and budget)
+    // before the model runs.
+    if (!a.flags.export_dir.empty()) check_output_dir(a.flags.export_dir, "--export");
     SessionConfig cfg;
-    cfg.model = a.model;
+    cfg.model = absolute_model_path(a.model);
     cfg.device = a.device;
     cfg.prompt = a.prompt;
     cfg.max_new_tokens = a.max_new_tokens;
@@ -38,8 +41,10 @@ void run_generate(const GenerateArgs& a) {
     validate_sampling(cfg.sampling);
     apply_policy_flags(a.flags, cfg);
     resolve_device(a.device);
-    Session s(bundle_for(a.model), cfg);
-    run_session(s, true, a.flags.export_dir);
+    auto s = make_flag_session(bundle_for(cfg.model), cfg, {{"prompt", "--prompt"}});
+    note_recorded_layers(*s, "the recorder's memory budget");
+    if (!a.flags.export_dir.empty()) create_output_dir(a.flags.export_dir, "--export");
+    run_session(*s, true, a.flags.export_dir);
     return;
   }
   const Device dev = resolve_device(a.device);
@@ -73,10 +78,17 @@ void run_generate(const GenerateArgs& a) {
   const std::string text = b.tokenizer->decode(shown, true);
   if (text.size() > printed) std::fwrite(text.data() + printed, 1, text.size() - printed, stdout);
   std::printf("\n");
-  const double decode_tps = r.new_tokens.size() > 1 ? (r.new_tokens.size() - 1) / r.decode_seconds : 0.0;
-  std::fprintf(stderr, "[%s] prompt %zu tokens in %.3f s (%.1f tok/s); %zu new tokens, decode %.1f tok/s; stop: %s\n",
+  // The first new token comes from the prompt's pass: a decode rate needs
+  // at least one more (a timed decode step).
+  std::string decode;
+  if (r.new_tokens.size() > 1 && r.decode_seconds > 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), ", decode %.1f tok/s", (r.new_tokens.size() - 1) / r.decode_seconds);
+    decode = buf;
+  }
+  std::fprintf(stderr, "[%s] prompt %zu tokens in %.3f s (%.1f tok/s); %zu new token%s%s; stop: %s\n",
                backend->name().c_str(), prompt.size(), r.prefill_seconds, prompt.size() / r.prefill_seconds,
-               r.new_tokens.size(), decode_tps, r.stop_reason.c_str());
+               r.new_tokens.size(), r.new_tokens.size() == 1 ? "" : "s", decode.c_str(), r.stop_reason.c_str());
 }
 
 }  // namespace

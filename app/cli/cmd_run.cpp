@@ -15,15 +15,11 @@ struct RunArgs {
 };
 
 void run_run(const RunArgs& a) {
-  SessionConfig cfg = SessionConfig::load(a.session);
-  // A relative model path in a session file is relative to that file.
-  if (!cfg.model.empty() && std::filesystem::path(cfg.model).is_relative()) {
-    const auto beside = std::filesystem::path(a.session).parent_path() / cfg.model;
-    std::error_code ec;
-    if (std::filesystem::exists(beside, ec)) cfg.model = beside.string();
-  }
-  resolve_device(cfg.device);
-  Session s(bundle_for(cfg.model), cfg);
+  if (!a.export_dir.empty()) check_output_dir(a.export_dir, "--export");
+  const SessionFile f = load_session_file(a.session);
+  Session s(f.bundle, f.cfg);  // its errors name the file and field (cfg.source)
+  note_recorded_layers(s, a.session + ": recording.memory_mb");
+  if (!a.export_dir.empty()) create_output_dir(a.export_dir, "--export");
   run_session(s, !a.quiet, a.export_dir);
 }
 
@@ -33,7 +29,7 @@ void register_run(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("run", "Run a session file (JSON) and optionally export everything");
   cmd->add_option("session", args->session, "Session JSON file")->required();
-  cmd->add_option("--export", args->export_dir, "Export directory");
+  cmd->add_option("--export", args->export_dir, "Export directory")->check(nonempty_dir_name());
   cmd->add_flag("--quiet", args->quiet, "Do not print the text");
   cmd->callback([args] { run_run(*args); });
 }

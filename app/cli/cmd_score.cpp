@@ -37,38 +37,48 @@ std::string read_text(const std::string& path) {
 // prompt (prefilled, then evicted to the budget), the rest is fed one token
 // at a time under the policy and scored (teacher forcing).
 void run_score_session(const ScoreArgs& a) {
-  auto bundle = bundle_for(a.model);
-  const auto ids = encode_prompt(*bundle, read_text(a.text_file), 0, a.text_file);
+  if (!a.flags.export_dir.empty()) check_output_dir(a.flags.export_dir, "--export");
+  const std::string text = read_text(a.text_file);
+  SessionConfig cfg;
+  cfg.model = absolute_model_path(a.model);
+  auto bundle = bundle_for(cfg.model);
+  const auto ids = encode_prompt(*bundle, text, 0, a.text_file);
   if (ids.size() < 2) throw Error(a.text_file, "", "needs at least two tokens to score");
   const int n = static_cast<int>(ids.size());
   const int split = a.prompt_tokens >= 0 ? a.prompt_tokens : n / 2;
   if (split < 1 || split >= n)
     throw Error("--prompt-tokens", "", "must be between 1 and " + std::to_string(n - 1) + " for this text");
-  SessionConfig cfg;
-  cfg.model = a.model;
   cfg.device = a.device;
   cfg.seed = a.seed;
   cfg.prompt_ids.assign(ids.begin(), ids.begin() + split);
   cfg.continuation_ids.assign(ids.begin() + split, ids.end());
   apply_policy_flags(a.flags, cfg);
   resolve_device(a.device);
-  Session s(bundle, cfg);
+  auto sp = make_flag_session(bundle, cfg);
+  Session& s = *sp;
+  note_recorded_layers(s, "the recorder's memory budget");
+  if (!a.flags.export_dir.empty()) create_output_dir(a.flags.export_dir, "--export");
   s.run_to_end();
   double nll = 0, nll_full = 0;
   int scored = 0;
+  std::vector<double> nlls, nlls_full;  // per scored token, in order
   for (const auto& m : s.recorder().metrics())
     if (!std::isnan(m.nll)) {
       nll += m.nll;
       nll_full += m.nll_full;
+      nlls.push_back(m.nll);
+      nlls_full.push_back(m.nll_full);
       ++scored;
     }
   const double mean = nll / scored, mean_full = nll_full / scored;
   if (a.json) {
     nlohmann::json j = {{"tokens", n}, {"prompt_tokens", split}, {"scored", scored}, {"mean_nll", mean},
-                        {"perplexity", std::exp(mean)}, {"policy", a.flags.policy}, {"device", s.backend().name()}};
+                        {"perplexity", std::exp(mean)}, {"nll", nlls}, {"policy", a.flags.policy},
+                        {"device", s.backend().name()}};
     if (cfg.recording.metrics) {
       j["mean_nll_full"] = mean_full;
       j["perplexity_full"] = std::exp(mean_full);
+      j["nll_full"] = nlls_full;
     }
     std::printf("%s\n", j.dump(2).c_str());
   } else {

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "cli_common.h"
 #include "common/error.h"
@@ -26,7 +27,7 @@ namespace {
 struct SweepArgs {
   std::string session, policies = "window,sink,h2o,tova,keyformer,a2sf,random", budgets = "10%,20%,30%,50%,70%,90%";
   std::string out, dataset;
-  int limit = 0;
+  std::optional<int> limit;  // not given: every item
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -73,31 +74,100 @@ std::map<std::string, double> session_means(const Session& s) {
   return out;
 }
 
+// A cell's budget error names --budgets and the entry; anything else the
+// engine raised is about the session file.
+[[noreturn]] void rethrow_for_cell(const Error& e, const SweepArgs& a, const std::string& policy,
+                                   const std::string& budget, const std::string& where) {
+  const std::string m = e.what();
+  const std::string flag = "--budget: ";
+  if (m.rfind(flag, 0) == 0)
+    throw Error("--budgets", "", "'" + budget + "' with policy '" + policy + "': " + m.substr(flag.size()) + where);
+  rethrow_for_session_file(e, a.session);
+}
+
 void run_sweep(const SweepArgs& a) {
-  SessionConfig base = SessionConfig::load(a.session);
-  if (!base.model.empty() && std::filesystem::path(base.model).is_relative()) {
-    const auto beside = std::filesystem::path(a.session).parent_path() / base.model;
-    std::error_code ec;
-    if (std::filesystem::exists(beside, ec)) base.model = beside.string();
-  }
+  // Every check before any cell runs: flags, the output directory, the
+  // session file, the model, then each cell's policy and budget.
+  if (a.limit && *a.limit < 1)
+    throw Error("--limit", "", "must be at least 1, got " + std::to_string(*a.limit) + " (leave it out to use every item)");
+  if (a.limit && a.dataset.empty()) throw Error("--limit", "", "applies to --dataset items; no --dataset given");
   const auto policies = split(a.policies);
   const auto budgets = split(a.budgets);
   if (policies.empty()) throw Error("--policies", "", "no policy given");
   if (budgets.empty()) throw Error("--budgets", "", "no budget given");
   std::vector<PolicyKind> kinds;
   std::vector<Amount> amounts;
-  for (const auto& p : policies) kinds.push_back(parse_policy(p));
+  for (const auto& p : policies) {
+    try {
+      kinds.push_back(parse_policy(p));
+    } catch (const Error& e) {
+      throw Error(rename_field(e.what(), {{"--policy", "--policies"}}));
+    }
+  }
   for (const auto& b : budgets) amounts.push_back(Amount::parse(b, "--budgets"));
+  // One axis: all counts or all percentages of the prompt.
+  for (std::size_t i = 1; i < amounts.size(); ++i)
+    if (amounts[i].percent != amounts[0].percent) {
+      const std::string& count = amounts[0].percent ? budgets[i] : budgets[0];
+      const std::string& pct = amounts[0].percent ? budgets[0] : budgets[i];
+      throw Error("--budgets", "", "mixes token counts ('" + count + "') and percentages ('" + pct +
+                                       "'); give every budget as a count or every budget as a percentage");
+    }
+  check_output_dir(a.out, "--out");
+  const SessionFile file = load_session_file(a.session);
+  const SessionConfig& base = file.cfg;
+  const std::shared_ptr<const ModelBundle>& bundle = file.bundle;
   std::vector<EvalItem> items;
   if (!a.dataset.empty()) {
     items = load_eval_set(a.dataset);
-    if (a.limit > 0 && a.limit < static_cast<int>(items.size())) items.resize(a.limit);
+    if (a.limit && *a.limit < static_cast<int>(items.size())) items.resize(*a.limit);
   }
-  resolve_device(base.device);
-  auto bundle = bundle_for(base.model);
-  std::error_code ec;
-  std::filesystem::create_directories(a.out, ec);
-  if (!std::filesystem::is_directory(a.out, ec)) throw Error(a.out, "", "cannot create the output directory");
+  auto cell_config = [&](std::size_t pi, std::size_t bi) {
+    SessionConfig cfg = base;
+    cfg.policy.kind = kinds[pi];
+    cfg.policy.budget = amounts[bi];
+    return cfg;
+  };
+  // Each cell's policy against each prompt it will run on (the Session
+  // resolves it the same way), so no cell fails after others have run.
+  {
+    const int context = bundle->config().max_positions;
+    std::vector<std::pair<int, std::string>> prompts;  // prompt length, where
+    if (items.empty()) {
+      const int n = base.prompt_ids.empty() ? static_cast<int>(bundle->tokenizer->encode(base.prompt, true).size())
+                                            : static_cast<int>(base.prompt_ids.size());
+      prompts.push_back({n, ""});
+    } else {
+      for (std::size_t i = 0; i < items.size(); ++i)
+        prompts.push_back({static_cast<int>(bundle->tokenizer->encode(items[i].prompt, true).size()),
+                           " (" + a.dataset + ": item " + std::to_string(i + 1) + ")"});
+    }
+    for (std::size_t pi = 0; pi < kinds.size(); ++pi)
+      for (std::size_t bi = 0; bi < amounts.size(); ++bi) {
+        const SessionConfig cfg = cell_config(pi, bi);
+        for (const auto& [n, where] : prompts) {
+          if (n < 1) continue;  // an empty prompt: the Session names it
+          try {
+            resolve_policy(cfg.policy, n, context);
+          } catch (const Error& e) {
+            rethrow_for_cell(e, a, policies[pi], budgets[bi], where);
+          }
+        }
+      }
+  }
+  // Without a dataset the first cell's Session also checks what the session
+  // file sets against the model (layers, prompt length) before the
+  // directory is made; it is the cell run first.
+  auto make_session = [&](std::size_t pi, std::size_t bi) {
+    try {
+      return std::make_unique<Session>(bundle, cell_config(pi, bi));
+    } catch (const Error& e) {
+      rethrow_for_cell(e, a, policies[pi], budgets[bi], "");
+    }
+  };
+  std::unique_ptr<Session> first;
+  if (items.empty()) first = make_session(0, 0);
+  create_output_dir(a.out, "--out");
 
   const int total = static_cast<int>(kinds.size() * amounts.size()) * std::max<int>(1, static_cast<int>(items.size()));
   ProgressBar bar("sweep", total);
@@ -105,14 +175,12 @@ void run_sweep(const SweepArgs& a) {
   std::vector<Cell> cells;
   for (std::size_t pi = 0; pi < kinds.size(); ++pi) {
     for (std::size_t bi = 0; bi < amounts.size(); ++bi) {
-      SessionConfig cfg = base;
-      cfg.policy.kind = kinds[pi];
-      cfg.policy.budget = amounts[bi];
+      const SessionConfig cfg = cell_config(pi, bi);
       Cell c{policies[pi], budgets[bi], amounts[bi].value, {}};
       if (items.empty()) {
-        Session s(bundle, cfg);
-        s.run_to_end();
-        c.metrics = session_means(s);
+        std::unique_ptr<Session> s = first ? std::move(first) : make_session(pi, bi);
+        s->run_to_end();
+        c.metrics = session_means(*s);
         bar.update(++done);
       } else {
         const int before = done;
@@ -181,7 +249,7 @@ void register_sweep(CLI::App& app) {
   cmd->add_option("session", args->session, "Session JSON file (model, prompt, other settings)")->required();
   cmd->add_option("--policies", args->policies, "Comma-separated policies");
   cmd->add_option("--budgets", args->budgets, "Comma-separated budgets (counts or percentages)");
-  cmd->add_option("--out", args->out, "Output directory")->required();
+  cmd->add_option("--out", args->out, "Output directory")->required()->check(nonempty_dir_name());
   cmd->add_option("--dataset", args->dataset, "Evaluate each cell on this JSON-lines set instead of the session prompt");
   cmd->add_option("--limit", args->limit, "Use only the first N dataset items");
   cmd->callback([args] { run_sweep(*args); });

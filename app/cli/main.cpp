@@ -2,6 +2,7 @@
 // the window uses; errors print as one line and exit non-zero.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "cli_common.h"
 #include "common/error.h"
@@ -19,10 +20,26 @@ int main(int argc, char** argv) {
   kvscope::cli::register_run(app);
   kvscope::cli::register_eval(app);
   kvscope::cli::register_sweep(app);
+  // An unknown command word: CLI11 would only say that a subcommand is required.
+  if (argc > 1 && argv[1][0] != '-' &&
+      app.get_subcommands([&](const CLI::App* c) { return c->check_name(argv[1]); }).empty()) {
+    std::string known;
+    for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; }))
+      known += (known.empty() ? "" : ", ") + c->get_name();
+    std::fprintf(stderr, "kvscope-cli: error: unknown command '%s' (choose from %s)\n", argv[1], known.c_str());
+    return 1;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version: CLI11 prints them and exits 0.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    // Any other parse error: one line and status 1, like every other error.
+    std::string m = e.what();
+    for (char& c : m)
+      if (c == '\n' || c == '\r') c = ' ';
+    std::fprintf(stderr, "kvscope-cli: error: %s (see --help)\n", m.c_str());
+    return 1;
   } catch (const kvscope::Error& e) {
     std::fprintf(stderr, "kvscope-cli: error: %s\n", e.what());
     return 1;

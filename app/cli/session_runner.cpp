@@ -4,12 +4,64 @@
 #include <cstdio>
 
 #include "cli_common.h"
+#include "common/error.h"
 #include "session/exporter.h"
 
 namespace kvscope::cli {
 
 std::shared_ptr<const ModelBundle> bundle_for(const std::string& model) {
   return std::make_shared<const ModelBundle>(load_bundle(model));
+}
+
+std::unique_ptr<Session> make_flag_session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg,
+                                           const std::vector<std::pair<std::string, std::string>>& renames) {
+  try {
+    return std::make_unique<Session>(std::move(bundle), std::move(cfg));
+  } catch (const Error& e) {
+    std::vector<std::pair<std::string, std::string>> all = {
+        {"export.layer", "--export-layer"}, {"export.head", "--export-head"}, {"recording.layers", "--record-layers"}};
+    all.insert(all.end(), renames.begin(), renames.end());
+    throw Error(rename_field(e.what(), all));
+  }
+}
+
+SessionFile load_session_file(const std::string& path) {
+  SessionFile f{SessionConfig::load(path), nullptr};
+  SessionConfig& cfg = f.cfg;
+  if (!cfg.model.empty() && std::filesystem::path(cfg.model).is_relative()) {
+    const auto beside = std::filesystem::path(path).parent_path() / cfg.model;
+    std::error_code ec;
+    if (std::filesystem::exists(beside, ec)) cfg.model = beside.string();
+  }
+  cfg.model = absolute_model_path(cfg.model);
+  try {
+    resolve_device(cfg.device);
+  } catch (const Error& e) {
+    rethrow_for_session_file(e, path);
+  }
+  try {
+    f.bundle = bundle_for(cfg.model);
+  } catch (const Error& e) {
+    throw Error(path, "model", e.what());
+  }
+  return f;
+}
+
+void rethrow_for_session_file(const Error& e, const std::string& session) { throw session_file_error(e, session); }
+
+void note_recorded_layers(const Session& s, const std::string& budget_name) {
+  if (!s.config().recording.layers.empty()) return;  // chosen explicitly
+  const auto& rec = s.recorder().attention_layers();
+  const int L = s.model_config().n_layers;
+  if (static_cast<int>(rec.size()) >= L) return;
+  std::string list;
+  for (int l : rec) list += (list.empty() ? "" : ", ") + std::to_string(l);
+  char mb[64];
+  std::snprintf(mb, sizeof(mb), "%g MB", s.config().recording.memory_mb);
+  std::fprintf(stderr,
+               "kvscope-cli: note: %s (%s) holds the attention of layer%s %s of %d; the other layers are "
+               "replayed on demand\n",
+               budget_name.c_str(), mb, rec.size() == 1 ? "" : "s", list.c_str(), L);
 }
 
 void run_session(Session& s, bool print_text, const std::string& export_dir) {

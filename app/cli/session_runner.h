@@ -4,7 +4,10 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "common/error.h"
 #include "session/session.h"
 
 namespace kvscope::cli {
@@ -18,5 +21,31 @@ std::string session_summary(const Session& s);
 
 // Loads the session's model ("" = bundled default).
 std::shared_ptr<const ModelBundle> bundle_for(const std::string& model);
+
+// A Session from a config built out of command-line flags: the engine names
+// the session-file fields (export.layer, ...) in its errors; these become
+// the flags the user typed (--export-layer, ...), plus `renames`.
+std::unique_ptr<Session> make_flag_session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg,
+                                           const std::vector<std::pair<std::string, std::string>>& renames = {});
+
+// An engine error about a session file's settings, as
+// "<session file>: <field>: ...": the names of flags the engine uses
+// (--budget, --sharing, ...) become the file's fields (policy.budget, ...).
+[[noreturn]] void rethrow_for_session_file(const Error& e, const std::string& session);
+
+// A session file's settings with its model loaded. A relative model path
+// is read from beside the file when it is there (else from the current
+// directory) and made absolute, so an exported session.json reruns from
+// any directory; errors name the file and the field ("s.json: model: ...").
+struct SessionFile {
+  SessionConfig cfg;
+  std::shared_ptr<const ModelBundle> bundle;
+};
+SessionFile load_session_file(const std::string& path);
+
+// One note on stderr when the recorder's memory budget left layers out of
+// the recording (they are replayed on demand). `budget_name` says where the
+// budget came from (e.g. "s.json: recording.memory_mb").
+void note_recorded_layers(const Session& s, const std::string& budget_name);
 
 }  // namespace kvscope::cli

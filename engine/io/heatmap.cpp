@@ -24,8 +24,11 @@ void mark_evicted(Image& img, Rect r, uint8_t code, EvictedStyle style, int peri
       if (style == EvictedStyle::dim) img.blend(x, y, kWhite, 0.65f);
       const bool slash = (x + y) % period == 0;
       const bool back = ((x - y) % period + period) % period == 0;
-      const bool ink = style == EvictedStyle::hatch ? slash || (code == kOverlayEvictedNow && back)
-                                                    : code == kOverlayEvictedNow && slash;
+      // Evicted: '/' lines, evicted this step: crossed; outside the oracle's
+      // top k (still cached): '\\' lines alone.
+      const bool ink = style == EvictedStyle::hatch
+                           ? (code == kOverlayOutsideTopK ? back : slash || (code == kOverlayEvictedNow && back))
+                           : code == kOverlayEvictedNow && slash;
       if (!ink) continue;
       const Rgb under = img.at(x, y);
       if (bright(under)) img.blend(x, y, kBlack, 0.7f);
@@ -65,7 +68,7 @@ void draw_panel(Image& img, const HeatmapLayout& L, int p, const HeatmapPanel& p
     for (int i = 0; i < L.rows; ++i)
       for (int j = 0; j < L.cols; ++j) {
         const uint8_t code = panel.overlay[std::size_t(i) * L.cols + j];
-        if (code == kOverlayEvicted || code == kOverlayEvictedNow)
+        if (code == kOverlayEvicted || code == kOverlayEvictedNow || code == kOverlayOutsideTopK)
           mark_evicted(img, L.cell_rect(i, j, p), code, opt.evicted_style, hatch_period(L));
       }
     outline_protected(img, L, p, panel.overlay, opt.protected_color);

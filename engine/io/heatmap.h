@@ -26,6 +26,7 @@ inline constexpr uint8_t kOverlayKept = 1;
 inline constexpr uint8_t kOverlayProtected = 2;   // sink / recent window: region outlined
 inline constexpr uint8_t kOverlayEvicted = 3;     // evicted earlier: hatched or dimmed
 inline constexpr uint8_t kOverlayEvictedNow = 4;  // evicted at this step: cross-hatched / dimmed + hatched
+inline constexpr uint8_t kOverlayOutsideTopK = 5;  // still cached, outside the oracle's top k: dotted
 
 // How evicted cells are marked: `hatch` keeps the colour visible under
 // diagonal lines; `dim` washes it out towards white.

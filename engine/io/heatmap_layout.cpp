@@ -140,6 +140,7 @@ std::string overlay_label(uint8_t code) {
     case kOverlayProtected: return "protected";
     case kOverlayEvicted: return "evicted";
     case kOverlayEvictedNow: return "evicted this step";
+    case kOverlayOutsideTopK: return "outside top k";
     default: return "";
   }
 }
@@ -150,7 +151,7 @@ HeatmapLayout layout_heatmap_grid(std::span<const HeatmapPanel> panels, int rows
   if (rows <= 0 || cols <= 0)
     throw Error("heatmap", "shape", std::to_string(rows) + " x " + std::to_string(cols) + " is empty");
   const std::size_t n = static_cast<std::size_t>(rows) * cols;
-  bool overlay_codes[5] = {};
+  bool overlay_codes[6] = {};
   for (std::size_t p = 0; p < panels.size(); ++p) {
     const std::string field = panels.size() > 1 ? "panel " + std::to_string(p) : std::string();
     if (panels[p].values.size() != n)
@@ -161,7 +162,7 @@ HeatmapLayout layout_heatmap_grid(std::span<const HeatmapPanel> panels, int rows
       throw Error("heatmap", field.empty() ? "overlay" : field + " overlay",
                   "has " + std::to_string(panels[p].overlay.size()) + " codes, " + std::to_string(n) + " expected");
     for (uint8_t c : panels[p].overlay)
-      if (c < 5) overlay_codes[c] = true;
+      if (c < 6) overlay_codes[c] = true;
   }
   colormap(opt.colormap);  // throws for an unknown name before any work
 
@@ -218,7 +219,7 @@ HeatmapLayout layout_heatmap_grid(std::span<const HeatmapPanel> panels, int rows
   }
   int legend_y = 0;
   std::vector<uint8_t> legend_codes;
-  for (uint8_t code : {kOverlayEvicted, kOverlayEvictedNow, kOverlayProtected})
+  for (uint8_t code : {kOverlayEvicted, kOverlayEvictedNow, kOverlayOutsideTopK, kOverlayProtected})
     if (overlay_codes[code]) legend_codes.push_back(code);
   if (!legend_codes.empty()) {
     y += 3 * gap;

@@ -34,6 +34,12 @@ struct SlotChoice {
 SlotChoice choose_slots(const Policy& policy, const KvBook& book,
                         const std::function<const std::vector<float>&(int)>& stats, int newest, int step);
 
+// The `step` that keys the random policy's draws for the choice a streaming
+// prefill makes after prompt token i (not the last): negative, so it never
+// equals a row (0 = after the prompt, then 1, 2, ...) and every such
+// choice draws afresh.
+inline int streaming_prefill_step(int prompt_token) { return -(prompt_token + 1); }
+
 // Working storage of choose_slots, kept by a caller that chooses every step.
 struct SelectionScratch {
   std::vector<uint64_t> keys, protected_keys;

@@ -23,6 +23,7 @@ uint8_t overlay_code(uint8_t m) {
     case kMaskProtected: return kOverlayProtected;
     case kEvictedNow: return kOverlayEvictedNow;
     case kEvictedEarlier: return kOverlayEvicted;
+    case kOutsideTopK: return kOverlayOutsideTopK;
     case kMaskKept: return kOverlayKept;
     default: return kOverlayNone;
   }
@@ -122,11 +123,12 @@ std::vector<std::string> export_session(const Session& s, const fs::path& dir) {
   }
   {
     CsvTable mt;
-    mt.header = {"step",   "position", "token", "kv_slots", "kv_bytes", "kv_bytes_full", "nll",
-                 "nll_full", "kl",     "top1_agree", "attention_recall", "ideal_similarity"};
+    mt.header = {"step",     "position",   "token",      "kv_slots",         "kv_bytes",
+                 "kv_bytes_full", "kv_bytes_native", "nll", "nll_full", "kl",
+                 "top1_agree", "attention_recall", "ideal_similarity"};
     for (const auto& m : rec.metrics())
       mt.add_row({int64_t(m.step), int64_t(m.position), int64_t(m.token), m.kv_slots, m.kv_bytes, m.kv_bytes_full,
-                  m.nll, m.nll_full, m.kl, int64_t(m.top1_agree), m.attention_recall, m.ideal_similarity});
+                  m.kv_bytes_native, m.nll, m.nll_full, m.kl, int64_t(m.top1_agree), m.attention_recall, m.ideal_similarity});
     write_csv(path("metrics.csv"), mt);
   }
   {
@@ -136,7 +138,9 @@ std::vector<std::string> export_session(const Session& s, const fs::path& dir) {
   }
   {
     nlohmann::json j = s.config().to_json();
-    const auto& r = s.policy().resolved();
+    // The session's first policy as resolved for this prompt (its policy
+    // changes, if any, are resolved when they take effect).
+    const ResolvedPolicy r = resolve_policy(s.config().policy, s.prompt_length(), s.model_config().max_positions);
     j["resolved"] = {{"k", r.k},
                      {"window", r.w},
                      {"sinks", r.s},
@@ -152,7 +156,8 @@ std::vector<std::string> export_session(const Session& s, const fs::path& dir) {
     nlohmann::json m = {
         {"masks.npy", {{"dtype", "uint8"}, {"axes", {"step", "kv_layer", "kv_head", "position"}},
                        {"codes", {{"0", "not yet seen"}, {"1", "kept"}, {"2", "kept, protected (sink or recent window)"},
-                                  {"3", "evicted at this step"}, {"4", "evicted earlier"}}},
+                                  {"3", "evicted at this step (row 0: during the prefill)"}, {"4", "evicted earlier"},
+                                  {"5", "in the cache, outside the top k (ideal, which never evicts)"}}},
                        {"kv_layers", lay.owners}}},
         {"scores.npy", {{"dtype", "float32"}, {"axes", {"step", "kv_layer", "kv_head", "position"}},
                         {"nan", "no statistic (policy keeps none, or slot absent)"}}},

@@ -17,7 +17,11 @@ struct StepMetrics {
   int token = -1;           // that token
   int64_t kv_slots = 0;     // slots held over all segments after eviction
   int64_t kv_bytes = 0;     // policy cache after eviction
-  int64_t kv_bytes_full = 0;
+  int64_t kv_bytes_full = 0;  // a full cache of the same tokens in the layout in use
+  // ... and in the checkpoint's own layout: with a sharing conversion
+  // (--sharing gqa:G, mlkv:M) the saving against it is sharing and
+  // eviction together; without one it equals kv_bytes_full.
+  int64_t kv_bytes_native = 0;
   static constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   double nll = nan;         // -log p_policy(next token), when the next token is known
   double nll_full = nan;

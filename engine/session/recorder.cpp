@@ -20,12 +20,14 @@ Recorder::Recorder(const KvLayout& layout, int rows, int positions, std::vector<
 namespace {
 
 // masks.npy's code of a slot that the policy has just judged: the slot
-// states and the mask codes agree except for a dropped slot.
+// states and the mask codes agree except for a dropped slot, which is
+// evicted now under an evicting policy and only outside the top k under
+// one that keeps everything (ideal).
 static_assert(int{kKept} == int{kMaskKept} && int{kProtected} == int{kMaskProtected} && int{kDropped} == 0);
 // Arithmetic rather than a select: GCC turns the select into a branch, which
 // mispredicts on ideal's mask (its top k is scattered over the cache).
-inline uint8_t mask_of(uint8_t slot_state) {
-  return static_cast<uint8_t>(slot_state + (slot_state == kDropped) * int{kEvictedNow});
+inline uint8_t mask_of(uint8_t slot_state, uint8_t dropped_code) {
+  return static_cast<uint8_t>(slot_state + (slot_state == kDropped) * int{dropped_code});
 }
 
 }  // namespace
@@ -70,7 +72,11 @@ void Recorder::record(int row, const KvBook& book, const SlotChoice& choice, boo
                       bool evicts) {
   const int S = layout_.n_segments();
   // Everything up to the newest position has been seen; what a segment no
-  // longer holds was evicted at an earlier step.
+  // longer holds was evicted at an earlier step, or, in row 0, while a
+  // streaming prefill fed the prompt: those are step 0's events, so they are
+  // "evicted at this step" like the events.csv rows that name them.
+  const uint8_t gone = row == 0 ? kEvictedNow : kEvictedEarlier;
+  const uint8_t dropped_code = evicts ? kEvictedNow : kOutsideTopK;
   int newest = -1;
   for (int s = 0; s < S; ++s)
     if (book.len(s) > 0) newest = std::max(newest, book.positions(s).back());
@@ -78,12 +84,12 @@ void Recorder::record(int row, const KvBook& book, const SlotChoice& choice, boo
   for (int s = 0; s < S; ++s) {
     uint8_t* m = &masks_[(size_t(row) * S + s) * positions_];
     float* sc = &scores_[(size_t(row) * S + s) * positions_];
-    std::memset(m, kEvictedEarlier, static_cast<std::size_t>(std::clamp(newest + 1, 0, positions_)));
+    std::memset(m, gone, static_cast<std::size_t>(std::clamp(newest + 1, 0, positions_)));
     const auto& pos = book.positions(s);
     const int len = static_cast<int>(pos.size());
     const uint8_t* state = choice.state[s].data();
     held_[s].assign(pos.data(), len, positions_);
-    held_[s].write_each(m, [&](int j) { return mask_of(state[j]); });
+    held_[s].write_each(m, [&](int j) { return mask_of(state[j], dropped_code); });
     if (policy_has_statistic) held_[s].expand(stats(s).data(), sc);
   }
   record_events(step, book, choice, policy_has_statistic, stats, tokens, evicts);

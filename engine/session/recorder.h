@@ -28,6 +28,9 @@ enum MaskCode : uint8_t {
   kMaskProtected = 2,
   kEvictedNow = 3,
   kEvictedEarlier = 4,
+  // Non-evicting policies (ideal) only: still in the cache, but outside the
+  // top k that the mask shows; it can be back in the top k a step later.
+  kOutsideTopK = 5,
 };
 
 struct EvictionEvent {

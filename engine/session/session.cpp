@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "policy/selection.h"
 #include "session/generator.h"
+#include "session/session_config.h"
 
 namespace kvscope {
 namespace {
@@ -32,6 +33,16 @@ std::vector<float> by_position(const AttentionRows& a, int head, const std::vect
 
 Session::Session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg)
     : bundle_(std::move(bundle)), cfg_(std::move(cfg)) {
+  try {
+    build();
+  } catch (const Error& e) {
+    // Settings read from a session file are named by that file and field.
+    if (cfg_.source.empty()) throw;
+    throw session_file_error(e, cfg_.source);
+  }
+}
+
+void Session::build() {
   model_cfg_ = bundle_->config();
   weights_ = bundle_->files.weights;
   convert_sharing(model_cfg_, weights_, cfg_.sharing);
@@ -59,10 +70,21 @@ Session::Session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg)
                                   " new tokens exceed the model's maximum positions (" +
                                   std::to_string(model_cfg_.max_positions) + ")");
   policy_ = make_policy(resolve_policy(cfg_.policy, prompt_len_, model_cfg_.max_positions));
-  for (const auto& ch : cfg_.policy_changes) {
-    resolve_policy(ch.policy, prompt_len_, model_cfg_.max_positions);  // validate now, not mid-run
+  for (std::size_t i = 0; i < cfg_.policy_changes.size(); ++i) {
+    // Validated now, not mid-run.
+    const auto& ch = cfg_.policy_changes[i];
+    const std::string field = "policy_changes[" + std::to_string(i) + "]";
+    if (ch.from_step > planned_new_)
+      throw Error(field + ".from_step", "", "step " + std::to_string(ch.from_step) + " comes after the run's last (" +
+                                                std::to_string(planned_new_) + " new tokens)");
+    try {
+      resolve_policy(ch.policy, prompt_len_, model_cfg_.max_positions);
+    } catch (const Error& e) {
+      // "--budget: ..." -> "policy_changes[i].policy.budget: ..."
+      throw Error(field + "." + session_file_error(e, "").what());
+    }
     if (ch.policy.positions != cfg_.policy.positions)
-      throw Error("policy_changes", "positions", "the position mode cannot change during a run");
+      throw Error(field + ".policy.positions", "", "the position mode cannot change during a run");
   }
 
   auto check_layer = [&](int l, const std::string& field) {
@@ -151,7 +173,7 @@ void Session::prefill() {
       if (i + 1 < prompt_len_) {
         const auto choice =
             choose_slots(*policy_, backend_->kv(), [&](int s) -> const std::vector<float>& { return backend_->slot_stats(s); },
-                         i, 0);
+                         i, streaming_prefill_step(i));
         recorder_.record_events(0, backend_->kv(), choice, policy_->ranking() == Ranking::Statistic,
                                 [&](int s) -> const std::vector<float>& { return backend_->slot_stats(s); }, tokens_,
                                 policy_->evicts());
@@ -304,6 +326,7 @@ void Session::add_metrics(StepMetrics m) {
   m.kv_slots = backend_->kv().total_slots();
   m.kv_bytes = kv_bytes();
   m.kv_bytes_full = kv_bytes_full();
+  m.kv_bytes_native = kv_bytes_native();
   recorder_.add_metrics(m);
 }
 
@@ -313,6 +336,10 @@ int64_t Session::kv_bytes() const {
 
 int64_t Session::kv_bytes_full() const {
   return KvLayout::from_config(model_cfg_).bytes(static_cast<int64_t>(tokens_.size()), backend_->kv_element_bytes());
+}
+
+int64_t Session::kv_bytes_native() const {
+  return KvLayout::from_config(bundle_->config()).bytes(static_cast<int64_t>(tokens_.size()), backend_->kv_element_bytes());
 }
 
 std::string Session::text_of(int position) const {

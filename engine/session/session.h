@@ -53,6 +53,9 @@ class Session {
   // KV bytes of the policy cache now and of a full cache of the same tokens.
   int64_t kv_bytes() const;
   int64_t kv_bytes_full() const;
+  // A full cache of the same tokens in the checkpoint's own layout, before
+  // any sharing conversion.
+  int64_t kv_bytes_native() const;
   // Generated (or teacher-forced) token ids after the prompt.
   std::vector<int> generated() const { return {tokens_.begin() + prompt_len_, tokens_.end()}; }
 
@@ -62,6 +65,7 @@ class Session {
   std::vector<float> layer_attention(int layer) const;
 
  private:
+  void build();  // the constructor's work; its errors are renamed for a session file
   void run_forward(std::span<const int> toks, bool capture, std::function<void()> alongside_head = {});
   void run_shadow_forward(std::span<const int> toks);
   // A step's bookkeeping after its forward pass: choose, record, measure

@@ -2,8 +2,10 @@
 
 #include "common/error.h"
 #include "io/atomic_file.h"
+#include "io/colormap.h"
 #include "io/json_file.h"
 
+#include <algorithm>
 #include <fstream>
 
 namespace kvscope {
@@ -23,7 +25,59 @@ auto with_field(const std::string& source, const std::string& field, F&& f) -> d
   }
 }
 
+// Every key of `r`'s object must be one of `known`: a misspelt key would
+// otherwise be ignored and its setting silently left at the default.
+void reject_unknown_keys(const JsonReader& r, std::initializer_list<const char*> known) {
+  for (const auto& [key, value] : r.json().items()) {
+    bool ok = false;
+    for (const char* k : known) ok = ok || key == k;
+    if (ok) continue;
+    std::string list;
+    for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    r.fail(key, "unknown key (known here: " + list + ")");
+  }
+}
+
+// A prompt or continuation source counts as given when it is present and
+// not empty: exported session files carry every field, the unused ones as
+// "" or [].
+bool given(const JsonReader& r, const char* key) {
+  if (!r.has(key)) return false;
+  const auto& v = r.raw(key);
+  return !((v.is_string() && v.get<std::string>().empty()) || (v.is_array() && v.empty()));
+}
+
+// The session-file field of each CLI flag whose errors the shared parsers
+// and the Session raise.
+const char* field_of_flag(const std::string& flag) {
+  static const std::pair<const char*, const char*> kFields[] = {
+      {"--policy", "policy.name"},        {"--budget", "policy.budget"},
+      {"--window", "policy.window"},      {"--sinks", "policy.sinks"},
+      {"--granularity", "policy.granularity"}, {"--prefill", "policy.prefill"},
+      {"--positions", "policy.positions"}, {"--tau-init", "policy.tau_init"},
+      {"--tau-end", "policy.tau_end"},    {"--tau-schedule", "policy.tau_schedule"},
+      {"--noise", "policy.noise"},        {"--alpha", "policy.alpha"},
+      {"--reduce", "policy.reduce"},      {"--sharing", "sharing"},
+      {"--device cuda", "device"},        {"--max-new-tokens", "max_new_tokens"}};
+  for (const auto& [f, field] : kFields)
+    if (flag == f) return field;
+  return nullptr;
+}
+
 }  // namespace
+
+Error session_file_error(const Error& e, const std::string& source) {
+  const std::string msg = e.what();
+  const auto colon = msg.find(": ");
+  if (colon == std::string::npos) return Error(source, "", msg);
+  const std::string head = msg.substr(0, colon), rest = msg.substr(colon + 2);
+  if (head.rfind("--", 0) == 0) {
+    const char* field = field_of_flag(head);
+    return Error(source, field ? field : head, rest);
+  }
+  if (head == source) return e;  // already names the file
+  return Error(source, "", msg);
+}
 
 nlohmann::json policy_to_json(const PolicyParams& p) {
   nlohmann::json j = {{"name", policy_name(p.kind)},
@@ -45,6 +99,9 @@ nlohmann::json policy_to_json(const PolicyParams& p) {
 
 PolicyParams policy_from_json(const nlohmann::json& j, const std::string& source, const std::string& prefix) {
   JsonReader r(j, source, prefix);
+  if (!j.is_object()) throw Error(source, prefix, "expected an object of policy settings");
+  reject_unknown_keys(r, {"name", "budget", "window", "sinks", "granularity", "prefill", "positions", "tau_init",
+                          "tau_end", "tau_schedule", "noise", "alpha", "reduce"});
   PolicyParams p;
   auto f = [&](const char* k) { return r.field(k); };
   if (r.has("name")) p.kind = with_field(source, f("name"), [&] { return parse_policy(r.get_string("name")); });
@@ -115,19 +172,33 @@ nlohmann::json SessionConfig::to_json() const {
 SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::string& source) {
   if (!j.is_object()) throw Error(source, "", "expected a JSON object");
   JsonReader r(j, source);
+  // "resolved" is what an export adds for the reader (the budget in tokens
+  // and so on); it is ignored when the file is run again.
+  reject_unknown_keys(r, {"format", "version", "model", "device", "prompt", "prompt_file", "prompt_ids", "continuation",
+                          "continuation_ids", "max_new_tokens", "stop_at_eos", "sampling", "policy", "sharing",
+                          "recording", "export", "seed", "policy_changes", "resolved"});
   const std::string fmt = r.get_string("format", "kvscope-session");
   if (fmt != "kvscope-session") r.fail("format", "expected \"kvscope-session\", got \"" + fmt + "\"");
-  const int version = r.get_int("version", kSessionFormatVersion);
+  if (!r.has("version"))
+    r.fail("version", "missing: a session file states its format version (this kvscope reads 1.." +
+                          std::to_string(kSessionFormatVersion) + ")");
+  const int version = r.get_int("version");
   if (version < 1 || version > kSessionFormatVersion)
     r.fail("version", "format version " + std::to_string(version) + " is not supported (this kvscope reads 1.." +
                           std::to_string(kSessionFormatVersion) + ")");
   SessionConfig c;
+  c.source = source;
+  int prompts = 0;
+  for (const char* key : {"prompt", "prompt_file", "prompt_ids"}) prompts += given(r, key);
+  if (prompts > 1) r.fail("prompt", "give one of prompt, prompt_file and prompt_ids, not several");
+  if (given(r, "continuation") && given(r, "continuation_ids"))
+    r.fail("continuation", "give continuation or continuation_ids, not both");
   c.model = r.get_string("model", "");
   c.device = r.get_string("device", "cpu");
   if (c.device != "cpu" && c.device != "cuda" && c.device != "auto") r.fail("device", "must be cpu, cuda or auto");
-  if (r.has("prompt_ids") && !r.has("prompt")) {
+  if (given(r, "prompt_ids")) {
     // The ids alone are the prompt.
-  } else if (r.has("prompt_file")) {
+  } else if (given(r, "prompt_file")) {
     std::filesystem::path pf = r.get_string("prompt_file");
     if (pf.is_relative()) pf = std::filesystem::path(source).parent_path() / pf;
     std::ifstream in(pf, std::ios::binary);
@@ -152,18 +223,26 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
   c.stop_at_eos = r.get_bool("stop_at_eos", c.stop_at_eos);
   if (r.has("sampling")) {
     const JsonReader s = r.child("sampling");
+    reject_unknown_keys(s, {"temperature", "top_k", "top_p"});
     c.sampling.temperature = static_cast<float>(s.get_number("temperature", 0));
     c.sampling.top_k = s.get_int("top_k", 0);
     c.sampling.top_p = static_cast<float>(s.get_number("top_p", 1));
-    with_field(source, "sampling", [&] {
+    try {
       validate_sampling(c.sampling);
-      return 0;
-    });
+    } catch (const Error& e) {
+      // validate_sampling names the flag: "--top-p: must be in (0, 1]".
+      const std::string msg = e.what();
+      const auto colon = msg.find(": ");
+      std::string key = msg.substr(2, colon - 2);  // top-p
+      for (char& ch : key) ch = ch == '-' ? '_' : ch;
+      s.fail(key, msg.substr(colon + 2));
+    }
   }
   if (r.has("policy")) c.policy = policy_from_json(r.raw("policy"), source, "policy");
   if (r.has("sharing")) c.sharing = with_field(source, "sharing", [&] { return SharingLayout::parse(r.get_string("sharing")); });
   if (r.has("recording")) {
     const JsonReader rec = r.child("recording");
+    reject_unknown_keys(rec, {"layers", "memory_mb", "metrics"});
     if (rec.has("layers")) {
       const auto& l = rec.raw("layers");
       if (l.is_string() && l.get<std::string>() == "all") {
@@ -183,6 +262,7 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
   }
   if (r.has("export")) {
     const JsonReader e = r.child("export");
+    reject_unknown_keys(e, {"layer", "head", "heatmaps", "colormap", "scale"});
     c.export_opts.layer = e.get_int("layer", 0);
     c.export_opts.head = e.get_int("head", 0);
     if (c.export_opts.layer < 0) e.fail("layer", "must be >= 0");
@@ -198,6 +278,12 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
       }
     }
     c.export_opts.colormap = e.get_string("colormap", c.export_opts.colormap);
+    const auto names = colormap_names();
+    if (std::find(names.begin(), names.end(), c.export_opts.colormap) == names.end()) {
+      std::string known;
+      for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+      e.fail("colormap", "unknown colormap '" + c.export_opts.colormap + "' (known: " + known + ")");
+    }
     c.export_opts.scale = e.get_string("scale", c.export_opts.scale);
     if (c.export_opts.scale != "linear" && c.export_opts.scale != "log") e.fail("scale", "must be linear or log");
   }
@@ -212,6 +298,8 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
     for (std::size_t i = 0; i < pc.size(); ++i) {
       const std::string prefix = "policy_changes[" + std::to_string(i) + "]";
       JsonReader e(pc[i], source, prefix);
+      if (!pc[i].is_object()) throw Error(source, prefix, "expected {\"from_step\": N, \"policy\": {...}}");
+      reject_unknown_keys(e, {"from_step", "policy"});
       PolicyChange ch;
       ch.from_step = e.get_int("from_step");
       if (ch.from_step < 1) e.fail("from_step", "must be >= 1 (row 0 uses \"policy\")");

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/error.h"
+
 #include "backend/sampler.h"
 #include "kv/sharing.h"
 #include "policy/params.h"
@@ -56,6 +58,10 @@ struct SessionConfig {
     PolicyParams policy;
   };
   std::vector<PolicyChange> policy_changes;
+  // The session file this was read from (empty when built from flags or by
+  // the app): errors found later, when a Session checks the settings
+  // against the model, name this file and its fields instead of the flags.
+  std::string source;
 
   nlohmann::json to_json() const;
   // Throws kvscope::Error("<source>", "policy.alpha", ...) for bad values.
@@ -63,6 +69,11 @@ struct SessionConfig {
   static SessionConfig load(const std::filesystem::path& path);
   void save(const std::filesystem::path& path) const;
 };
+
+// An error about a setting, renamed for a session file: the CLI flag it
+// names ("--budget: ...") becomes the file's field ("s.json: policy.budget:
+// ..."); a message that already names a field gets the file in front.
+Error session_file_error(const Error& e, const std::string& source);
 
 // Policy parameters <-> the JSON object under "policy".
 nlohmann::json policy_to_json(const PolicyParams& p);

@@ -66,6 +66,15 @@ TEST(Cli, ScoreReportsPerplexity) {
   ASSERT_EQ(p.exit_code, 0) << p.output;
   const auto jp = nlohmann::json::parse(p.output.substr(0, p.output.rfind('}') + 1));
   EXPECT_TRUE(jp.contains("mean_nll_full"));
+  // The per-token NLL the help promises, one per scored token, with a policy too.
+  for (const auto* jj : {&j, &jp}) {
+    ASSERT_TRUE(jj->contains("nll")) << jj->dump();
+    ASSERT_EQ((*jj)["nll"].size(), (*jj)["scored"].get<size_t>());
+    double sum = 0;
+    for (const auto& v : (*jj)["nll"]) sum += v.get<double>();
+    EXPECT_NEAR(sum / (*jj)["nll"].size(), (*jj)["mean_nll"].get<double>(), 1e-9);
+  }
+  EXPECT_EQ(jp["nll_full"].size(), jp["nll"].size());
 }
 
 TEST(Cli, GenerateWithPolicyExportsAndRunReplaysIt) {
@@ -85,6 +94,76 @@ TEST(Cli, GenerateWithPolicyExportsAndRunReplaysIt) {
                                 test::quote((dir / "b").string()));
   ASSERT_EQ(r2.exit_code, 0) << r2.output;
   EXPECT_EQ(test::read_file(dir / "a" / "masks.npy"), test::read_file(dir / "b" / "masks.npy"));
+}
+
+// Runs the CLI from `cwd`; stdout and stderr together.
+test::CommandResult run_cli_in(const std::filesystem::path& cwd, const std::string& args) {
+  return test::run_shell("cd " + test::quote(cwd.string()) + " && " + test::quote(KVSCOPE_CLI_PATH) + " " + args + " 2>&1");
+}
+
+// A MODEL given as a relative path goes into session.json as an absolute
+// one, so the export reruns from any directory; so does the bundled default.
+TEST(Cli, ExportedSessionRerunsFromAnotherDirectory) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir / "work");
+  std::filesystem::copy(test::model_dir("llama_gqa"), dir / "work" / "m", std::filesystem::copy_options::recursive);
+  const auto r = run_cli_in(dir / "work", "generate m --prompt 'The quick brown fox' --max-new-tokens 2 --policy h2o "
+                                          "--budget 50% --export out");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto s = read_json_file(dir / "work" / "out" / "session.json");
+  const std::filesystem::path saved = s["model"].get<std::string>();
+  EXPECT_TRUE(saved.is_absolute()) << saved;
+  EXPECT_TRUE(std::filesystem::equivalent(saved, dir / "work" / "m")) << saved;
+  const auto again = run_cli_in(dir.path(), "run work/out/session.json --quiet --export again");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(test::read_file(dir / "work" / "out" / "masks.npy"), test::read_file(dir / "again" / "masks.npy"));
+  EXPECT_EQ(read_json_file(dir / "again" / "session.json")["model"], s["model"]);
+  // No MODEL: the bundled model's absolute path.
+  const auto d = run_cli_in(dir.path(), "generate --prompt 'Once' --max-new-tokens 1 --export def");
+  ASSERT_EQ(d.exit_code, 0) << d.output;
+  const std::filesystem::path def = read_json_file(dir / "def" / "session.json")["model"].get<std::string>();
+  EXPECT_TRUE(def.is_absolute()) << def;
+  EXPECT_TRUE(std::filesystem::exists(def / "config.json")) << def;
+}
+
+// One new token has no timed decode step: no made-up "decode 0.0 tok/s".
+TEST(Cli, GenerateReportsADecodeRateOnlyWhenOneWasTimed) {
+  const std::string g = "generate " + model("llama_gqa") + " --prompt 'The quick' --ignore-eos --max-new-tokens ";
+  const auto one = test::run_cli(g + "1");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_EQ(one.output.find("decode"), std::string::npos) << one.output;
+  EXPECT_NE(one.output.find("; 1 new token; stop:"), std::string::npos) << one.output;
+  const auto two = test::run_cli(g + "2");
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_NE(two.output.find("2 new tokens, decode "), std::string::npos) << two.output;
+  EXPECT_EQ(two.output.find("decode 0.0 tok/s"), std::string::npos) << two.output;
+}
+
+// A recorder budget too small for every layer: one note naming the layers
+// recorded; none when everything fits.
+TEST(Cli, RunNotesLayersLeftOutOfTheRecording) {
+  test::TempDir dir;
+  nlohmann::json s = {{"format", "kvscope-session"},
+                      {"version", 1},
+                      {"model", test::model_dir("llama_gqa").string()},
+                      {"prompt", "The quick brown fox"},
+                      {"max_new_tokens", 1},
+                      {"recording", {{"memory_mb", 1e-6}}}};
+  test::write_file(dir / "s.json", s.dump());
+  const auto r = test::run_cli("run " + test::quote((dir / "s.json").string()) + " --quiet --export " +
+                               test::quote((dir / "out").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string note = "kvscope-cli: note: " + (dir / "s.json").string() +
+                           ": recording.memory_mb (1e-06 MB) holds the attention of layer 0 of 2; the other layers "
+                           "are replayed on demand\n";
+  EXPECT_NE(r.output.find(note), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("note:"), r.output.rfind("note:")) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(dir / "out" / "attention.npy"));
+  s["recording"]["memory_mb"] = 512;
+  test::write_file(dir / "s.json", s.dump());
+  const auto all = test::run_cli("run " + test::quote((dir / "s.json").string()) + " --quiet");
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_EQ(all.output.find("note:"), std::string::npos) << all.output;
 }
 
 TEST(Cli, ExportsDoNotDependOnTheThreadCount) {
@@ -108,7 +187,9 @@ TEST(Cli, ExportsDoNotDependOnTheThreadCount) {
 
 TEST(Cli, SweepWritesCsvAndPlots) {
   test::TempDir dir;
-  nlohmann::json s = {{"model", test::model_dir("gpt2").string()},
+  nlohmann::json s = {{"format", "kvscope-session"},
+                      {"version", 1},
+                      {"model", test::model_dir("gpt2").string()},
                       {"prompt", "The quick brown fox jumps over the lazy dog. Pack my box"},
                       {"continuation", " with five dozen liquor jugs!"},
                       {"recording", {{"layers", {0}}}}};

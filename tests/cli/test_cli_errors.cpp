@@ -2,6 +2,8 @@
 // no crash, no half-written output (issue 2 item 8, issue 4 item 9).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include "io/json_file.h"
 #include "test_util.h"
 
@@ -84,17 +86,20 @@ TEST(CliErrors, PolicyFlags) {
   expect_error(g + "--policy h2o --budget 4096", {"--budget", "larger than the context"});
   expect_error(g + "--policy h2o --sharing grouped", {"--sharing: unknown sharing layout 'grouped'"});
   expect_error(g + "--policy h2o --sharing gqa:3", {"--sharing", "must divide"});
-  expect_error(g + "--policy h2o --export-layer 9 --export /tmp/kvscope-never", {"export.layer: unknown layer 9"});
-  expect_error(g + "--policy h2o --export-head 5 --export /tmp/kvscope-never", {"export.head: unknown head 5"});
-  expect_error(g + "--policy h2o --record-layers 3", {"recording.layers: unknown layer 3"});
+  // The flags the user typed, not the session file's fields.
+  expect_error(g + "--policy h2o --export-layer 9 --export /tmp/kvscope-never", {"--export-layer: unknown layer 9"});
+  expect_error(g + "--policy h2o --export-head 5 --export /tmp/kvscope-never", {"--export-head: unknown head 5"});
+  expect_error(g + "--export-layer 7 --export /tmp/kvscope-never", {"--export-layer: unknown layer 7"});
+  expect_error(g + "--policy h2o --record-layers 3", {"--record-layers: unknown layer 3"});
   expect_error(g + "--policy h2o --granularity head", {"--granularity: unknown granularity 'head'"});
   EXPECT_FALSE(fs::exists("/tmp/kvscope-never"));
 }
 
 TEST(CliErrors, SessionFiles) {
   test::TempDir dir;
+  // Each file states its format and version; then the settings under test.
   auto write = [&](const std::string& text) {
-    test::write_file(dir / "s.json", text);
+    test::write_file(dir / "s.json", "{\"format\": \"kvscope-session\", \"version\": 1, " + text.substr(1));
     return "run " + test::quote((dir / "s.json").string());
   };
   expect_error(write("{\"prompt\": \"hi\", \"policy\": {\"name\": \"lru\"}}"), {"s.json: policy.name: unknown policy 'lru'"});
@@ -102,10 +107,146 @@ TEST(CliErrors, SessionFiles) {
   expect_error(write("{\"prompt\": \"hi\", \"policy\": {\"tau_end\": 0}}"), {"s.json: policy.tau_end"});
   expect_error(write("{\"prompt\": \"hi\", \"sharing\": \"mlkv:x\"}"), {"s.json: sharing"});
   expect_error(write("{\"prompt\": \"hi\""), {"s.json: invalid JSON"});
-  expect_error(write("{\"prompt\": \"hi\", \"model\": " + nlohmann::json(test::model_dir("gpt2").string()).dump() +
-                     ", \"policy\": {\"name\": \"h2o\", \"budget\": 9000}}"),
-               {"--budget", "larger than the context"});
+  const std::string gpt2 = "\"model\": " + nlohmann::json(test::model_dir("gpt2").string()).dump();
+  // Settings the engine names by their flags are the file's fields here.
+  expect_error(write("{\"prompt\": \"hi\", " + gpt2 + ", \"policy\": {\"name\": \"h2o\", \"budget\": 9000}}"),
+               {"s.json: policy.budget:", "larger than the context"});
+  expect_error(write("{\"prompt\": \"hi\", " + gpt2 + ", \"export\": {\"layer\": 7}}"), {"s.json: export.layer: unknown layer 7"});
+  expect_error(write("{\"prompt\": \"hi\", " + gpt2 + ", \"export\": {\"head\": 9}}"), {"s.json: export.head: unknown head 9"});
+  expect_error(write("{\"prompt\": \"hi\", " + gpt2 + ", \"recording\": {\"layers\": [5]}}"),
+               {"s.json: recording.layers: unknown layer 5"});
+  // A model that does not load: the session file and its field.
+  expect_error(write("{\"prompt\": \"hi\", \"model\": \"/nonexistent\"}"),
+               {"s.json: model: /nonexistent: model directory not found"});
   expect_error("run /nonexistent/session.json", {"/nonexistent/session.json: file not found"});
+}
+
+// Every parse error: one line, status 1 (not CLI11's own codes); --help and
+// --version still print and exit 0.
+TEST(CliErrors, ParseErrorsExitWithOne) {
+  expect_error("generate --prompt hi --scale sqrt", {"--scale", "sqrt"});
+  expect_error("eval --dataset x.jsonl --export D", {"--export"});
+  expect_error("generate --prompt hi --max-new-tokens many", {"--max-new-tokens"});
+  expect_error("generate", {"--prompt"});
+  expect_error("frobnicate", {"frobnicate"});
+  expect_error("", {"subcommand"});
+  EXPECT_FALSE(fs::exists("D"));
+  const auto help = test::run_cli("--help");
+  EXPECT_EQ(help.exit_code, 0) << help.output;
+  EXPECT_NE(help.output.find("generate"), std::string::npos) << help.output;
+  const auto sub = test::run_cli("generate --help");
+  EXPECT_EQ(sub.exit_code, 0) << sub.output;
+  EXPECT_NE(sub.output.find("--colormap"), std::string::npos) << sub.output;
+  const auto version = test::run_cli("--version");
+  EXPECT_EQ(version.exit_code, 0) << version.output;
+  EXPECT_EQ(version.output, "kvscope-cli 0.1.0\n");
+}
+
+// A bad --colormap fails while parsing, before the run, with or without
+// --export, and nothing is written.
+TEST(CliErrors, ColormapCheckedBeforeTheRun) {
+  test::TempDir dir;
+  const std::string g = "generate " + model("llama_gqa") + " --prompt 'The quick' --max-new-tokens 1 ";
+  expect_error(g + "--colormap jet --export " + test::quote((dir / "D").string()), {"--colormap", "'jet'", "viridis"});
+  EXPECT_FALSE(fs::exists(dir / "D"));
+  expect_error(g + "--colormap jet", {"--colormap", "'jet'"});
+  test::write_file(dir / "t.txt", "The quick brown fox jumps over the lazy dog.");
+  expect_error("score " + model("gpt2") + " --text-file " + test::quote((dir / "t.txt").string()) +
+                   " --policy h2o --colormap Viridis --export " + test::quote((dir / "D").string()),
+               {"--colormap", "'Viridis'"});
+  EXPECT_FALSE(fs::exists(dir / "D"));
+  const auto ok = test::run_cli(g + "--colormap magma --policy h2o --budget 50% --export " + test::quote((dir / "M").string()));
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_TRUE(fs::exists(dir / "M" / "attention_L0_H0.png"));
+}
+
+// --export / --out: an existing file, a path under a file, or an empty name
+// is refused before the run on every command that writes one; the file is
+// left as it was and no directory is made.
+TEST(CliErrors, OutputDirectoryCheckedBeforeTheRun) {
+  test::TempDir dir;
+  test::write_file(dir / "F", "keep");
+  test::write_file(dir / "t.txt", "The quick brown fox jumps over the lazy dog.");
+  nlohmann::json s = {{"format", "kvscope-session"},
+                      {"version", 1},
+                      {"model", test::model_dir("gpt2").string()}, {"prompt", "The quick brown fox"}, {"max_new_tokens", 1}};
+  test::write_file(dir / "s.json", s.dump());
+  const std::string file = test::quote((dir / "F").string()), under = test::quote((dir / "F" / "sub").string());
+  const std::string g = "generate " + model("gpt2") + " --prompt 'The quick' --max-new-tokens 1 --export ";
+  const std::string sc = "score " + model("gpt2") + " --text-file " + test::quote((dir / "t.txt").string()) + " --export ";
+  const std::string run = "run " + test::quote((dir / "s.json").string()) + " --export ";
+  const std::string sw = "sweep " + test::quote((dir / "s.json").string()) + " --policies h2o --budgets 50% --out ";
+  for (const std::string& cmd : {g, sc, run}) {
+    expect_error(cmd + file, {"--export: ", "/F: exists and is not a directory"});
+    expect_error(cmd + under, {"--export: ", "/F/sub: cannot be created", "is not a directory"});
+    expect_error(cmd + "''", {"--export: the directory name is empty"});
+  }
+  expect_error(sw + file, {"--out: ", "/F: exists and is not a directory"});
+  expect_error(sw + under, {"--out: ", "cannot be created"});
+  expect_error(sw + "''", {"--out: the directory name is empty"});
+  EXPECT_EQ(test::read_file(dir / "F"), "keep");
+  if (::geteuid() != 0) {  // root writes anywhere
+    fs::create_directories(dir / "ro");
+    fs::permissions(dir / "ro", fs::perms::owner_read | fs::perms::owner_exec);
+    expect_error(g + test::quote((dir / "ro" / "x").string()), {"--export: ", "/ro is not writable"});
+    expect_error(g + test::quote((dir / "ro").string()), {"--export: ", "not writable"});
+    fs::permissions(dir / "ro", fs::perms::owner_all);
+  }
+}
+
+TEST(CliErrors, LimitMustBePositive) {
+  test::TempDir dir;
+  test::write_file(dir / "d.jsonl", "{\"prompt\": \"The quick brown\", \"answer\": \" fox\"}\n");
+  test::write_file(dir / "s.json", nlohmann::json({{"format", "kvscope-session"},
+                                                     {"version", 1},
+                                                     {"model", test::model_dir("gpt2").string()},
+                                                     {"prompt", "The quick"}}).dump());
+  const std::string ds = " --dataset " + test::quote((dir / "d.jsonl").string());
+  const std::string ev = "eval " + model("gpt2") + ds;
+  const std::string sw = "sweep " + test::quote((dir / "s.json").string()) + " --policies h2o --budgets 50% --out " +
+                         test::quote((dir / "out").string());
+  for (const char* n : {"0", "-1"}) {
+    expect_error(ev + " --limit " + n, {"--limit: must be at least 1, got " + std::string(n)});
+    expect_error(sw + ds + " --limit " + n, {"--limit: must be at least 1, got " + std::string(n)});
+  }
+  expect_error(sw + " --limit 1", {"--limit", "--dataset"});
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  const auto r = test::run_cli(ev + " --limit 1 --json", false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(r.output)["items"], 1);
+}
+
+// sweep names --policies / --budgets and the entry, refuses a mix of counts
+// and percentages, and checks every cell before running any.
+TEST(CliErrors, SweepChecksEveryCellFirst) {
+  test::TempDir dir;
+  nlohmann::json s = {{"format", "kvscope-session"},
+                      {"version", 1},
+                      {"model", test::model_dir("gpt2").string()},
+                      {"prompt", "The quick brown fox jumps over the lazy dog."},
+                      {"max_new_tokens", 1}};
+  test::write_file(dir / "s.json", s.dump());
+  const std::string sw = "sweep " + test::quote((dir / "s.json").string()) + " --out " + test::quote((dir / "out").string());
+  expect_error(sw + " --policies h2o --budgets 20,50%", {"--budgets: mixes token counts ('20') and percentages ('50%')"});
+  expect_error(sw + " --policies h2o,lru --budgets 50%", {"--policies: unknown policy 'lru'"});
+  expect_error(sw + " --policies h2o --budgets 50%,lots", {"--budgets:", "'lots'"});
+  // The second cell fails: nothing runs, nothing is written.
+  expect_error(sw + " --policies window,h2o --budgets 50%,1%", {"--budgets: '1%' with policy 'window':", "keeps no token"});
+  expect_error(sw + " --policies window,h2o --budgets 4,9000", {"--budgets: '9000' with policy 'window':", "larger than the context"});
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  // A setting of the session file that the model refuses: the file and its field.
+  s["recording"] = {{"layers", {7}}};
+  test::write_file(dir / "bad.json", s.dump());
+  expect_error("sweep " + test::quote((dir / "bad.json").string()) + " --policies h2o --budgets 50% --out " +
+                   test::quote((dir / "out").string()),
+               {"bad.json: recording.layers: unknown layer 7"});
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  // A dataset item too short for a budget is named too.
+  test::write_file(dir / "d.jsonl", "{\"prompt\": \"The quick brown fox jumps over the lazy dog.\", \"answer\": \" A\"}\n"
+                                    "{\"prompt\": \"A\", \"answer\": \" fox\"}\n");
+  expect_error(sw + " --policies h2o --budgets 10% --dataset " + test::quote((dir / "d.jsonl").string()),
+               {"--budgets: '10%' with policy 'h2o':", "keeps no token", "d.jsonl: item 2"});
+  EXPECT_FALSE(fs::exists(dir / "out"));
 }
 
 }  // namespace

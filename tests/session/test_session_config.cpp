@@ -3,14 +3,18 @@
 
 #include "common/error.h"
 #include "session/session_config.h"
+#include "session_fixture.h"
 #include "test_util.h"
 
 namespace kvscope {
 namespace {
 
+// The first error reading `json` (given format version 1 unless it states one).
 std::string error_of(const std::string& json) {
   try {
-    SessionConfig::from_json(nlohmann::json::parse(json), "s.json");
+    auto j = nlohmann::json::parse(json);
+    if (j.is_object() && !j.contains("version")) j["version"] = 1;
+    SessionConfig::from_json(j, "s.json");
   } catch (const Error& e) {
     return e.what();
   }
@@ -57,7 +61,77 @@ TEST(SessionFile, BadValuesNameFileAndField) {
   EXPECT_NE(error_of(R"({"prompt":"x","device":"tpu"})").find("device: must be cpu, cuda or auto"), std::string::npos);
   EXPECT_NE(error_of(R"({"prompt":"x","recording":{"layers":"some"}})").find("recording.layers"), std::string::npos);
   EXPECT_NE(error_of(R"({"prompt":"x","export":{"heatmaps":[[1]]}})").find("export.heatmaps"), std::string::npos);
-  EXPECT_NE(error_of(R"({"prompt":"x","sampling":{"top_p":0}})").find("sampling"), std::string::npos);
+  EXPECT_NE(error_of(R"({"prompt":"x","sampling":{"top_p":0}})").find("s.json: sampling.top_p: must be in (0, 1]"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"prompt":"x","sampling":{"temperature":-1}})").find("s.json: sampling.temperature: must be >= 0"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"prompt":"x","export":{"colormap":"jet"}})").find("s.json: export.colormap: unknown colormap 'jet'"),
+            std::string::npos);
+}
+
+TEST(SessionFile, UnknownKeysAreRefusedNotIgnored) {
+  // A misspelt key would otherwise leave its setting at the default.
+  EXPECT_NE(error_of(R"({"prompt":"x","polcy":{"name":"h2o"}})").find("s.json: polcy: unknown key"), std::string::npos);
+  EXPECT_NE(error_of(R"({"prompt":"x","policy":{"name":"h2o","bugdet":"50%"}})").find("s.json: policy.bugdet: unknown key"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"prompt":"x","recording":{"metric":false}})").find("recording.metric: unknown key"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"prompt":"x","export":{"layers":1}})").find("export.layers: unknown key"), std::string::npos);
+  EXPECT_NE(error_of(R"({"prompt":"x","sampling":{"temp":1}})").find("sampling.temp: unknown key"), std::string::npos);
+  EXPECT_NE(error_of(R"({"prompt":"x","policy_changes":[{"from_step":2,"policy":{},"x":1}]})")
+                .find("policy_changes[0].x: unknown key"),
+            std::string::npos);
+  // What an export adds for the reader is accepted back.
+  EXPECT_EQ(error_of(R"({"prompt":"x","resolved":{"k":3}})"), "(no error)");
+}
+
+TEST(SessionFile, VersionIsRequiredAndOnePromptSource) {
+  try {
+    SessionConfig::from_json(nlohmann::json::parse(R"({"prompt":"x"})"), "s.json");
+    ADD_FAILURE() << "no error for a file without a version";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("s.json: version: missing"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(error_of(R"({"prompt":"x","prompt_file":"p.txt"})").find("s.json: prompt: give one of"), std::string::npos);
+  EXPECT_NE(error_of(R"({"prompt":"x","prompt_ids":[1,2]})").find("s.json: prompt: give one of"), std::string::npos);
+  EXPECT_NE(error_of(R"({"prompt":"x","continuation":"y","continuation_ids":[3]})").find("s.json: continuation: give"),
+            std::string::npos);
+  // Empty fields, as exports write them, do not count as given.
+  EXPECT_EQ(error_of(R"({"prompt":"","prompt_ids":[1,2],"continuation":null,"continuation_ids":[]})"), "(no error)");
+}
+
+TEST(SessionFile, SettingsCheckedAgainstTheModelNameTheFileAndField) {
+  // Errors found when the Session meets the model (budget vs the prompt,
+  // layouts vs the heads, layers, policy changes) still name the file and
+  // the field, not the CLI flags the same checks name for a command line.
+  auto session_error = [](const std::string& json) -> std::string {
+    auto j = nlohmann::json::parse(json);
+    j["version"] = 1;
+    j["prompt"] = "The quick brown fox jumps over the lazy dog.";
+    j["max_new_tokens"] = 3;
+    try {
+      Session s(test::bundle("llama_gqa"), SessionConfig::from_json(j, "s.json"));
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_NE(session_error(R"({"policy":{"name":"h2o","budget":"5","window":4,"sinks":3}})")
+                .find("s.json: policy.budget: 5 is smaller than the recent window"),
+            std::string::npos);
+  EXPECT_NE(session_error(R"({"policy":{"name":"h2o","budget":1000}})").find("s.json: policy.budget: 1000 tokens is larger"),
+            std::string::npos);
+  EXPECT_NE(session_error(R"({"sharing":"gqa:3"})").find("s.json: sharing: "), std::string::npos);
+  EXPECT_NE(session_error(R"({"export":{"layer":9}})").find("s.json: export.layer: unknown layer 9"), std::string::npos);
+  EXPECT_NE(session_error(R"({"recording":{"layers":[7]}})").find("s.json: recording.layers: unknown layer 7"),
+            std::string::npos);
+  EXPECT_NE(session_error(R"({"policy_changes":[{"from_step":2,"policy":{"name":"h2o","budget":"1000"}}]})")
+                .find("s.json: policy_changes[0].policy.budget: 1000 tokens is larger"),
+            std::string::npos);
+  EXPECT_NE(session_error(R"({"policy_changes":[{"from_step":9,"policy":{"name":"tova"}}]})")
+                .find("s.json: policy_changes[0].from_step: step 9 comes after the run's last (3 new tokens)"),
+            std::string::npos);
+  EXPECT_EQ(session_error(R"({"policy":{"name":"h2o","budget":"50%"}})"), "(no error)");
 }
 
 }  // namespace
