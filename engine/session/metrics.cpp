@@ -48,19 +48,20 @@ double ideal_similarity(const std::vector<float>& policy_row, const std::vector<
   std::nth_element(sorted.begin(), sorted.begin() + (k - 1), sorted.end(), std::greater<float>());
   const float threshold = sorted[k - 1];
   // The top k of the full row: everything above the k-th value, then ties
-  // at it in position order until k are taken.
+  // at it from the newest position back until k are taken (the selection's
+  // rule: of equal scores the newer slot stays).
   int equal_left = k;
   for (float v : full_row)
     if (v > threshold) --equal_left;
-  double dot = 0, np = 0, ni = 0;
-  for (std::size_t i = 0; i < full_row.size(); ++i) {
-    float ideal = 0;
-    if (full_row[i] > threshold) {
-      ideal = full_row[i];
-    } else if (full_row[i] == threshold && equal_left > 0) {
-      ideal = full_row[i];
+  std::vector<char> tie_taken(full_row.size(), 0);
+  for (std::size_t i = full_row.size(); i-- > 0 && equal_left > 0;)
+    if (full_row[i] == threshold) {
+      tie_taken[i] = 1;
       --equal_left;
     }
+  double dot = 0, np = 0, ni = 0;
+  for (std::size_t i = 0; i < full_row.size(); ++i) {
+    const float ideal = full_row[i] > threshold || tie_taken[i] ? full_row[i] : 0.0f;
     dot += double(policy_row[i]) * ideal;
     np += double(policy_row[i]) * policy_row[i];
     ni += double(ideal) * ideal;

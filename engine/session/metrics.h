@@ -27,7 +27,8 @@ struct StepMetrics {
   double nll_full = nan;
   double kl = nan;          // KL(p_full || p_policy)
   int top1_agree = -1;      // 1 / 0; -1 without a shadow run
-  int argmax = -1;          // the policy run's most likely next token (-1 when its logits stayed on the device)
+  int argmax = -1;          // the policy run's most likely next token (-1 when its logits stayed on the
+                            // device, and in the last row, after which no token is chosen)
   int next_token = -1;      // the token that actually followed
   double attention_recall = nan;
   double ideal_similarity = nan;

@@ -43,6 +43,10 @@ Session::Session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg)
 }
 
 void Session::build() {
+  // One seed keys every draw (sampling, Keyformer's noise, the random
+  // policy), as in a session file, whatever a caller left in the copies.
+  cfg_.policy.seed = cfg_.seed;
+  for (auto& ch : cfg_.policy_changes) ch.policy.seed = cfg_.seed;
   model_cfg_ = bundle_->config();
   weights_ = bundle_->files.weights;
   convert_sharing(model_cfg_, weights_, cfg_.sharing);

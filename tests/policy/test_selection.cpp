@@ -115,7 +115,19 @@ TEST(Selection, A2sfForgettingLetsAStaleHeavyHitterGo) {
   const auto c = choose_slots(*pol, b, [&](int) -> const std::vector<float>& { return a2sf; }, 3, 2);
   EXPECT_EQ(kept_positions(b, c), (std::vector<int>{0, 2, 3}));
   const auto c1 = choose_slots(*pol, b, [&](int) -> const std::vector<float>& { return h2o_like; }, 3, 2);
-  EXPECT_EQ(kept_positions(b, c1), (std::vector<int>{0, 1, 2}));  // ties: newer kept (2 over 1), 3 lowest
+  // No tie matters here: token 3 (0.2) is the lowest and goes; 1 and 2 (0.6 each) both fit.
+  EXPECT_EQ(kept_positions(b, c1), (std::vector<int>{0, 1, 2}));
+  // A real tie at the boundary: budget 2 keeps 0 and one of the two equal
+  // 0.6s; the newer (2) stays, the older (1) goes, and 1 ranks below 2.
+  const std::vector<float> tied = {1.6f, 0.6f, 0.6f, 0.2f};
+  PolicyParams p2;
+  p2.kind = PolicyKind::A2SF;
+  p2.budget = Amount::parse("2", "budget");
+  const auto pol2 = make_policy(resolve_policy(p2, 4, 1000));
+  const auto c2 = choose_slots(*pol2, b, [&](int) -> const std::vector<float>& { return tied; }, 3, 2);
+  EXPECT_EQ(kept_positions(b, c2), (std::vector<int>{0, 2}));
+  EXPECT_EQ(c2.rank[0][1], 3);
+  EXPECT_EQ(c2.rank[0][3], 4);
 }
 
 TEST(Selection, WindowSinkAndRandom) {
@@ -137,10 +149,70 @@ TEST(Selection, WindowSinkAndRandom) {
   EXPECT_EQ(kept_positions(b, r1), kept_positions(b, r2));
   EXPECT_EQ(kept_positions(b, r1).size(), 5u);
   EXPECT_EQ(kept_positions(b, r1)[0], 0);
-  bool differs = false;
+  // Another step draws anew, with the same sizes and the sink still kept.
+  EXPECT_EQ(kept_positions(b, r3).size(), 5u);
+  EXPECT_EQ(kept_positions(b, r3)[0], 0);
+  EXPECT_EQ(r3.state[0][0], kProtected);
+  EXPECT_EQ(r3.dropped, 5);
+  bool differs = kept_positions(b, r3) != kept_positions(b, r1);
   for (int s = 5; s < 40 && !differs; ++s) differs = kept_positions(b, choose_slots(*rnd, b, stats, 9, s)) != kept_positions(b, r1);
   EXPECT_TRUE(differs) << "the random policy never changed its draw";
-  (void)r3;
+}
+
+TEST(Selection, ParamsDefaultsResolveAsPoliciesMdSays) {
+  // k = 20 of a 40-token prompt (50%).
+  auto resolved = [](PolicyKind kind) {
+    PolicyParams p;
+    p.kind = kind;
+    p.budget = Amount::parse("50%", "budget");
+    return resolve_policy(p, 40, 1000);
+  };
+  // keyformer: tau_init 1, tau_end 2, linear schedule, gumbel noise, w = 30% of k.
+  const ResolvedPolicy kf = resolved(PolicyKind::Keyformer);
+  EXPECT_EQ(kf.k, 20);
+  EXPECT_EQ(kf.w, 6);
+  EXPECT_EQ(kf.s, 0);
+  EXPECT_EQ(kf.granularity, Granularity::KvHead);
+  EXPECT_EQ(kf.params.tau_init, 1.0f);
+  EXPECT_EQ(kf.params.tau_end, 2.0f);
+  EXPECT_EQ(kf.params.tau_schedule, TauSchedule::Linear);
+  EXPECT_EQ(kf.params.noise, NoiseKind::Gumbel);
+  EXPECT_EQ(kf.params.prefill, PrefillMode::OneShot);
+  EXPECT_EQ(kf.params.reduce, ReaderReduce::Mean);
+  const auto kpol = make_policy(kf);
+  EXPECT_EQ(kpol->stat_rule({0, 8}).noise, NoiseKind::Gumbel);
+  EXPECT_FLOAT_EQ(kpol->stat_rule({0, 8}).tau, 1.0f);
+  EXPECT_FLOAT_EQ(kpol->stat_rule({2, 8}).tau, 1.25f);
+  EXPECT_FLOAT_EQ(kpol->stat_rule({8, 8}).tau, 2.0f);
+  EXPECT_EQ(kpol->stat_rule({0, 8}).decay, 1.0f);
+  // A 30% window rounds to nearest: k = 7 -> 2.1 -> 2, k = 5 -> 1.5 -> 2.
+  PolicyParams p;
+  p.kind = PolicyKind::Keyformer;
+  p.budget = Amount::parse("7", "budget");
+  EXPECT_EQ(resolve_policy(p, 40, 1000).w, 2);
+  p.budget = Amount::parse("5", "budget");
+  EXPECT_EQ(resolve_policy(p, 40, 1000).w, 2);
+  // h2o: w = k/2.
+  const ResolvedPolicy h2o = resolved(PolicyKind::H2O);
+  EXPECT_EQ(h2o.w, 10);
+  EXPECT_EQ(h2o.s, 0);
+  EXPECT_EQ(h2o.granularity, Granularity::KvHead);
+  EXPECT_EQ(make_policy(h2o)->stat_rule({3, 8}).decay, 1.0f);
+  // a2sf: alpha 0.2, w 0.
+  const ResolvedPolicy a2sf = resolved(PolicyKind::A2SF);
+  EXPECT_EQ(a2sf.params.alpha, 0.2f);
+  EXPECT_EQ(a2sf.w, 0);
+  EXPECT_EQ(a2sf.s, 0);
+  EXPECT_EQ(make_policy(a2sf)->stat_rule({3, 8}).decay, 0.2f);
+  // tova: granularity layer, w 0, s 0, the current row only.
+  const ResolvedPolicy tova = resolved(PolicyKind::TOVA);
+  EXPECT_EQ(tova.granularity, Granularity::Layer);
+  EXPECT_EQ(tova.w, 0);
+  EXPECT_EQ(tova.s, 0);
+  EXPECT_EQ(make_policy(tova)->stat_rule({3, 8}).decay, 0.0f);
+  EXPECT_EQ(make_policy(tova)->stat_rule({3, 8}).source, StatSource::Attention);
+  // sink: s = 4.
+  EXPECT_EQ(resolved(PolicyKind::Sink).s, 4);
 }
 
 TEST(Selection, RandomScoresAreThePhiloxDrawsOfTheirPositions) {

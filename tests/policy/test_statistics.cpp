@@ -154,6 +154,51 @@ TEST(Statistics, TovaKeepsOnlyTheCurrentRow) {
   check_rule("gpt_neox_parallel", rule);
 }
 
+TEST(Statistics, TovaOneShotPrefillKeepsOnlyTheLastPromptRow) {
+  // Right after a one-shot prefill (before any decode step) TOVA's
+  // statistic is the last prompt query's attention, the mean over the KV
+  // head's readers (query heads of its group; with MLKV, of every layer
+  // reading it) -- not a sum over the prompt rows.
+  const auto pol = make_policy(resolve_policy([] {
+    PolicyParams p;
+    p.kind = PolicyKind::TOVA;
+    p.budget = Amount::parse("50%", "budget");
+    return p;
+  }(), 12, 64));
+  const SlotStatRule rule = pol->stat_rule({0, 4});
+  ASSERT_EQ(rule.source, StatSource::Attention);
+  for (const char* model : {"llama_gqa", "llama_mlkv", "gpt_neox_parallel"}) {
+    SCOPED_TRACE(model);
+    auto r = start(model, 12);
+    const KvLayout lay = KvLayout::from_config(r.m.config);
+    ForwardOptions fo;
+    for (int l = 0; l < r.m.config.n_layers; ++l) fo.capture_layers.push_back(l);
+    fo.stats = rule;
+    ForwardOutput out;
+    r.be->forward(r.prompt, fo, out);
+    const int n = 12;
+    for (int seg = 0; seg < lay.n_segments(); ++seg) {
+      std::vector<double> want(n, 0.0);
+      int readers = 0;
+      for (const auto& a : out.attention)
+        for (int h = 0; h < lay.n_heads; ++h) {
+          if (lay.segment_of(a.layer, h) != seg) continue;
+          ++readers;
+          for (int j = 0; j < n; ++j) want[j] += a.prob_row(h, n - 1)[j];
+        }
+      ASSERT_GT(readers, 0);
+      const auto& got = r.be->slot_stats(seg);
+      ASSERT_EQ(got.size(), size_t(n));
+      double sum = 0;
+      for (int j = 0; j < n; ++j) {
+        EXPECT_NEAR(got[j], want[j] / readers, 1e-6) << "segment " << seg << " slot " << j;
+        sum += got[j];
+      }
+      EXPECT_NEAR(sum, 1.0, 1e-5);  // one row's mass; column sums would hold 12
+    }
+  }
+}
+
 TEST(Statistics, KeyformerGumbelSoftmaxWithoutAndWithSeededNoise) {
   SlotStatRule rule;
   rule.source = StatSource::GumbelSoftmax;

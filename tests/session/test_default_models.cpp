@@ -54,11 +54,40 @@ TEST(DefaultModels, MlkvSessionEvictsPerOwningLayer) {
   s.run_to_end();
   const int rows = s.current_row() + 1;
   ASSERT_EQ(rows, 7);
-  // Two owning layers x two KV heads: the mask has four segments, and the
-  // cache holds half the KV bytes of the same model without sharing.
+  // Two owning layers x two KV heads: four segments (eviction units), each
+  // read by 2 layers x 4 query heads.
+  const ModelConfig& mc = s.model_config();
+  ASSERT_EQ(mc.n_kv_layers, 2);
+  ASSERT_EQ(mc.n_kv_heads, 2);
+  const KvLayout& lay = s.recorder().layout();
+  EXPECT_EQ(lay.n_segments(), 4);
+  EXPECT_EQ(s.backend().kv().layout().n_segments(), 4);
+  EXPECT_EQ(lay.owners, (std::vector<int>{0, 2}));
+  for (int l = 0; l < 4; ++l)
+    for (int h = 0; h < 8; ++h) EXPECT_EQ(lay.segment_of(l, h), (l / 2) * 2 + h / 4) << l << " " << h;
   const auto& masks = s.recorder().masks();
-  ASSERT_EQ(masks.size() % (static_cast<std::size_t>(rows) * 4), 0u);
+  EXPECT_EQ(masks.size(), static_cast<std::size_t>(rows) * 4 * s.recorder().positions());
+  // Each segment decides alone (kv_head granularity) and holds k slots.
+  const int k = s.policy().resolved().k;
+  for (int seg = 0; seg < 4; ++seg) EXPECT_EQ(s.backend().kv().len(seg), k) << seg;
+  EXPECT_EQ(s.backend().kv().total_slots(), 4LL * k);
+  // KV bytes = 2 s m g d bytes with m = 2, g = 2, d = 32, 4-byte CPU
+  // elements: half the base model's (m = 4) at the same tokens.
+  const int64_t tokens = static_cast<int64_t>(s.tokens().size());
+  EXPECT_EQ(s.kv_bytes_full(), 2 * tokens * 2 * 2 * 32 * 4);
+  EXPECT_EQ(s.kv_bytes(), 2LL * 4 * k * 32 * 4);
   EXPECT_LT(s.kv_bytes(), s.kv_bytes_full());
+  const auto base = std::make_shared<const ModelBundle>(load_model_bundle(default_model_dir()));
+  EXPECT_EQ(KvLayout::from_config(base->config()).bytes(tokens, s.backend().kv_element_bytes()), 2 * s.kv_bytes_full());
+  // The base model's own session at the same tokens reports twice as many full-cache bytes.
+  SessionConfig full_cfg = cfg;
+  full_cfg.policy.kind = PolicyKind::Full;
+  full_cfg.recording.metrics = false;
+  Session bs(base, full_cfg);
+  bs.run_to_end();
+  ASSERT_EQ(bs.tokens().size(), s.tokens().size());
+  EXPECT_EQ(bs.kv_bytes_full(), 2 * s.kv_bytes_full());
+  EXPECT_EQ(bs.kv_bytes(), bs.kv_bytes_full());
 }
 
 // The greedy continuation of an example prompt (assets/prompts/KIND.txt)

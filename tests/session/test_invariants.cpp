@@ -98,11 +98,37 @@ TEST(Invariants, AReplayIsBitIdentical) {
   const auto& sb = b.recorder().scores();
   ASSERT_EQ(sa.size(), sb.size());
   EXPECT_EQ(0, std::memcmp(sa.data(), sb.data(), sa.size() * 4));  // NaNs included
-  // A different seed draws different noise and tokens.
+  // A different seed draws different noise and tokens. The Keyformer noise
+  // is keyed by policy.seed and the sampling by SessionConfig::seed; a
+  // session file's "seed" sets both (SessionConfig::from_json), as the CLI
+  // does, so another seed here means another seed for both.
+  {
+    nlohmann::json j = cfg.to_json();
+    j["seed"] = uint64_t{12};
+    const SessionConfig f = SessionConfig::from_json(j, "test");
+    EXPECT_EQ(f.seed, 12u);
+    EXPECT_EQ(f.policy.seed, 12u);
+    EXPECT_EQ(f.sampling.seed, 12u);
+  }
   cfg.seed = 12;
+  cfg.policy.seed = 12;
+  cfg.sampling.seed = 12;
   Session c(test::bundle("llama_gqa"), cfg);
   c.run_to_end();
+  EXPECT_NE(a.tokens(), c.tokens());
   EXPECT_NE(a.recorder().scores(), c.recorder().scores());
+  // Row 0 is the prompt alone (no sampled token yet), so a difference there
+  // is the noise's: every KV head's statistic over the prompt changes.
+  const Recorder &ra = a.recorder(), &rc = c.recorder();
+  const int S = ra.layout().n_segments();
+  for (int seg = 0; seg < S; ++seg) {
+    int differ = 0;
+    for (int p = 0; p < a.prompt_length(); ++p) {
+      ASSERT_EQ(a.tokens()[p], c.tokens()[p]);
+      differ += std::abs(ra.score(0, seg, p) - rc.score(0, seg, p)) > 1e-4f;
+    }
+    EXPECT_GT(differ, a.prompt_length() / 2) << "segment " << seg;
+  }
 }
 
 TEST(Invariants, BookkeepingAlongsideTheHeadRecordsWhatTheSerialPathRecords) {

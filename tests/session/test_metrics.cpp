@@ -1,0 +1,234 @@
+// The metrics of engine/session/metrics.h and generator.h (POLICIES.md,
+// "Metrics") with hand-computed numbers: KL(p_full || p_policy) (its
+// direction), top-1 agreement, attention recall, ideal similarity, NLL and
+// perplexity; then a session's metric rows against the same quantities
+// computed here from a policy cache replayed by hand (the session's own
+// eviction masks applied to a second backend) and a full-cache backend.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "session/generator.h"
+#include "session/metrics.h"
+#include "session_fixture.h"
+
+namespace kvscope {
+namespace {
+
+std::vector<float> logits_of(const std::vector<double>& probs, double shift) {
+  std::vector<float> out;
+  for (double p : probs) out.push_back(static_cast<float>(std::log(p) + shift));
+  return out;
+}
+
+TEST(MetricsByHand, KlIsFullAgainstPolicyInNats) {
+  // p_full = (0.9, 0.1), p_policy = (0.5, 0.5):
+  //   KL(p || q) = 0.9 ln(0.9/0.5) + 0.1 ln(0.1/0.5) = 0.368064
+  //   KL(q || p) = 0.5 ln(0.5/0.9) + 0.5 ln(0.5/0.1) = 0.510826
+  const auto p = logits_of({0.9, 0.1}, 3.0), q = logits_of({0.5, 0.5}, -1.0);
+  EXPECT_NEAR(kl_divergence(p.data(), q.data(), 2), 0.368064, 1e-6);
+  EXPECT_NEAR(kl_divergence(q.data(), p.data(), 2), 0.510826, 1e-6);
+  // (0.7, 0.2, 0.1) against (0.2, 0.3, 0.5):
+  //   0.7 ln 3.5 + 0.2 ln(2/3) + 0.1 ln 0.2 = 0.634897; the other way 0.675806.
+  const auto a = logits_of({0.7, 0.2, 0.1}, 1000.0), b = logits_of({0.2, 0.3, 0.5}, -50.0);
+  EXPECT_NEAR(kl_divergence(a.data(), b.data(), 3), 0.634897, 1e-4);  // float logits near 1000: ~6e-5 each
+  const auto a0 = logits_of({0.7, 0.2, 0.1}, 0.0), b0 = logits_of({0.2, 0.3, 0.5}, 0.0);
+  EXPECT_NEAR(kl_divergence(a0.data(), b0.data(), 3), 0.634897, 1e-6);
+  EXPECT_NEAR(kl_divergence(b0.data(), a0.data(), 3), 0.675806, 1e-6);
+  // Same distribution, different shift: 0.
+  const auto c = logits_of({0.7, 0.2, 0.1}, 7.0);
+  EXPECT_NEAR(kl_divergence(a0.data(), c.data(), 3), 0.0, 1e-7);
+}
+
+TEST(MetricsByHand, ArgmaxIsTheFirstLargestForTopOneAgreement) {
+  const std::vector<float> v = {0.1f, 3.0f, 3.0f, -1.0f};
+  EXPECT_EQ(argmax(v.data(), 4), 1);
+  const std::vector<float> w = {-5.0f, -4.0f, -7.0f};
+  EXPECT_EQ(argmax(w.data(), 3), 1);
+  const std::vector<float> last = {0.0f, 1.0f, 2.0f};
+  EXPECT_EQ(argmax(last.data(), 3), 2);
+}
+
+TEST(MetricsByHand, AttentionRecallIsTheKeptShareOfTheFullMass) {
+  // Full row 0.5, 0.2, 0.2, 0.1; the policy kept positions 0 and 2: 0.7.
+  EXPECT_NEAR(attention_recall({0.5f, 0.2f, 0.2f, 0.1f}, {1, 0, 1, 0}), 0.7, 1e-7);
+  EXPECT_NEAR(attention_recall({0.5f, 0.2f, 0.2f, 0.1f}, {0, 1, 0, 1}), 0.3, 1e-7);
+  EXPECT_NEAR(attention_recall({0.5f, 0.2f, 0.2f, 0.1f}, {1, 1, 1, 1}), 1.0, 1e-7);
+  // A share, not a sum: an unnormalised row 1, 1, 2 with the last kept -> 0.5.
+  EXPECT_NEAR(attention_recall({1.0f, 1.0f, 2.0f}, {0, 0, 1}), 0.5, 1e-7);
+}
+
+TEST(MetricsByHand, IdealSimilarityIsCosineAgainstTheTopKOfTheFullRow) {
+  // Policy row (zeros where evicted) 0.6, 0, 0.4, 0; full row 0.5, 0.3,
+  // 0.15, 0.05 kept to its top 2 -> 0.5, 0.3, 0, 0:
+  //   cos = 0.3 / (sqrt(0.52) sqrt(0.34)) = 0.713477
+  // (against the whole full row it would be 0.826332).
+  EXPECT_NEAR(ideal_similarity({0.6f, 0.0f, 0.4f, 0.0f}, {0.5f, 0.3f, 0.15f, 0.05f}, 2), 0.713477, 1e-6);
+  // Top 3 of 0.1, 0.5, 0.05, 0.3, 0.05 -> 0.1, 0.5, 0, 0.3, 0; policy 0, 0.4, 0, 0.25, 0:
+  //   cos = 0.275 / (sqrt(0.35) sqrt(0.2225)) = 0.985447 (position 0 is in the top 3 but evicted).
+  EXPECT_NEAR(ideal_similarity({0.0f, 0.4f, 0.0f, 0.25f, 0.0f}, {0.1f, 0.5f, 0.05f, 0.3f, 0.05f}, 3),
+              0.275 / (std::sqrt(0.35) * std::sqrt(0.2225)), 1e-6);
+  // The policy that kept exactly the top k, in the same proportions: 1.
+  EXPECT_NEAR(ideal_similarity({0.625f, 0.375f, 0.0f, 0.0f}, {0.5f, 0.3f, 0.15f, 0.05f}, 2), 1.0, 1e-6);
+  // Nothing in common: 0.
+  EXPECT_NEAR(ideal_similarity({0.0f, 0.0f, 0.5f, 0.5f}, {0.5f, 0.3f, 0.15f, 0.05f}, 2), 0.0, 1e-12);
+}
+
+TEST(MetricsByHand, NllAndPerplexity) {
+  // -ln softmax(logits)[target], shift-invariant.
+  const auto l = logits_of({0.1, 0.2, 0.7}, 5.0);
+  EXPECT_NEAR(token_nll(l.data(), 3, 2), 0.356675, 1e-6);  // -ln 0.7
+  EXPECT_NEAR(token_nll(l.data(), 3, 0), 2.302585, 1e-6);  // -ln 0.1
+  // Teacher forcing on a real model: token i is scored from row i-1's
+  // logits; perplexity = exp(mean NLL).
+  auto m = load_model_files(test::model_dir("llama_gqa"));
+  BackendOptions bo;
+  bo.max_tokens = 32;
+  auto be = make_backend(Device::Cpu, m.config, m.weights, bo);
+  auto ref = be->spawn(bo);
+  const std::vector<int> toks = {3, 17, 250, 41, 99, 8, 120, 5, 64};
+  const ScoreResult sr = score_tokens(*be, toks, 2);
+  ForwardOptions fo;
+  fo.all_logits = true;
+  ForwardOutput out;
+  ref->forward(toks, fo, out);
+  const int V = m.config.vocab_size;
+  ASSERT_EQ(sr.scored, static_cast<int>(toks.size()) - 2);
+  double sum = 0;
+  for (std::size_t i = 2; i < toks.size(); ++i) {
+    const float* row = out.logits.data() + (i - 1) * V;
+    double mx = row[0], z = 0;
+    for (int v = 1; v < V; ++v) mx = std::max(mx, double(row[v]));
+    for (int v = 0; v < V; ++v) z += std::exp(double(row[v]) - mx);
+    const double nll = std::log(z) - (double(row[toks[i]]) - mx);
+    EXPECT_NEAR(sr.nll[i - 2], nll, 1e-9) << "token " << i;
+    sum += nll;
+  }
+  EXPECT_NEAR(sr.mean_nll, sum / sr.scored, 1e-9);
+  EXPECT_NEAR(sr.perplexity, std::exp(sum / sr.scored), 1e-9 * sr.perplexity);
+}
+
+// The session's metric rows: its policy cache is replayed here on a second
+// backend (the same tokens, the session's recorded masks as the eviction),
+// a third runs the full cache, and every metric is computed here.
+TEST(MetricsByHand, SessionRowsMatchAReplayedCache) {
+  SessionConfig cfg = test::config(PolicyKind::H2O, "8", 6);
+  cfg.continuation_ids = {17, 3, 250, 41, 99, 8};
+  Session s(test::bundle("llama_gqa"), cfg);
+  s.run_to_end();
+  const Recorder& rec = s.recorder();
+  const KvLayout& lay = rec.layout();
+  const ModelConfig& mc = s.model_config();
+  const int n = s.prompt_length(), T = 6, L = mc.n_layers, H = mc.n_heads, V = mc.vocab_size;
+  const int k = s.policy().resolved().k;
+  const auto& toks = s.tokens();
+  ASSERT_EQ(static_cast<int>(toks.size()), n + T);
+  ASSERT_EQ(static_cast<int>(rec.metrics().size()), T + 1);
+
+  BackendOptions bo;
+  bo.max_tokens = n + T + 1;
+  auto pol = make_backend(Device::Cpu, mc, s.bundle().files.weights, bo);
+  auto full = pol->spawn(bo);
+  ForwardOptions fo;
+  for (int l = 0; l < L; ++l) fo.capture_layers.push_back(l);
+  fo.capture_last_query_only = true;
+  fo.capture_logits = false;
+  ForwardOutput po, fu;
+  double kl_seen = 0, reverse_gap = 0, min_recall = 1, min_ideal = 1;
+  for (int row = 0; row <= T; ++row) {
+    SCOPED_TRACE("row " + std::to_string(row));
+    const int newest = n - 1 + row;
+    const std::span<const int> in = row == 0 ? std::span<const int>(toks.data(), n) : std::span<const int>(&toks[newest], 1);
+    pol->forward(in, fo, po);
+    full->forward(in, fo, fu);
+    const float* p = fu.logits.data() + (fu.n_logits - 1) * size_t(V);
+    const float* q = po.logits.data() + (po.n_logits - 1) * size_t(V);
+    auto log_softmax = [&](const float* x) {
+      double mx = x[0], z = 0;
+      for (int v = 1; v < V; ++v) mx = std::max(mx, double(x[v]));
+      for (int v = 0; v < V; ++v) z += std::exp(double(x[v]) - mx);
+      std::vector<double> out(V);
+      for (int v = 0; v < V; ++v) out[v] = double(x[v]) - mx - std::log(z);
+      return out;
+    };
+    const auto lp = log_softmax(p), lq = log_softmax(q);
+    double kl = 0, kl_rev = 0;
+    int ap = 0, aq = 0;
+    for (int v = 0; v < V; ++v) {
+      kl += std::exp(lp[v]) * (lp[v] - lq[v]);
+      kl_rev += std::exp(lq[v]) * (lq[v] - lp[v]);
+      if (p[v] > p[ap]) ap = v;
+      if (q[v] > q[aq]) aq = v;
+    }
+    const StepMetrics& m = rec.metrics()[row];
+    EXPECT_EQ(m.step, row);
+    EXPECT_EQ(m.position, newest);
+    EXPECT_NEAR(m.kl, kl, 1e-7 + 1e-5 * kl);
+    kl_seen = std::max(kl_seen, kl);
+    reverse_gap = std::max(reverse_gap, std::abs(kl_rev - kl));
+    EXPECT_EQ(m.top1_agree, ap == aq ? 1 : 0);
+    if (row < T) {
+      EXPECT_EQ(m.argmax, aq);  // filled in with the next token (not for the last row)
+      const int next = toks[newest + 1];
+      EXPECT_EQ(m.next_token, next);
+      EXPECT_NEAR(m.nll, -lq[next], 1e-5);
+      EXPECT_NEAR(m.nll_full, -lp[next], 1e-5);
+    }
+    // Recall and ideal similarity, per query head, then the mean.
+    double recall = 0, ideal = 0;
+    for (int l = 0; l < L; ++l)
+      for (int h = 0; h < H; ++h) {
+        const int seg = lay.segment_of(l, h);
+        std::vector<double> f(newest + 1, 0.0), a(newest + 1, 0.0);
+        const auto& fpos = full->kv().positions(seg);
+        ASSERT_EQ(static_cast<int>(fpos.size()), newest + 1);
+        for (std::size_t j = 0; j < fpos.size(); ++j) f[fpos[j]] = fu.attention[l].prob_row(h, 0)[j];
+        const auto& ppos = pol->kv().positions(seg);
+        double kept = 0, total = 0;
+        for (std::size_t j = 0; j < ppos.size(); ++j) {
+          a[ppos[j]] = po.attention[l].prob_row(h, 0)[j];
+          kept += f[ppos[j]];
+        }
+        for (double v : f) total += v;
+        recall += kept / total;
+        std::vector<int> order(newest + 1);
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), [&](int x, int y) { return f[x] > f[y]; });
+        std::vector<double> top(newest + 1, 0.0);
+        for (int i = 0; i < std::min(k, newest + 1); ++i) top[order[i]] = f[order[i]];
+        double dot = 0, na = 0, nt = 0;
+        for (int i = 0; i <= newest; ++i) dot += a[i] * top[i], na += a[i] * a[i], nt += top[i] * top[i];
+        ideal += dot / std::sqrt(na * nt);
+      }
+    recall /= L * H;
+    ideal /= L * H;
+    EXPECT_NEAR(m.attention_recall, recall, 1e-6);
+    EXPECT_NEAR(m.ideal_similarity, ideal, 1e-6);
+    min_recall = std::min(min_recall, recall);
+    min_ideal = std::min(min_ideal, ideal);
+    // Evict what the session evicted at this row, then the sizes.
+    for (int seg = 0; seg < lay.n_segments(); ++seg) {
+      std::vector<int> keep;
+      const auto& pos = pol->kv().positions(seg);
+      for (std::size_t j = 0; j < pos.size(); ++j) {
+        const uint8_t mk = rec.mask(row, seg, pos[j]);
+        if (mk == kMaskKept || mk == kMaskProtected) keep.push_back(static_cast<int>(j));
+      }
+      pol->retain(seg, keep);
+    }
+    EXPECT_EQ(m.kv_slots, pol->kv().total_slots());
+    EXPECT_EQ(m.kv_bytes, pol->kv().total_slots() * 2 * mc.head_dim * 4);
+    EXPECT_EQ(m.kv_bytes_full, 2LL * (newest + 1) * lay.n_kv_layers * lay.n_kv_heads * mc.head_dim * 4);
+  }
+  // The run was a real test of the metrics: the caches differed, and the
+  // KL's direction mattered by more than the tolerance above.
+  EXPECT_GT(kl_seen, 1e-3);
+  EXPECT_GT(reverse_gap, 1e-4);
+  EXPECT_LT(min_recall, 0.99);
+  EXPECT_LT(min_ideal, 0.99);
+}
+
+}  // namespace
+}  // namespace kvscope
