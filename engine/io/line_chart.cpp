@@ -61,8 +61,10 @@ void draw_marker(Image& img, Marker m, double cx, double cy, double r, Rgb c) {
 Rgb series_color(std::size_t i) {
   // Okabe & Ito (2008): blue, vermillion, bluish green, reddish purple,
   // orange, sky blue, black; their yellow is left out (unreadable on white).
-  static constexpr Rgb kPalette[] = {{0, 114, 178},  {213, 94, 0},    {0, 158, 115}, {204, 121, 167},
-                                     {230, 159, 0}, {86, 180, 233}, {0, 0, 0}};
+  // Then grey, wine and olive, so that a sweep of every policy (nine
+  // series) draws no two in one colour.
+  static constexpr Rgb kPalette[] = {{0, 114, 178},   {213, 94, 0},   {0, 158, 115}, {204, 121, 167}, {230, 159, 0},
+                                     {86, 180, 233}, {0, 0, 0},      {119, 119, 119}, {136, 34, 85}, {153, 153, 51}};
   return kPalette[i % std::size(kPalette)];
 }
 
