@@ -74,6 +74,21 @@ std::map<std::string, double> session_means(const Session& s) {
   return out;
 }
 
+// What a metric column means, for its plot's axis (POLICIES.md, "Metrics").
+std::string axis_label(const std::string& metric) {
+  static const std::map<std::string, std::string> kLabels = {
+      {"accuracy", "answer accuracy"},
+      {"answer_nll", "answer NLL (nats/token)"},
+      {"nll", "NLL (nats/token)"},
+      {"kl", "KL(full || policy) (nats)"},
+      {"top1_agreement", "top-1 agreement with full cache"},
+      {"attention_recall", "attention recall"},
+      {"ideal_similarity", "ideal similarity (cosine)"},
+      {"kv_bytes", "KV cache (bytes)"}};
+  const auto it = kLabels.find(metric);
+  return it == kLabels.end() ? metric : it->second;
+}
+
 // A cell's budget error names --budgets and the entry; anything else the
 // engine raised is about the session file.
 [[noreturn]] void rethrow_for_cell(const Error& e, const SweepArgs& a, const std::string& policy,
@@ -233,7 +248,7 @@ void run_sweep(const SweepArgs& a) {
     LineChartOptions o;
     o.title = n + (a.dataset.empty() ? "" : " - " + std::filesystem::path(a.dataset).filename().string());
     o.x_label = percent ? "KV budget (% of prompt)" : "KV budget (tokens per KV head)";
-    o.y_label = n;
+    o.y_label = axis_label(n);
     write_png(std::filesystem::path(a.out) / ("sweep_" + n + ".png"), render_line_chart(series, o).image);
     write_line_chart_svg(std::filesystem::path(a.out) / ("sweep_" + n + ".svg"), series, o);
   }
