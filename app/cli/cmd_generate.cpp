@@ -78,6 +78,7 @@ void run_generate(const GenerateArgs& a) {
   const std::string text = b.tokenizer->decode(shown, true);
   if (text.size() > printed) std::fwrite(text.data() + printed, 1, text.size() - printed, stdout);
   std::printf("\n");
+  std::fflush(stdout);  // the summary goes to stderr: keep it after the text when both are piped
   // The first new token comes from the prompt's pass: a decode rate needs
   // at least one more (a timed decode step).
   std::string decode;

@@ -87,7 +87,10 @@ void run_session(Session& s, bool print_text, const std::string& export_dir) {
   };
   while (s.step()) flush_text(false);
   flush_text(true);
-  if (print_text) std::printf("\n");
+  if (print_text) {
+    std::printf("\n");
+    std::fflush(stdout);  // the summary goes to stderr: keep it after the text when both are piped
+  }
   std::fprintf(stderr, "%s\n", session_summary(s).c_str());
   if (!export_dir.empty()) {
     const auto files = export_session(s, export_dir);
