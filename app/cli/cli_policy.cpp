@@ -38,18 +38,7 @@ void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export) {
   // Checked while parsing, with or without --export: a bad name fails
   // before the run, not in the export after it.
   cmd.add_option("--colormap", f.colormap, "viridis, magma, inferno, gray, coolwarm")
-      ->check(CLI::Validator(
-          [](std::string& name) {
-            try {
-              colormap(name);
-              return std::string();
-            } catch (const Error&) {
-              std::string known;
-              for (const auto& n : colormap_names()) known += (known.empty() ? "" : ", ") + n;
-              return "unknown colormap '" + name + "' (choose from " + known + ")";
-            }
-          },
-          ""))
+      ->check(CLI::Validator([](std::string& name) { return unknown_colormap(name); }, ""))
       ->default_val("viridis");
   cmd.add_option("--scale", f.scale, "Heatmap scale: linear or log")->check(CLI::IsMember({"linear", "log"}))->default_val("linear");
 }

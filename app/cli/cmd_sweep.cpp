@@ -97,7 +97,7 @@ std::string axis_label(const std::string& metric) {
   const std::string flag = "--budget: ";
   if (m.rfind(flag, 0) == 0)
     throw Error("--budgets", "", "'" + budget + "' with policy '" + policy + "': " + m.substr(flag.size()) + where);
-  rethrow_for_session_file(e, a.session);
+  throw session_file_error(e, a.session);
 }
 
 void run_sweep(const SweepArgs& a) {

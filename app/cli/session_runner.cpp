@@ -37,7 +37,7 @@ SessionFile load_session_file(const std::string& path) {
   try {
     resolve_device(cfg.device);
   } catch (const Error& e) {
-    rethrow_for_session_file(e, path);
+    throw session_file_error(e, path);
   }
   try {
     f.bundle = bundle_for(cfg.model);
@@ -46,8 +46,6 @@ SessionFile load_session_file(const std::string& path) {
   }
   return f;
 }
-
-void rethrow_for_session_file(const Error& e, const std::string& session) { throw session_file_error(e, session); }
 
 void note_recorded_layers(const Session& s, const std::string& budget_name) {
   if (!s.config().recording.layers.empty()) return;  // chosen explicitly

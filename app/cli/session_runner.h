@@ -28,11 +28,6 @@ std::shared_ptr<const ModelBundle> bundle_for(const std::string& model);
 std::unique_ptr<Session> make_flag_session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg,
                                            const std::vector<std::pair<std::string, std::string>>& renames = {});
 
-// An engine error about a session file's settings, as
-// "<session file>: <field>: ...": the names of flags the engine uses
-// (--budget, --sharing, ...) become the file's fields (policy.budget, ...).
-[[noreturn]] void rethrow_for_session_file(const Error& e, const std::string& session);
-
 // A session file's settings with its model loaded. A relative model path
 // is read from beside the file when it is there (else from the current
 // directory) and made absolute, so an exported session.json reruns from

@@ -21,12 +21,19 @@ int Colormap::index(double t) {
 
 Rgb Colormap::at(double t) const { return table[static_cast<std::size_t>(index(t))]; }
 
+std::string unknown_colormap(std::string_view name) {
+  std::string known;
+  for (const auto& c : kColormaps) {
+    if (c.name == name) return "";
+    known += (known.empty() ? "" : ", ") + std::string(c.name);
+  }
+  return "unknown colormap '" + std::string(name) + "' (known: " + known + ")";
+}
+
 const Colormap& colormap(std::string_view name) {
   for (const auto& c : kColormaps)
     if (c.name == name) return c;
-  std::string known;
-  for (const auto& c : kColormaps) known += (known.empty() ? "" : ", ") + std::string(c.name);
-  throw Error("colormap", std::string(name), "unknown colormap; known: " + known);
+  throw Error("colormap", "", unknown_colormap(name));
 }
 
 std::vector<std::string> colormap_names() {

@@ -23,8 +23,11 @@ struct Colormap {
   static int index(double t);
 };
 
-// Throws kvscope::Error("colormap", name, "unknown ...; known: viridis, ...").
+// Throws kvscope::Error("colormap: unknown colormap 'jet' (known: viridis, ...)").
 const Colormap& colormap(std::string_view name);
+// "" for a known name, else the message above (for callers that check
+// settings before any work and name the field themselves).
+std::string unknown_colormap(std::string_view name);
 std::vector<std::string> colormap_names();  // viridis, magma, inferno, gray, coolwarm
 
 }  // namespace kvscope

@@ -5,7 +5,6 @@
 #include "io/colormap.h"
 #include "io/json_file.h"
 
-#include <algorithm>
 #include <fstream>
 
 namespace kvscope {
@@ -58,7 +57,9 @@ const char* field_of_flag(const std::string& flag) {
       {"--tau-end", "policy.tau_end"},    {"--tau-schedule", "policy.tau_schedule"},
       {"--noise", "policy.noise"},        {"--alpha", "policy.alpha"},
       {"--reduce", "policy.reduce"},      {"--sharing", "sharing"},
-      {"--device cuda", "device"},        {"--max-new-tokens", "max_new_tokens"}};
+      {"--device cuda", "device"},        {"--max-new-tokens", "max_new_tokens"},
+      {"--temperature", "sampling.temperature"}, {"--top-k", "sampling.top_k"},
+      {"--top-p", "sampling.top_p"}};
   for (const auto& [f, field] : kFields)
     if (flag == f) return field;
   return nullptr;
@@ -230,12 +231,7 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
     try {
       validate_sampling(c.sampling);
     } catch (const Error& e) {
-      // validate_sampling names the flag: "--top-p: must be in (0, 1]".
-      const std::string msg = e.what();
-      const auto colon = msg.find(": ");
-      std::string key = msg.substr(2, colon - 2);  // top-p
-      for (char& ch : key) ch = ch == '-' ? '_' : ch;
-      s.fail(key, msg.substr(colon + 2));
+      throw session_file_error(e, source);  // "--top-p: ..." -> "s.json: sampling.top_p: ..."
     }
   }
   if (r.has("policy")) c.policy = policy_from_json(r.raw("policy"), source, "policy");
@@ -278,12 +274,7 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
       }
     }
     c.export_opts.colormap = e.get_string("colormap", c.export_opts.colormap);
-    const auto names = colormap_names();
-    if (std::find(names.begin(), names.end(), c.export_opts.colormap) == names.end()) {
-      std::string known;
-      for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-      e.fail("colormap", "unknown colormap '" + c.export_opts.colormap + "' (known: " + known + ")");
-    }
+    if (const std::string bad = unknown_colormap(c.export_opts.colormap); !bad.empty()) e.fail("colormap", bad);
     c.export_opts.scale = e.get_string("scale", c.export_opts.scale);
     if (c.export_opts.scale != "linear" && c.export_opts.scale != "log") e.fail("scale", "must be linear or log");
   }
