@@ -56,5 +56,6 @@ void register_bench(CLI::App& app);
 void register_run(CLI::App& app);
 void register_eval(CLI::App& app);
 void register_sweep(CLI::App& app);
+void register_cpu(CLI::App& app);
 
 }  // namespace kvscope::cli

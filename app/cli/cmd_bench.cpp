@@ -10,6 +10,7 @@
 
 #include "backend/parallel.h"
 #include "bench_policy.h"
+#include "backend/cpu/cpu_info.h"
 #include "cli_common.h"
 #include "common/error.h"
 #include "common/counter_random.h"
@@ -137,8 +138,11 @@ void run_bench(const BenchArgs& a) {
   const double decode_tps = a.decode_tokens / decode_s;
   const double roofline = bw * 1e9 / double(wbytes);
   // The CPU backend's threads (KVSCOPE_THREADS, else the cores it may use).
-  const std::string where = dev == Device::Cpu ? backend->name() + ", " + std::to_string(pool_threads()) +
-                                                     (pool_threads() == 1 ? " thread" : " threads")
+  // and the kernels it ran: OpenBLAS's set and kvscope's own vector path.
+  const CpuInfo cpu = dev == Device::Cpu ? cpu_info() : CpuInfo{};
+  const std::string where = dev == Device::Cpu ? backend->name() + ", " + std::to_string(cpu.threads) +
+                                                     (cpu.threads == 1 ? " thread" : " threads") + ", OpenBLAS " +
+                                                     cpu.openblas_core + ", " + cpu.simd_path
                                                : backend->name();
   nlohmann::json j = {{"what", what},
                       {"device", where},

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   kvscope::cli::register_run(app);
   kvscope::cli::register_eval(app);
   kvscope::cli::register_sweep(app);
+  kvscope::cli::register_cpu(app);
   // An unknown command word: CLI11 would only say that a subcommand is required.
   if (argc > 1 && argv[1][0] != '-' &&
       app.get_subcommands([&](const CLI::App* c) { return c->check_name(argv[1]); }).empty()) {

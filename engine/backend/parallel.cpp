@@ -190,16 +190,4 @@ void parallel_for_impl(int n, void (*task)(void* ctx, int i), void* ctx) {
   for (int i = 0; i < n; ++i) task(ctx, i);
 }
 
-Split split_evenly(int64_t total, int64_t align, int max_parts) {
-  Split s;
-  s.total = total;
-  align = std::max<int64_t>(align, 1);
-  const int64_t units = (total + align - 1) / align;
-  s.parts = static_cast<int>(std::clamp<int64_t>(std::min<int64_t>(units, max_parts), 1, 64));
-  s.per = ((units + s.parts - 1) / s.parts) * align;
-  // Rounding the part size up can leave the last parts empty.
-  s.parts = static_cast<int>(std::max<int64_t>(1, (total + s.per - 1) / std::max<int64_t>(s.per, 1)));
-  return s;
-}
-
 }  // namespace kvscope

@@ -27,16 +27,4 @@ void parallel_for(int n, F&& f) {
   parallel_for_impl(n, [](void* ctx, int i) { (*static_cast<F*>(ctx))(i); }, &f);
 }
 
-// Splits [0, total) into at most `max_parts` non-empty contiguous parts
-// whose boundaries are multiples of `align` (the last part takes the
-// rest); part p of `parts` is [begin(p), end(p)).
-struct Split {
-  int parts = 1;
-  int64_t per = 0;
-  int64_t total = 0;
-  int64_t begin(int p) const { return p * per; }
-  int64_t end(int p) const { return p + 1 == parts ? total : (p + 1) * per; }
-};
-Split split_evenly(int64_t total, int64_t align, int max_parts);
-
 }  // namespace kvscope

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "backend/cpu/simd_path.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define KVSCOPE_HAVE_AVX512_EXPAND 1
@@ -38,20 +40,13 @@ __attribute__((target("avx512f"))) void expand_avx512(const uint16_t* groups, in
   }
 }
 
-bool has_avx512() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
-  return yes;
-}
 
 }  // namespace
 #endif
 
 void PositionSet::expand(const float* src, float* dst) const {
 #ifdef KVSCOPE_HAVE_AVX512_EXPAND
-  if (!run_ && has_avx512()) {
+  if (!run_ && simd_path() == SimdPath::avx512) {
     expand_avx512(groups_.data(), static_cast<int>(groups_.size()), src, dst);
     return;
   }

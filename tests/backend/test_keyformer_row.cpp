@@ -12,6 +12,7 @@
 
 #include "backend/cpu/keyformer_row.h"
 #include "backend/cpu/philox_batch.h"
+#include "backend/cpu/simd_path.h"
 #include "common/float_math.h"
 
 namespace kvscope {
@@ -162,6 +163,54 @@ TEST(KeyformerRow, EqualsTheScalarDefinitionForEveryNoiseKind) {
                                                           << static_cast<int>(kind);
       if (len > 2) EXPECT_EQ(out[1], 0.0f);
     }
+  }
+}
+
+TEST(KeyformerRow, EveryVectorPathGivesTheSameBits) {
+  // The baseline, AVX2 and AVX-512 copies of the row and of the batched
+  // draws (simd_path.h), each that this CPU can run, against the baseline.
+  const auto paths = supported_simd_paths();
+  std::printf("vector paths on this CPU:");
+  for (SimdPath p : paths) std::printf(" %s", simd_path_name(p));
+  std::printf("\n");
+  for (int len : {1, 15, 16, 17, 300, 1000}) {
+    std::vector<int> pos;
+    std::vector<float> x;
+    for (int j = 0; j < len; ++j) {
+      pos.push_back(j * 3 + (j % 7 == 0 ? 2 : 0));
+      x.push_back(std::cos(0.37f * j) * 6.0f - 1.0f);
+    }
+    for (NoiseKind kind : {NoiseKind::Gumbel, NoiseKind::Gaussian, NoiseKind::None}) {
+      SlotStatRule rule;
+      rule.source = StatSource::GumbelSoftmax;
+      rule.noise = kind;
+      rule.tau = 1.3f;
+      rule.seed = 7;
+      cpu::KeyformerRowScratch base_scratch;
+      const float base_inv = cpu::keyformer_exp_row(SimdPath::baseline, rule, 999, 1, 3, pos.data(), x.data(), len, base_scratch);
+      for (SimdPath p : paths) {
+        cpu::KeyformerRowScratch scratch;
+        const float inv = cpu::keyformer_exp_row(p, rule, 999, 1, 3, pos.data(), x.data(), len, scratch);
+        ASSERT_EQ(bits(inv), bits(base_inv)) << simd_path_name(p) << " len " << len;
+        for (int j = 0; j < len; ++j)
+          ASSERT_EQ(bits(scratch.z[j]), bits(base_scratch.z[j])) << simd_path_name(p) << " len " << len << " slot " << j;
+      }
+    }
+  }
+  const int n = 333;
+  std::vector<uint32_t> c1(n);
+  std::vector<int32_t> c2(n);
+  for (int i = 0; i < n; ++i) c1[i] = i * 40503u, c2[i] = i * 11;
+  std::vector<uint32_t> base[4], got[4], base0(n), got0(n);
+  for (auto* set : {base, got})
+    for (int k = 0; k < 4; ++k) set[k].resize(n);
+  cpu::philox4_batch(SimdPath::baseline, 3, 1, c1.data(), 2, 9, n, base[0].data(), base[1].data(), base[2].data(), base[3].data());
+  cpu::philox4_word0_batch(SimdPath::baseline, 3, 1, 2, c2.data(), 9, n, base0.data());
+  for (SimdPath p : paths) {
+    cpu::philox4_batch(p, 3, 1, c1.data(), 2, 9, n, got[0].data(), got[1].data(), got[2].data(), got[3].data());
+    cpu::philox4_word0_batch(p, 3, 1, 2, c2.data(), 9, n, got0.data());
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(got[k], base[k]) << simd_path_name(p) << " word " << k;
+    EXPECT_EQ(got0, base0) << simd_path_name(p);
   }
 }
 

@@ -1,9 +1,8 @@
 // The host pool (backend/parallel.h): every task runs exactly once, errors
 // reach the caller, calls from a task or from a second thread still run
-// everything, and a linear layer cut into bands equals one uncut product.
+// everything, and a linear layer is cut into fixed bands that the pool only
+// hands out.
 #include <gtest/gtest.h>
-
-#include <cblas.h>
 
 #include <atomic>
 #include <stdexcept>
@@ -63,40 +62,51 @@ TEST(Parallel, TwoCallingThreadsBothGetEveryTaskRun) {
   EXPECT_EQ(b.load(), 2000L * 21);
 }
 
-TEST(Parallel, SplitCoversTheRangeInAlignedParts) {
-  for (int64_t total : {0, 1, 63, 64, 65, 200, 768, 2048, 2049})
-    for (int parts : {1, 2, 3, 16}) {
-      const Split s = split_evenly(total, 64, parts);
-      ASSERT_GE(s.parts, 1);
-      ASSERT_LE(s.parts, parts);
-      EXPECT_EQ(s.begin(0), 0);
-      EXPECT_EQ(s.end(s.parts - 1), total);
-      for (int p = 0; p < s.parts; ++p) {
-        EXPECT_EQ(s.begin(p) % 64, 0) << total << " " << parts;
-        EXPECT_LT(s.begin(p), std::max<int64_t>(s.end(p), 1)) << "empty part " << p << " of " << total;
-        if (p + 1 < s.parts) EXPECT_EQ(s.end(p), s.begin(p + 1));
+TEST(Parallel, LinearBandsHaveAFixedWidthAndCoverEveryFeature) {
+  // The cut comes from the shape alone: a fixed band width, so the thread
+  // count cannot change which OpenBLAS call computes a feature.
+  for (int out : {1, 63, 64, 65, 200, 768, 2048, 2049, 49152})
+    for (int n : {1, 2, 17}) {
+      cpu::Linear W;
+      W.out = out;
+      W.in = 8;
+      const cpu::LinearBands b = cpu::linear_bands(W, n);
+      ASSERT_GE(b.count, 1);
+      EXPECT_EQ(b.begin(0), 0);
+      EXPECT_EQ(b.end(b.count - 1), out);
+      for (int i = 0; i < b.count; ++i) {
+        EXPECT_EQ(b.begin(i), i * b.width) << out << " " << n;
+        EXPECT_LT(b.begin(i), b.end(i)) << "empty band " << i << " of " << out;
+        if (i + 1 < b.count) EXPECT_EQ(b.end(i) - b.begin(i), b.width);
       }
+      EXPECT_EQ(b.width % 64, 0) << "bands start on the kernels' full-width tiles";
     }
 }
 
-TEST(Parallel, LinearInBandsEqualsOneUncutProduct) {
-  // The bands are OpenBLAS calls on row ranges of W; each output feature
-  // is the same dot product as in one call over all of W, to the bit.
+TEST(Parallel, LinearOnThePoolEqualsItsBandsRunInOrder) {
+  // Whichever thread runs a band, it is the same OpenBLAS call on the same
+  // rows; the pool only changes who runs it.
   cpu::Linear W;
-  W.out = 200;  // not a multiple of the 64-feature bands
+  W.out = 1000;  // not a multiple of the band width
   W.in = 96;
   W.w.resize(size_t(W.out) * W.in);
+  W.b.resize(W.out);
   for (std::size_t i = 0; i < W.w.size(); ++i) W.w[i] = uniform01(philox4(7, i, 0, 0, 0).v[0]) - 0.5f;
-  for (int n : {1, 5}) {
+  for (int j = 0; j < W.out; ++j) W.b[j] = uniform01(philox4(9, j, 0, 0, 0).v[0]) - 0.5f;
+  for (int n : {1, 5, 300}) {
     std::vector<float> x(size_t(n) * W.in), y(size_t(n) * W.out), ref(size_t(n) * W.out);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = uniform01(philox4(8, i, 0, 0, 0).v[0]) - 0.5f;
     cpu::linear(x.data(), n, W, y.data());
-    if (n == 1)
-      cblas_sgemv(CblasRowMajor, CblasNoTrans, W.out, W.in, 1.0f, W.w.data(), W.in, x.data(), 1, 0.0f, ref.data(), 1);
-    else
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, W.out, W.in, 1.0f, x.data(), W.in, W.w.data(), W.in,
-                  0.0f, ref.data(), W.out);
+    const cpu::LinearBands bands = cpu::linear_bands(W, n);
+    for (int b = bands.count - 1; b >= 0; --b) cpu::linear_band(x.data(), n, W, ref.data(), bands, b);
     for (std::size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], ref[i]) << "n " << n << " element " << i;
+    // And the product is the product: within float rounding of a double sum.
+    for (int r = 0; r < n; r += 37)
+      for (int o = 0; o < W.out; o += 13) {
+        double want = W.b[o];
+        for (int k = 0; k < W.in; ++k) want += double(x[size_t(r) * W.in + k]) * W.w[size_t(o) * W.in + k];
+        ASSERT_NEAR(y[size_t(r) * W.out + o], want, 1e-5) << "n " << n << " row " << r << " feature " << o;
+      }
   }
 }
 

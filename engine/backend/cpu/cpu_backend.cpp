@@ -291,11 +291,11 @@ void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt,
     // The caller's work is task 0, the head's bands the rest: whichever
     // thread finishes first takes the remaining bands, so the two overlap
     // however long each is.
-    const Split bands = split_evenly(cfg.vocab_size, 64, 8);
-    parallel_for(1 + bands.parts, [&](int t) {
+    // The head's bands are linear()'s, so its logits are the same bits.
+    const cpu::LinearBands bands = cpu::linear_bands(model_->lm_head, rows);
+    parallel_for(1 + bands.count, [&](int t) {
       if (t == 0) return opt.alongside_head();
-      cpu::linear_rows(last_h, rows, model_->lm_head, out.logits.data(), static_cast<int>(bands.begin(t - 1)),
-                       static_cast<int>(bands.end(t - 1)));
+      cpu::linear_band(last_h, rows, model_->lm_head, out.logits.data(), bands, t - 1);
     });
   }
   last_logits_.assign(out.logits.end() - cfg.vocab_size, out.logits.end());

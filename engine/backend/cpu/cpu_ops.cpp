@@ -21,8 +21,9 @@ Linear Linear::from(const WeightTensor& w, const WeightTensor& b) {
   return L;
 }
 
-// One band of output features [r0, r1): OpenBLAS on its own thread (the
-// backend's pool owns the parallelism), the same kernel for every band.
+namespace {
+
+// The output features [r0, r1) of y = x W^T (+ b) in one OpenBLAS call.
 void linear_rows(const float* x, int n, const Linear& W, float* y, int r0, int r1) {
   const float* w = W.w.data() + int64_t(r0) * W.in;
   if (n == 1) {
@@ -37,10 +38,41 @@ void linear_rows(const float* x, int n, const Linear& W, float* y, int r0, int r
   }
 }
 
-namespace {
-// Below this many multiply-adds a product is not worth handing out.
+// Bands are whole multiples of 64 features (every kernel's full-width
+// tile). A band should be large: each OpenBLAS call restarts its kernel
+// (measured on a Zen 3: a 50304 x 768 matrix-vector product in bands of 64
+// features took 12% longer than in one call, in bands of 384 4% longer), so
+// a band holds about this many weights (features x inputs): 512 KB of fp32
+// for a matrix-vector product (decode), four times that for a matrix
+// product (prefill), which packs its input once per call. A small product
+// still gets at least kMinBands bands, so that a few threads share it.
+// Decode and prefill speed on the bundled model and pythia-160m's shape
+// were within noise of the old one-band-per-thread cut (bench/README.md).
+constexpr int kTile = 64;
+constexpr int64_t kVectorBandWeights = 128 * 1024;
+constexpr int64_t kMatrixBandWeights = 512 * 1024;
+constexpr int kMinBands = 4;
+
+// Below this many multiply-adds a product is not worth handing out; it
+// still runs band by band, so its bits do not depend on the choice.
 constexpr int64_t kParallelMacs = 8192;
+
+int round_up_to_tile(int64_t v) { return static_cast<int>((v + kTile - 1) / kTile * kTile); }
+
 }  // namespace
+
+LinearBands linear_bands(const Linear& W, int n) {
+  LinearBands b;
+  b.out = W.out;
+  const int64_t weights = n == 1 ? kVectorBandWeights : kMatrixBandWeights;
+  b.width = std::max(kTile, std::min(round_up_to_tile(weights / std::max(W.in, 1)), round_up_to_tile(W.out / kMinBands)));
+  b.count = std::max(1, (W.out + b.width - 1) / b.width);
+  return b;
+}
+
+void linear_band(const float* x, int n, const Linear& W, float* y, const LinearBands& bands, int b) {
+  linear_rows(x, n, W, y, bands.begin(b), bands.end(b));
+}
 
 void use_single_threaded_blas() {
   static std::once_flag once;
@@ -49,13 +81,12 @@ void use_single_threaded_blas() {
 
 void linear(const float* x, int n, const Linear& W, float* y) {
   use_single_threaded_blas();
-  const int64_t macs = int64_t(n) * W.out * W.in;
-  // Bands of 64 features keep every band on the kernels' full-width path.
-  const Split s = split_evenly(W.out, 64, macs < kParallelMacs ? 1 : pool_threads());
-  if (s.parts == 1) return linear_rows(x, n, W, y, 0, W.out);
-  parallel_for(s.parts, [&](int p) {
-    linear_rows(x, n, W, y, static_cast<int>(s.begin(p)), static_cast<int>(s.end(p)));
-  });
+  const LinearBands bands = linear_bands(W, n);
+  if (bands.count == 1 || int64_t(n) * W.out * W.in < kParallelMacs) {
+    for (int b = 0; b < bands.count; ++b) linear_band(x, n, W, y, bands, b);
+    return;
+  }
+  parallel_for(bands.count, [&](int b) { linear_band(x, n, W, y, bands, b); });
 }
 
 void layer_norm(const float* x, int n, int d, const float* w, const float* b, double eps, float* y) {

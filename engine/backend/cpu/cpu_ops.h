@@ -24,12 +24,27 @@ struct Linear {
 // the backend; idempotent.
 void use_single_threaded_blas();
 
-// y[n][out] = x[n][in] W^T (+ b), through sgemv (n = 1) or sgemm, in bands
-// of output features across the pool's threads.
+// How linear() cuts a product into OpenBLAS calls: bands of a fixed number
+// of output features, from the shape alone. OpenBLAS's kernels (Haswell and
+// Zen ones among them) may sum a feature's dot product in another order
+// depending on where it falls in the matrix they are given, so the cut must
+// never depend on the thread count: the pool only decides who runs which
+// band, and 1 or 64 threads give the same bits.
+struct LinearBands {
+  int count = 0;  // bands; the last one may be narrower
+  int width = 0;  // features per band
+  int out = 0;
+  int begin(int b) const { return b * width; }
+  int end(int b) const { return b + 1 == count ? out : (b + 1) * width; }
+};
+LinearBands linear_bands(const Linear& W, int n);
+
+// y[n][out] = x[n][in] W^T (+ b), through sgemv (n = 1) or sgemm, band by
+// band (linear_bands) across the pool's threads.
 void linear(const float* x, int n, const Linear& W, float* y);
-// The output features [r0, r1) of linear(), on the calling thread; every
-// feature is computed as linear() computes it.
-void linear_rows(const float* x, int n, const Linear& W, float* y, int r0, int r1);
+// Band b of linear() on the calling thread, computed exactly as linear()
+// computes it.
+void linear_band(const float* x, int n, const Linear& W, float* y, const LinearBands& bands, int b);
 void layer_norm(const float* x, int n, int d, const float* w, const float* b, double eps, float* y);
 void rms_norm(const float* x, int n, int d, const float* w, double eps, float* y);
 void gelu_tanh(float* x, int64_t n);

@@ -4,13 +4,13 @@
 #include <limits>
 
 #include "backend/cpu/philox_batch.h"
-#include "backend/cpu/simd_clones.h"
+#include "backend/cpu/simd_path.h"
 #include "common/float_math.h"
 
-// The SIMD clones give four and two times the lanes for the log/exp
-// arithmetic. The values are the same in all: every operation is
-// IEEE-rounded, nothing is contracted into FMA, and the softmax's max and
-// sum run in fixed lanes.
+// The AVX-512 and AVX2 copies (backend/cpu/simd_path.h) give four and two
+// times the lanes for the log/exp arithmetic. The values are the same in
+// all: every operation is IEEE-rounded, nothing is contracted into FMA, and
+// the softmax's max and sum run in fixed lanes.
 
 namespace kvscope::cpu {
 
@@ -89,11 +89,9 @@ int padded(int n) { return (n + kGroup - 1) / kGroup * kGroup; }
                 d + 3 * stride);
 }
 
-}  // namespace
-
-KVSCOPE_SIMD_CLONES float keyformer_exp_row(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head,
-                                            const int* pos, const float* logits, int len,
-                                            KeyformerRowScratch& scratch) {
+[[gnu::always_inline]] inline float keyformer_exp_row_body(const SlotStatRule& rule, uint32_t qpos, uint32_t layer,
+                                                          uint32_t head, const int* pos, const float* logits, int len,
+                                                          KeyformerRowScratch& scratch) {
   if (len <= 0) return 0.0f;
   const float tau = rule.tau;
   const int n = padded(len);
@@ -134,6 +132,24 @@ KVSCOPE_SIMD_CLONES float keyformer_exp_row(const SlotStatRule& rule, uint32_t q
     for (int j = 0; j < len; ++j) z[j] = (z[j] + c) / tau;
   }
   return exp_in_place(z, n);
+}
+
+KVSCOPE_SIMD_VARIANTS(float, keyformer_exp_row,
+                      (const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head, const int* pos,
+                       const float* logits, int len, KeyformerRowScratch& scratch),
+                      (rule, qpos, layer, head, pos, logits, len, scratch))
+
+}  // namespace
+
+float keyformer_exp_row(SimdPath path, const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head,
+                        const int* pos, const float* logits, int len, KeyformerRowScratch& scratch) {
+  return simd_pick(path, keyformer_exp_row_avx512, keyformer_exp_row_avx2, keyformer_exp_row_baseline)(
+      rule, qpos, layer, head, pos, logits, len, scratch);
+}
+
+float keyformer_exp_row(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head, const int* pos,
+                        const float* logits, int len, KeyformerRowScratch& scratch) {
+  return keyformer_exp_row(simd_path(), rule, qpos, layer, head, pos, logits, len, scratch);
 }
 
 void keyformer_score_row(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head, const int* pos,

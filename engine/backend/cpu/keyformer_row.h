@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/cpu/simd_path.h"
 #include "backend/slot_stats.h"
 
 namespace kvscope::cpu {
@@ -35,5 +36,8 @@ void keyformer_score_row(const SlotStatRule& rule, uint32_t qpos, uint32_t layer
 // head and step).
 float keyformer_exp_row(const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head, const int* pos,
                         const float* logits, int len, KeyformerRowScratch& scratch);
+// The same on a chosen vector path (tests compare the paths).
+float keyformer_exp_row(SimdPath path, const SlotStatRule& rule, uint32_t qpos, uint32_t layer, uint32_t head,
+                        const int* pos, const float* logits, int len, KeyformerRowScratch& scratch);
 
 }  // namespace kvscope::cpu

@@ -1,9 +1,10 @@
 #include "backend/cpu/philox_batch.h"
 
-#include "backend/cpu/simd_clones.h"
+#include "backend/cpu/simd_path.h"
 
-// The SIMD clones give four and two times the 64-bit lanes for the rounds'
-// multiplies; integer arithmetic only, so every copy gives the same words.
+// The AVX-512 and AVX2 copies give four and two times the 64-bit lanes for
+// the rounds' multiplies; integer arithmetic only, so every copy gives the
+// same words.
 
 namespace kvscope::cpu {
 namespace {
@@ -33,10 +34,9 @@ struct Words {
   return {x0, x1, x2, x3};
 }
 
-}  // namespace
-
-KVSCOPE_SIMD_CLONES void philox4_batch(uint64_t seed, uint32_t c0, const uint32_t* c1, uint32_t c2, uint32_t c3, int n,
-                                       uint32_t* w0, uint32_t* w1, uint32_t* w2, uint32_t* w3) {
+[[gnu::always_inline]] inline void philox4_batch_body(uint64_t seed, uint32_t c0, const uint32_t* c1, uint32_t c2,
+                                                     uint32_t c3, int n, uint32_t* w0, uint32_t* w1, uint32_t* w2,
+                                                     uint32_t* w3) {
 #pragma omp simd
   for (int i = 0; i < n; ++i) {
     const Words w = philox_rounds(seed, c0, c1[i], c2, c3);
@@ -47,10 +47,42 @@ KVSCOPE_SIMD_CLONES void philox4_batch(uint64_t seed, uint32_t c0, const uint32_
   }
 }
 
-KVSCOPE_SIMD_CLONES void philox4_word0_batch(uint64_t seed, uint32_t c0, uint32_t c1, const int32_t* c2, uint32_t c3,
-                                             int n, uint32_t* w0) {
+[[gnu::always_inline]] inline void philox4_word0_batch_body(uint64_t seed, uint32_t c0, uint32_t c1, const int32_t* c2,
+                                                           uint32_t c3, int n, uint32_t* w0) {
 #pragma omp simd
   for (int i = 0; i < n; ++i) w0[i] = static_cast<uint32_t>(philox_rounds(seed, c0, c1, static_cast<uint32_t>(c2[i]), c3).x0);
+}
+
+KVSCOPE_SIMD_VARIANTS(void, philox4_batch,
+                      (uint64_t seed, uint32_t c0, const uint32_t* c1, uint32_t c2, uint32_t c3, int n, uint32_t* w0,
+                       uint32_t* w1, uint32_t* w2, uint32_t* w3),
+                      (seed, c0, c1, c2, c3, n, w0, w1, w2, w3))
+KVSCOPE_SIMD_VARIANTS(void, philox4_word0_batch,
+                      (uint64_t seed, uint32_t c0, uint32_t c1, const int32_t* c2, uint32_t c3, int n, uint32_t* w0),
+                      (seed, c0, c1, c2, c3, n, w0))
+
+}  // namespace
+
+void philox4_batch(SimdPath path, uint64_t seed, uint32_t c0, const uint32_t* c1, uint32_t c2, uint32_t c3, int n,
+                   uint32_t* w0, uint32_t* w1, uint32_t* w2, uint32_t* w3) {
+  simd_pick(path, philox4_batch_avx512, philox4_batch_avx2, philox4_batch_baseline)(seed, c0, c1, c2, c3, n, w0, w1,
+                                                                                      w2, w3);
+}
+
+void philox4_batch(uint64_t seed, uint32_t c0, const uint32_t* c1, uint32_t c2, uint32_t c3, int n, uint32_t* w0,
+                   uint32_t* w1, uint32_t* w2, uint32_t* w3) {
+  philox4_batch(simd_path(), seed, c0, c1, c2, c3, n, w0, w1, w2, w3);
+}
+
+void philox4_word0_batch(SimdPath path, uint64_t seed, uint32_t c0, uint32_t c1, const int32_t* c2, uint32_t c3,
+                         int n, uint32_t* w0) {
+  simd_pick(path, philox4_word0_batch_avx512, philox4_word0_batch_avx2, philox4_word0_batch_baseline)(seed, c0, c1, c2,
+                                                                                                      c3, n, w0);
+}
+
+void philox4_word0_batch(uint64_t seed, uint32_t c0, uint32_t c1, const int32_t* c2, uint32_t c3, int n,
+                         uint32_t* w0) {
+  philox4_word0_batch(simd_path(), seed, c0, c1, c2, c3, n, w0);
 }
 
 }  // namespace kvscope::cpu
