@@ -92,8 +92,13 @@ class Backend {
   virtual void reset() = 0;
 
   // A backend of the same kind sharing these weights, with an empty cache
-  // (the shadow full-cache run; forks).
+  // (the shadow full-cache run).
   virtual std::unique_ptr<Backend> spawn(const BackendOptions& opt) const = 0;
+  // A backend of the same kind sharing these weights, holding a copy of
+  // this one's cache, positions and statistics (a session's fork): fed the
+  // same tokens, both compute the same bits. Pending work is finished first,
+  // hence not const. sample() needs a forward() on the copy first.
+  virtual std::unique_ptr<Backend> clone() = 0;
 
   const KvBook& kv() const { return book_; }
   // Per-slot statistic of each segment (same order as kv().positions(seg)),

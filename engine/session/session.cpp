@@ -351,6 +351,41 @@ std::string Session::text_of(int position) const {
   return bundle_->tokenizer->token_text(id);
 }
 
+Session::Session(Session& from, ForkTag)
+    : bundle_(from.bundle_),
+      cfg_(from.cfg_),
+      model_cfg_(from.model_cfg_),
+      weights_(from.weights_),
+      backend_(from.backend_->clone()),
+      shadow_(from.shadow_ ? from.shadow_->clone() : nullptr),
+      policy_(make_policy(from.policy_->resolved())),
+      recorder_(from.recorder_),
+      tokens_(from.tokens_),
+      continuation_(from.continuation_),
+      prompt_len_(from.prompt_len_),
+      planned_new_(from.planned_new_),
+      row_(from.row_),
+      next_token_(from.next_token_),
+      finished_(from.finished_),
+      metrics_(from.metrics_),
+      out_(from.out_),
+      shadow_out_(from.shadow_out_) {}
+
+std::unique_ptr<Session> Session::fork() { return std::unique_ptr<Session>(new Session(*this, ForkTag{})); }
+
+std::unique_ptr<Session> Session::replay_to(int row, const std::function<bool(int)>& progress) const {
+  if (row < 0 || row > row_)
+    throw Error("replay", "", "row " + std::to_string(row) + " has not been run (rows 0.." + std::to_string(row_) + ")");
+  SessionConfig c = cfg_;
+  std::erase_if(c.policy_changes, [&](const auto& ch) { return ch.from_step > row; });
+  auto replay = std::make_unique<Session>(bundle_, c);
+  replay->prefill();
+  if (progress && !progress(0)) return nullptr;
+  while (replay->current_row() < row && replay->step())
+    if (progress && !progress(replay->current_row())) return nullptr;
+  return replay;
+}
+
 std::vector<float> Session::layer_attention(int layer) const {
   const int rows = recorder_.rows_recorded(), P = recorder_.positions(), H = model_cfg_.n_heads;
   if (layer < 0 || layer >= model_cfg_.n_layers)

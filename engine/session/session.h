@@ -64,7 +64,24 @@ class Session {
   // [rows][heads][positions].
   std::vector<float> layer_attention(int layer) const;
 
+  // A snapshot of this session at its current row that goes on by itself:
+  // caches, slot statistics, the policy, the recorder, the metrics run and
+  // the sampler's position (draws are keyed by seed and step, so nothing
+  // else holds random state). Continued with the same settings it
+  // reproduces this session bit for bit; after set_policy() it is the "what
+  // if" branch the window compares. Not const: a GPU backend finishes its
+  // pending work before it is copied.
+  std::unique_ptr<Session> fork();
+
+  // This session's settings run again from the prompt up to `row` (its
+  // policy changes up to that row kept, later ones dropped): the state it
+  // had then, bit for bit, ready to go on differently. `progress(row)` is
+  // called after each step; returning false cancels (nullptr is returned).
+  std::unique_ptr<Session> replay_to(int row, const std::function<bool(int)>& progress = {}) const;
+
  private:
+  struct ForkTag {};
+  Session(Session& from, ForkTag);
   void build();  // the constructor's work; its errors are renamed for a session file
   void run_forward(std::span<const int> toks, bool capture, std::function<void()> alongside_head = {});
   void run_shadow_forward(std::span<const int> toks);

@@ -37,6 +37,7 @@ class CpuBackend final : public Backend {
   void retain(int seg, std::span<const int> keep) override;
   void reset() override;
   std::unique_ptr<Backend> spawn(const BackendOptions& opt) const override;
+  std::unique_ptr<Backend> clone() override { return std::make_unique<CpuBackend>(*this); }
   int kv_element_bytes() const override { return 4; }
 
   // Direct access for tests: the cached key / value row of a slot.

@@ -199,6 +199,24 @@ std::unique_ptr<Backend> CudaBackend::spawn(const BackendOptions& opt) const {
   return std::make_unique<CudaBackend>(model_, opt);
 }
 
+std::unique_ptr<Backend> CudaBackend::clone() {
+  State& s = *s_;
+  KVSCOPE_CUDA(cudaSetDevice(s.device));
+  push_state({}, {});  // pending evictions applied: the device cache matches the book
+  auto copy = std::make_unique<CudaBackend>(model_, opts_);
+  State& c = *copy->s_;
+  // The copy's stream waits for this one's work; both caches are [segment][cap].
+  KVSCOPE_CUDA(cudaStreamSynchronize(s.stream));
+  using Pair = std::pair<DeviceBuffer*, const DeviceBuffer*>;
+  for (auto [dst, src] : {Pair{&c.k, &s.k}, Pair{&c.v, &s.v}, Pair{&c.pos, &s.pos}, Pair{&c.stats, &s.stats}})
+    KVSCOPE_CUDA(cudaMemcpyAsync(dst->get(), src->get(), src->bytes(), cudaMemcpyDeviceToDevice, c.stream));
+  KVSCOPE_CUDA(cudaStreamSynchronize(c.stream));
+  copy->book_ = book_;
+  copy->stats_ = stats_;
+  copy->seen_ = seen_;
+  return copy;
+}
+
 int64_t CudaBackend::device_bytes() const {
   const State& s = *s_;
   int64_t n = int64_t(kBlasWorkspace);

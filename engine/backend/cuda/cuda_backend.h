@@ -54,6 +54,7 @@ class CudaBackend final : public Backend {
   void retain(int seg, std::span<const int> keep) override;
   void reset() override;
   std::unique_ptr<Backend> spawn(const BackendOptions& opt) const override;
+  std::unique_ptr<Backend> clone() override;
   int kv_element_bytes() const override { return 2; }
 
   // For tests: a cached key / value row converted to float (applies pending
