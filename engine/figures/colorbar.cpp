@@ -16,7 +16,7 @@ const TextStyle kCaptionText{.size = 8.5};
 constexpr Rgb kFrame{70, 70, 70};
 
 std::vector<ColorbarTick> choose_ticks(const ColorScale& s, double y, double height) {
-  const int max_ticks = std::max(2, static_cast<int>(height / 24));
+  const int max_ticks = std::max(2, static_cast<int>(height / 32));
   std::vector<ColorbarTick> out;
   auto at = [&](double v) { return y + height * (1 - s.normalize(v)); };
   if (s.kind == ScaleKind::log) {

@@ -23,7 +23,7 @@ struct HeatmapFigureOptions {
   std::string row_token_name = "query token", col_token_name = "key token";
   std::string colormap = "viridis";
   ColorScale scale;
-  EvictedStyle evicted = EvictedStyle::outline;
+  EvictedStyle evicted = EvictedStyle::strip;
 };
 
 // The single figure's matrix is at most this many points a side.

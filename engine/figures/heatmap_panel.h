@@ -33,10 +33,12 @@ struct HeatmapData {
   void validate(const std::string& what) const;
 };
 
-// How evicted cells show: `outline` draws the border of every evicted
-// region (the cells keep their colour), `strip` adds a separate panel of
-// the mask under the heatmap, `none` draws neither. An outline needs cells
-// of at least kMinOutlineCell points; smaller cells get the strip.
+// How evicted cells show, without covering any cell's colour: `strip` (the
+// default) adds a panel of the mask under the heatmap, column for column
+// and row for row, one colour per slot state; `outline` draws the border of
+// every evicted region on the heatmap itself (dashed for protected, dotted
+// for outside the top k); `none` draws neither. An outline needs cells of
+// at least kMinOutlineCell points; smaller cells get the strip.
 enum class EvictedStyle { outline, strip, none };
 inline constexpr double kMinOutlineCell = 2.5;
 std::string check_evicted_style(std::string_view name);  // "" or what is wrong
