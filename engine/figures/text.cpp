@@ -64,7 +64,7 @@ TextExtent extent_of(PangoLayout* l) {
   PangoRectangle logical;
   pango_layout_get_extents(l, nullptr, &logical);
   return {double(logical.width) / PANGO_SCALE, double(logical.height) / PANGO_SCALE,
-          double(pango_layout_get_baseline(l)) / PANGO_SCALE};
+          double(pango_layout_get_baseline(l)) / PANGO_SCALE, double(logical.x) / PANGO_SCALE};
 }
 
 void append_utf8(std::string& out, uint32_t cp) {
@@ -84,7 +84,7 @@ void draw_text(cairo_t* cr, std::string_view text, double x, double y, const Tex
   if (text.empty()) return;
   Layout l = make_layout(cr, text, style);
   const TextExtent e = extent_of(l.get());
-  const double dx = h == HAlign::left ? 0 : h == HAlign::center ? -e.width / 2 : -e.width;
+  const double dx = -e.x + (h == HAlign::left ? 0 : h == HAlign::center ? -e.width / 2 : -e.width);
   const double dy = v == VAlign::top        ? 0
                     : v == VAlign::middle   ? -e.height / 2
                     : v == VAlign::baseline ? -e.baseline

@@ -26,6 +26,7 @@ struct TextStyle {
 struct TextExtent {
   double width = 0, height = 0;  // the logical box, in points
   double baseline = 0;           // from the top of the box
+  double x = 0;  // where the box starts in the layout (right-to-left text in a fixed width starts past 0)
 };
 
 TextExtent measure_text(std::string_view text, const TextStyle& style);
