@@ -123,6 +123,15 @@ LinePlotLayout layout_line_plot(std::span<const PlotSeries> series, const LinePl
     for (double v : ticks_in(L.y_lo, L.y_hi, step))
       yt.emplace_back(v, opt.y_percent ? percent_label(v, step) : tick_label(v, step));
   }
+  // A margin inside the frame, so markers at the range's ends (100%, 0)
+  // are drawn whole and the reference line is not hidden by the frame.
+  if (opt.log_y) {
+    const double f = std::pow(L.y_hi / L.y_lo, 0.04);
+    L.y_lo /= f, L.y_hi *= f;
+  } else {
+    const double m = (L.y_hi - L.y_lo) * 0.04;
+    L.y_lo -= m, L.y_hi += m;
+  }
   std::vector<std::pair<double, std::string>> xt;
   if (!opt.x_ticks.empty()) {
     double step = INFINITY;
