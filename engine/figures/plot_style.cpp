@@ -6,10 +6,10 @@ namespace kvscope {
 
 SeriesStyle series_style(std::size_t i) {
   // Okabe & Ito (2008) without their yellow (unreadable on white), then
-  // grey, wine and olive: ten colours, so a sweep of every policy draws no
-  // two alike.
+  // brown, wine and olive (no grey: the full-cache reference line is grey):
+  // ten colours, so a sweep of every policy draws no two alike.
   static constexpr Rgb kPalette[] = {{0, 114, 178},   {213, 94, 0},   {0, 158, 115}, {204, 121, 167}, {230, 159, 0},
-                                     {86, 180, 233}, {0, 0, 0},      {119, 119, 119}, {136, 34, 85}, {153, 153, 51}};
+                                     {86, 180, 233}, {0, 0, 0},      {130, 80, 30},   {136, 34, 85}, {153, 153, 51}};
   static constexpr Marker kMarkers[] = {Marker::circle,   Marker::square, Marker::triangle_up, Marker::diamond,
                                         Marker::triangle_down, Marker::plus, Marker::cross,       Marker::star,
                                         Marker::pentagon};
