@@ -7,6 +7,7 @@ packages=(
   build-essential cmake pkg-config git
   libopenblas-dev libpcre2-dev libutf8proc-dev librandom123-dev
   nlohmann-json3-dev libcli11-dev libstb-dev
+  libcairo2-dev libpango1.0-dev fonts-dejavu-core
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 

@@ -2,12 +2,47 @@
 
 #include "cli_common.h"
 #include "common/error.h"
+#include "figures/canvas.h"
+#include "figures/color_scale.h"
+#include "figures/heatmap_panel.h"
 #include "io/colormap.h"
 
 namespace kvscope::cli {
 
 bool PolicyFlags::needs_session() const {
   return policy != "full" || sharing != "native" || !export_dir.empty() || prefill != "one_shot";
+}
+
+void add_figure_flags(CLI::App& cmd, FigureFlags& f) {
+  cmd.add_option("--format", f.formats, "Figure formats: png, svg, pdf (a comma list, or the flag repeated)")
+      ->delimiter(',')
+      ->check(CLI::Validator([](std::string& name) { return check_figure_formats({name}); }, "png|svg|pdf"));
+  cmd.add_option("--dpi", f.dpi, "Pixels per inch of PNG figures (default 150)")
+      ->check(CLI::Validator([](std::string& v) {
+        try {
+          std::size_t used = 0;
+          const double d = std::stod(v, &used);
+          if (used != v.size()) return std::string("expected a number, got '" + v + "'");
+          return check_dpi(d);
+        } catch (const std::exception&) {
+          return std::string("expected a number, got '" + v + "'");
+        }
+      }, "N"));
+  cmd.add_option("--range", f.range,
+                 "Heatmap colour range: shared (one range over every figure exported together; the default), "
+                 "auto (each figure its own) or LO:HI")
+      ->check(CLI::Validator([](std::string& r) { return check_range(r, ScaleKind::linear); }, "auto|shared|LO:HI"));
+  cmd.add_option("--evicted", f.evicted, "How heatmaps show evicted cells: strip (a mask panel under the heatmap; the default), outline or none")
+      ->check(CLI::Validator([](std::string& s) { return check_evicted_style(s); }, "outline|strip|none"));
+}
+
+void apply_figure_flags(const FigureFlags& f, ExportConfig& e) {
+  if (!f.formats.empty()) e.formats = f.formats;
+  if (f.dpi) e.dpi = *f.dpi;
+  if (f.range) e.range = *f.range;
+  if (f.evicted) e.evicted = *f.evicted;
+  if (const std::string bad = check_range(e.range, parse_scale(e.scale)); !bad.empty())
+    throw Error(f.range ? "--range" : "--scale", "", bad);
 }
 
 void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export) {
@@ -33,14 +68,17 @@ void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export) {
   if (!with_export) return;
   cmd.add_option("--export", f.export_dir, "Write masks, attention, scores, CSVs and heatmaps to this directory")
       ->check(nonempty_dir_name());
-  cmd.add_option("--export-layer", f.export_layer, "Layer of the CSV twins and heatmaps")->default_val(0);
-  cmd.add_option("--export-head", f.export_head, "Query head of the CSV twins and heatmaps")->default_val(0);
+  cmd.add_option("--export-layer", f.export_layer,
+                 "Layer of the CSV twins and heatmaps (default: the CSV twins of layer 0, the figures of the most "
+                 "informative head)");
+  cmd.add_option("--export-head", f.export_head, "Query head of the CSV twins and heatmaps (see --export-layer)");
   // Checked while parsing, with or without --export: a bad name fails
   // before the run, not in the export after it.
   cmd.add_option("--colormap", f.colormap, "viridis, magma, inferno, gray, coolwarm")
       ->check(CLI::Validator([](std::string& name) { return unknown_colormap(name); }, ""))
       ->default_val("viridis");
   cmd.add_option("--scale", f.scale, "Heatmap scale: linear or log")->check(CLI::IsMember({"linear", "log"}))->default_val("linear");
+  add_figure_flags(cmd, f.figures);
 }
 
 void apply_policy_flags(const PolicyFlags& f, SessionConfig& cfg) {
@@ -66,6 +104,7 @@ void apply_policy_flags(const PolicyFlags& f, SessionConfig& cfg) {
   cfg.export_opts.head = f.export_head;
   cfg.export_opts.colormap = f.colormap;
   cfg.export_opts.scale = f.scale;
+  apply_figure_flags(f.figures, cfg.export_opts);
 }
 
 }  // namespace kvscope::cli

@@ -1,7 +1,9 @@
 // The eviction flags shared by generate, score, eval and sweep:
 // --policy --budget --window --sinks --granularity --prefill --positions
 // --tau-init --tau-end --tau-schedule --noise --alpha --reduce --sharing,
-// plus --export, --export-layer/--export-head, --record-layers, --no-metrics.
+// plus --export, --export-layer/--export-head, --record-layers, --no-metrics,
+// and the figure flags (--format, --dpi, --range, --evicted) that `run` and
+// `sweep` share.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -13,20 +15,35 @@
 
 namespace kvscope::cli {
 
+// How exported figures are drawn; a flag left out keeps the session's (or
+// the default) setting.
+struct FigureFlags {
+  std::vector<std::string> formats;  // --format png,svg,pdf (repeatable)
+  std::optional<double> dpi;
+  std::optional<std::string> range, evicted;
+};
+// Each flag's value is checked while parsing: a bad one is a one-line error
+// naming the flag before any work.
 struct PolicyFlags {
   std::string policy = "full", budget = "100%", window, granularity, prefill = "one_shot", positions = "original";
   std::optional<int> sinks;
   float tau_init = 1, tau_end = 2, alpha = 0.2f;
   std::string tau_schedule = "linear", noise = "gumbel", reduce = "mean", sharing = "native";
   std::string export_dir;
-  int export_layer = 0, export_head = 0;
+  std::optional<int> export_layer, export_head;  // unset: the most informative head
   std::string colormap = "viridis", scale = "linear";
   std::vector<int> record_layers;
   bool no_metrics = false;
+  FigureFlags figures;
 
   // True when any flag asks for more than plain full-cache decoding.
   bool needs_session() const;
 };
+
+void add_figure_flags(CLI::App& cmd, FigureFlags& f);
+// Applies the given flags to `e`; throws kvscope::Error naming the flag when
+// the combination does not work (--range 0:1 with --scale log).
+void apply_figure_flags(const FigureFlags& f, ExportConfig& e);
 
 void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export = true);
 // Fills the policy, sharing, recording and export parts of `cfg` (throws

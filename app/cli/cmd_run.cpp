@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli_common.h"
+#include "cli_policy.h"
 #include "common/error.h"
 #include "session_runner.h"
 
@@ -12,11 +13,13 @@ namespace {
 struct RunArgs {
   std::string session, export_dir;
   bool quiet = false;
+  FigureFlags figures;
 };
 
 void run_run(const RunArgs& a) {
   if (!a.export_dir.empty()) check_output_dir(a.export_dir, "--export");
-  const SessionFile f = load_session_file(a.session);
+  SessionFile f = load_session_file(a.session);
+  apply_figure_flags(a.figures, f.cfg.export_opts);  // the flags override the file's export block
   Session s(f.bundle, f.cfg);  // its errors name the file and field (cfg.source)
   note_recorded_layers(s, a.session + ": recording.memory_mb");
   if (!a.export_dir.empty()) create_output_dir(a.export_dir, "--export");
@@ -31,6 +34,7 @@ void register_run(CLI::App& app) {
   cmd->add_option("session", args->session, "Session JSON file")->required();
   cmd->add_option("--export", args->export_dir, "Export directory")->check(nonempty_dir_name());
   cmd->add_flag("--quiet", args->quiet, "Do not print the text");
+  add_figure_flags(*cmd, args->figures);
   cmd->callback([args] { run_run(*args); });
 }
 

@@ -12,12 +12,14 @@
 
 #include "cli_common.h"
 #include "common/error.h"
+#include "cli_policy.h"
+#include "figures/heatmap.h"
+#include "figures/line_plot.h"
 #include "io/csv_writer.h"
-#include "io/line_chart.h"
-#include "io/png_writer.h"
-#include "io/svg_writer.h"
 #include "progress_bar.h"
 #include "session/evaluation.h"
+#include "session/figure_export.h"
+#include "session/informative_head.h"
 #include "session/session.h"
 #include "session_runner.h"
 
@@ -28,6 +30,8 @@ struct SweepArgs {
   std::string session, policies = "window,sink,h2o,tova,keyformer,a2sf,random", budgets = "10%,20%,30%,50%,70%,90%";
   std::string out, dataset;
   std::optional<int> limit;  // not given: every item
+  FigureFlags figures;
+  bool heatmaps = false;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -43,7 +47,48 @@ struct Cell {
   std::string policy, budget;
   double budget_value = 0;
   std::map<std::string, double> metrics;
+  std::map<std::string, double> se;  // standard error over the items, per metric (dataset sweeps)
+  int n = 1;                         // items behind each value
+  HeatmapData heatmap;               // --heatmaps: the cell's attention heatmap
+  std::string heatmap_title;
 };
+
+// Standard error of the mean of `v` (sample standard deviation / sqrt(n)).
+double standard_error(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  double mean = 0;
+  for (double x : v) mean += x;
+  mean /= v.size();
+  double ss = 0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  return std::sqrt(ss / (v.size() - 1) / v.size());
+}
+
+// Per-item values of an evaluation as one list per metric.
+std::map<std::string, double> item_standard_errors(const EvalResult& r) {
+  std::map<std::string, std::vector<double>> v;
+  for (const auto& it : r.per_item) {
+    if (it.scored) {
+      v["accuracy"].push_back(it.correct ? 1 : 0);
+      v["answer_nll"].push_back(it.answer_nll);
+    }
+    if (r.metric_items) {
+      v["kl"].push_back(it.kl);
+      v["attention_recall"].push_back(it.recall);
+      v["ideal_similarity"].push_back(it.similarity);
+    }
+  }
+  std::map<std::string, double> out;
+  for (const auto& [k, xs] : v) out[k] = standard_error(xs);
+  return out;
+}
+
+// A budget as a file name part: "30%" -> "30pct".
+std::string budget_tag(const std::string& b) {
+  std::string out;
+  for (char c : b) out += c == '%' ? std::string("pct") : std::string(1, c);
+  return out;
+}
 
 // Means of a finished session's per-step metrics.
 std::map<std::string, double> session_means(const Session& s) {
@@ -106,6 +151,8 @@ void run_sweep(const SweepArgs& a) {
   if (a.limit && *a.limit < 1)
     throw Error("--limit", "", "must be at least 1, got " + std::to_string(*a.limit) + " (leave it out to use every item)");
   if (a.limit && a.dataset.empty()) throw Error("--limit", "", "applies to --dataset items; no --dataset given");
+  if (a.heatmaps && !a.dataset.empty())
+    throw Error("--heatmaps", "", "draws each cell's run of the session; with --dataset a cell is many runs (leave one out)");
   const auto policies = split(a.policies);
   const auto budgets = split(a.budgets);
   if (policies.empty()) throw Error("--policies", "", "no policy given");
@@ -129,8 +176,14 @@ void run_sweep(const SweepArgs& a) {
                                        "'); give every budget as a count or every budget as a percentage");
     }
   check_output_dir(a.out, "--out");
-  const SessionFile file = load_session_file(a.session);
+  SessionFile file = load_session_file(a.session);
+  // Plots default to PNG and SVG (as sweeps always wrote); the flags and the
+  // session's export block choose otherwise.
+  if (a.figures.formats.empty() && file.cfg.export_opts.formats == ExportConfig{}.formats)
+    file.cfg.export_opts.formats = {"png", "svg"};
+  apply_figure_flags(a.figures, file.cfg.export_opts);
   const SessionConfig& base = file.cfg;
+  const FigureExportOptions figure_opts = FigureExportOptions::from(base.export_opts);
   const std::shared_ptr<const ModelBundle>& bundle = file.bundle;
   std::vector<EvalItem> items;
   if (!a.dataset.empty()) {
@@ -188,6 +241,8 @@ void run_sweep(const SweepArgs& a) {
   ProgressBar bar("sweep", total);
   int done = 0;
   std::vector<Cell> cells;
+  std::optional<std::pair<int, int>> heatmap_head;  // --heatmaps: one (layer, head) for every cell
+  if (base.export_opts.layer_head_chosen()) heatmap_head = {base.export_opts.csv_layer(), base.export_opts.csv_head()};
   for (std::size_t pi = 0; pi < kinds.size(); ++pi) {
     for (std::size_t bi = 0; bi < amounts.size(); ++bi) {
       const SessionConfig cfg = cell_config(pi, bi);
@@ -196,6 +251,17 @@ void run_sweep(const SweepArgs& a) {
         std::unique_ptr<Session> s = first ? std::move(first) : make_session(pi, bi);
         s->run_to_end();
         c.metrics = session_means(*s);
+        if (a.heatmaps) {
+          // The first cell's most informative head, unless the session names
+          // one: every cell draws the same head, so their pictures compare.
+          if (!heatmap_head) {
+            const HeadChoice h = informative_head(*s);
+            heatmap_head = {h.layer, h.head};
+          }
+          const auto [l, h] = *heatmap_head;
+          c.heatmap = attention_heatmap_data(*s, l, h);
+          c.heatmap_title = figure_title(*s, l, h, c.heatmap.rows);
+        }
         bar.update(++done);
       } else {
         const int before = done;
@@ -211,6 +277,8 @@ void run_sweep(const SweepArgs& a) {
           c.metrics["ideal_similarity"] = r.similarity / r.metric_items;
         }
         c.metrics["kv_bytes"] = r.kv_bytes / r.items;
+        c.se = item_standard_errors(r);
+        c.n = r.items;
       }
       cells.push_back(std::move(c));
     }
@@ -221,39 +289,99 @@ void run_sweep(const SweepArgs& a) {
   for (const auto& c : cells)
     for (const auto& [k, v] : c.metrics)
       if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
+  // sweep.csv: the metrics, then (dataset sweeps) each one's standard error
+  // over the items and the item count.
+  std::vector<std::string> se_names;
+  for (const auto& n : names)
+    for (const auto& c : cells)
+      if (c.se.count(n) && std::find(se_names.begin(), se_names.end(), n) == se_names.end()) se_names.push_back(n);
   CsvTable t;
   t.header = {"policy", "budget"};
   t.header.insert(t.header.end(), names.begin(), names.end());
+  for (const auto& n : se_names) t.header.push_back(n + "_se");
+  if (!se_names.empty()) t.header.push_back("n");
   for (const auto& c : cells) {
     std::vector<CsvCell> row{c.policy, c.budget};
     for (const auto& n : names) {
       auto it = c.metrics.find(n);
       row.emplace_back(it == c.metrics.end() ? std::nan("") : it->second);
     }
+    for (const auto& n : se_names) {
+      auto it = c.se.find(n);
+      row.emplace_back(it == c.se.end() ? std::nan("") : it->second);
+    }
+    if (!se_names.empty()) row.emplace_back(int64_t(c.n));
     t.add_row(std::move(row));
   }
-  write_csv(std::filesystem::path(a.out) / "sweep.csv", t);
+  const std::filesystem::path out(a.out);
+  write_csv(out / "sweep.csv", t);
   const bool percent = amounts[0].percent;
+  std::vector<double> budget_values;
+  for (const auto& am : amounts) budget_values.push_back(am.value);
+  std::size_t plots = 0;
   for (const auto& n : names) {
-    std::vector<LineSeries> series;
+    // One line per policy; the full cache, whose value does not depend on
+    // the budget, as a dashed reference line instead of one more line.
+    std::vector<PlotSeries> series;
+    std::optional<ReferenceLine> reference;
     for (const auto& p : policies) {
-      LineSeries s{p, {}, {}};
+      PlotSeries s{p, {}, {}, {}, 0, std::nullopt, true};
       for (const auto& c : cells)
         if (c.policy == p && c.metrics.count(n)) {
           s.x.push_back(c.budget_value);
           s.y.push_back(c.metrics.at(n));
+          if (c.se.count(n)) s.err.push_back(c.se.at(n));
+          s.n = c.se.empty() ? 0 : c.n;
         }
+      if (!s.err.empty() && s.err.size() != s.y.size()) s.err.clear();
+      const bool flat = !s.y.empty() && std::all_of(s.y.begin(), s.y.end(), [&](double v) {
+        return std::abs(v - s.y[0]) <= 1e-9 * std::max(1.0, std::abs(s.y[0]));
+      });
+      if (p == "full" && flat && policies.size() > 1) {
+        reference = ReferenceLine{s.y[0], "full cache" + std::string(s.n ? " (n = " + std::to_string(s.n) + ")" : "")};
+        continue;
+      }
       series.push_back(std::move(s));
     }
-    LineChartOptions o;
-    o.title = n + (a.dataset.empty() ? "" : " - " + std::filesystem::path(a.dataset).filename().string());
+    LinePlotOptions o;
+    o.title = axis_label(n) + (a.dataset.empty() ? "" : " \u00b7 " + std::filesystem::path(a.dataset).filename().string() +
+                                                        " (" + std::to_string(cells.front().n) + " items)");
     o.x_label = percent ? "KV budget (% of prompt)" : "KV budget (tokens per KV head)";
     o.y_label = axis_label(n);
-    write_png(std::filesystem::path(a.out) / ("sweep_" + n + ".png"), render_line_chart(series, o).image);
-    write_line_chart_svg(std::filesystem::path(a.out) / ("sweep_" + n + ".svg"), series, o);
+    o.x_ticks = budget_values;
+    o.x_tick_suffix = percent ? "%" : "";
+    o.reference = reference;
+    o.dodge = series.size() > 1 ? 2.5 : 0;
+    o.legend_title = "policy";
+    if (n == "accuracy" || n == "top1_agreement") {
+      o.y_percent = true;
+      o.y_min = 0;
+      o.y_max = 1;
+    }
+    write_line_plot(out / ("sweep_" + n), series, o, figure_opts.output);
+    ++plots;
+  }
+  std::size_t heatmaps = 0;
+  if (a.heatmaps) {
+    // One colour range over every cell (unless --range says otherwise), so
+    // the same weight is the same colour in every policy's picture.
+    ValueExtent all;
+    for (const auto& c : cells) all.add(c.heatmap.values);
+    for (const auto& c : cells) {
+      ValueExtent own;
+      own.add(c.heatmap.values);
+      HeatmapFigureOptions ho;
+      ho.title = c.heatmap_title;
+      ho.colormap = figure_opts.colormap;
+      ho.scale = resolve_color_scale(figure_opts.scale, figure_opts.range, own, all);
+      ho.evicted = figure_opts.evicted;
+      write_heatmap(out / ("heatmap_" + c.policy + "_" + budget_tag(c.budget)), c.heatmap, ho, figure_opts.output);
+      ++heatmaps;
+    }
   }
   std::printf("%s", to_csv(t).c_str());
-  std::fprintf(stderr, "wrote %s/sweep.csv and %zu plots\n", a.out.c_str(), names.size());
+  std::fprintf(stderr, "wrote %s/sweep.csv, %zu plots%s\n", a.out.c_str(), plots,
+               heatmaps ? (" and " + std::to_string(heatmaps) + " heatmaps").c_str() : "");
 }
 
 }  // namespace
@@ -267,6 +395,10 @@ void register_sweep(CLI::App& app) {
   cmd->add_option("--out", args->out, "Output directory")->required()->check(nonempty_dir_name());
   cmd->add_option("--dataset", args->dataset, "Evaluate each cell on this JSON-lines set instead of the session prompt");
   cmd->add_option("--limit", args->limit, "Use only the first N dataset items");
+  cmd->add_flag("--heatmaps", args->heatmaps,
+                "Also draw each cell's attention heatmap (the session's export layer/head, else the first cell's "
+                "most informative head), one colour range over all cells unless --range says otherwise");
+  add_figure_flags(*cmd, args->figures);
   cmd->callback([args] { run_sweep(*args); });
 }
 

@@ -4,13 +4,17 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "io/image.h"
-
 namespace kvscope {
+
+struct Rgb {
+  uint8_t r = 0, g = 0, b = 0;
+  friend bool operator==(const Rgb&, const Rgb&) = default;
+};
 
 struct Colormap {
   std::string_view name;

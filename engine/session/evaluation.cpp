@@ -47,16 +47,22 @@ EvalResult evaluate(std::shared_ptr<const ModelBundle> bundle, const SessionConf
     Session s(bundle, c);
     s.run_to_end();
     const auto& ms = s.recorder().metrics();
+    EvalItemResult item;
     if (!c.continuation_ids.empty()) {
       ++res.scored;
       bool all = true;
+      double nll = 0;
       // Row t predicts continuation token t (rows 0..n-1 of n answer tokens).
       for (std::size_t t = 0; t < c.continuation_ids.size(); ++t) {
         all = all && ms[t].argmax == c.continuation_ids[t];
         res.answer_nll += ms[t].nll;
+        nll += ms[t].nll;
         ++res.answer_tokens;
       }
       res.correct += all;
+      item.scored = true;
+      item.correct = all;
+      item.answer_nll = nll / c.continuation_ids.size();
     }
     const auto& last = ms.back();
     res.kv_bytes += static_cast<double>(last.kv_bytes);
@@ -72,7 +78,11 @@ EvalResult evaluate(std::shared_ptr<const ModelBundle> bundle, const SessionConf
       res.recall += rc / ms.size();
       res.similarity += sim / ms.size();
       ++res.metric_items;
+      item.kl = kl / ms.size();
+      item.recall = rc / ms.size();
+      item.similarity = sim / ms.size();
     }
+    res.per_item.push_back(item);
     if (c.policy.kind == PolicyKind::Full && c.sharing.kind == SharingLayout::Kind::Native) {
       // Perplexity of the whole text, one batched pass with the full cache.
       std::vector<int> all = c.prompt_ids;

@@ -23,6 +23,14 @@ struct EvalItem {
 // Throws kvscope::Error("<file>:<line>", field, ...) for bad lines.
 std::vector<EvalItem> load_eval_set(const std::filesystem::path& path);
 
+// One item's values, for error bars over items.
+struct EvalItemResult {
+  bool scored = false;   // it has an answer
+  bool correct = false;
+  double answer_nll = 0;  // mean over its answer tokens
+  double kl = 0, recall = 0, similarity = 0;  // means over its steps (with metrics)
+};
+
 struct EvalResult {
   int items = 0;
   int scored = 0;   // items with an answer
@@ -34,6 +42,7 @@ struct EvalResult {
   double kv_bytes = 0, kv_bytes_full = 0;  // summed at the end of each item
   double kl = 0, recall = 0, similarity = 0;  // summed means per item (with metrics)
   int metric_items = 0;
+  std::vector<EvalItemResult> per_item;  // in the order of the items
 
   double accuracy() const { return scored ? double(correct) / scored : 0; }
   double mean_answer_nll() const { return answer_tokens ? answer_nll / answer_tokens : 0; }

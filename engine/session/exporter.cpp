@@ -7,9 +7,9 @@
 #include "common/error.h"
 #include "io/atomic_file.h"
 #include "io/csv_writer.h"
-#include "io/heatmap.h"
 #include "io/npy.h"
-#include "io/png_writer.h"
+#include "session/figure_export.h"
+#include "session/informative_head.h"
 
 namespace kvscope {
 namespace {
@@ -17,37 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// Recorder mask codes -> heatmap overlay codes.
-uint8_t overlay_code(uint8_t m) {
-  switch (m) {
-    case kMaskProtected: return kOverlayProtected;
-    case kEvictedNow: return kOverlayEvictedNow;
-    case kEvictedEarlier: return kOverlayEvicted;
-    case kOutsideTopK: return kOverlayOutsideTopK;
-    case kMaskKept: return kOverlayKept;
-    default: return kOverlayNone;
-  }
-}
-
 struct Dims {
   int rows, P, m, g, L, H;
 };
-
-// The attention of (layer, head) as a rows x P matrix: NaN for positions not
-// yet seen at that row, plus the mask overlay of the segment it reads.
-void attention_matrix(const Session& s, const Dims& d, const std::vector<float>& layer_attn, int layer, int head,
-                      std::vector<float>& values, std::vector<uint8_t>& overlay) {
-  const auto& rec = s.recorder();
-  const int seg = rec.layout().segment_of(layer, head);
-  values.assign(size_t(d.rows) * d.P, kNaN);
-  overlay.assign(size_t(d.rows) * d.P, kOverlayNone);
-  for (int r = 0; r < d.rows; ++r)
-    for (int p = 0; p < d.P; ++p) {
-      const uint8_t m = rec.mask(r, seg, p);
-      overlay[size_t(r) * d.P + p] = overlay_code(m);
-      if (m != kNotSeen) values[size_t(r) * d.P + p] = layer_attn[(size_t(r) * d.H + head) * d.P + p];
-    }
-}
 
 }  // namespace
 
@@ -60,7 +32,7 @@ std::vector<std::string> export_session(const Session& s, const fs::path& dir) {
   // Only what was run: a generation that stopped at EOS has fewer rows.
   const Dims d{rec.rows_recorded(), static_cast<int>(s.tokens().size()), lay.n_kv_layers, lay.n_kv_heads,
                lay.n_layers, lay.n_heads};
-  const int S = lay.n_segments(), Pfull = rec.positions();
+  const int S = lay.n_segments();
   std::vector<std::string> written;
   auto path = [&](const std::string& name) {
     written.push_back(name);
@@ -91,8 +63,8 @@ std::vector<std::string> export_session(const Session& s, const fs::path& dir) {
 
   // CSV twins for the chosen layer / head (its KV segment for masks and scores).
   const auto& eo = s.config().export_opts;
-  const int seg = lay.segment_of(eo.layer, eo.head);
-  const std::string tag = "L" + std::to_string(eo.layer) + "_H" + std::to_string(eo.head);
+  const int seg = lay.segment_of(eo.csv_layer(), eo.csv_head());
+  const std::string tag = "L" + std::to_string(eo.csv_layer()) + "_H" + std::to_string(eo.csv_head());
   {
     CsvTable mt, st;
     mt.header = st.header = {"step", "token"};
@@ -167,48 +139,40 @@ std::vector<std::string> export_session(const Session& s, const fs::path& dir) {
     write_text_file(path("manifest.json"), m.dump(2) + "\n");
   }
 
-  // Heatmaps: chosen (layer, head) pairs and an all-heads grid of the chosen layer.
-  HeatmapOptions ho;
-  ho.colormap = eo.colormap;
-  ho.scale = eo.scale == "log" ? HeatmapScale::log : HeatmapScale::linear;
-  ho.value_label = "attention weight";
-  ho.y_label = "step";
+  // Figures: the chosen (layer, head) pairs — or the most informative head
+  // when none was chosen — the all-heads grid of the first pair's layer and
+  // the score curves of the first pair. With a shared range (the default)
+  // every heatmap of the export uses one colour range.
+  const FigureExportOptions fo = FigureExportOptions::from(eo);
   auto pairs = eo.heatmaps;
-  if (pairs.empty()) pairs.push_back({eo.layer, eo.head});
-  std::map<int, std::vector<float>> by_layer;
-  auto layer_rows = [&](int l) -> const std::vector<float>& {
+  if (pairs.empty()) {
+    if (eo.layer_head_chosen()) {
+      pairs.push_back({eo.csv_layer(), eo.csv_head()});
+    } else {
+      const HeadChoice c = informative_head(s);
+      pairs.push_back({c.layer, c.head});
+    }
+  }
+  const int grid_layer = eo.heatmaps.empty() ? pairs.front().first : eo.csv_layer();
+  std::map<int, std::vector<HeatmapData>> by_layer;  // one replay per layer at most
+  auto heads_of = [&](int l) -> const std::vector<HeatmapData>& {
     auto it = by_layer.find(l);
-    if (it == by_layer.end()) it = by_layer.emplace(l, s.layer_attention(l)).first;
+    if (it == by_layer.end()) it = by_layer.emplace(l, layer_heatmap_data(s, l)).first;
     return it->second;
   };
-  // The recorder's positions axis may be longer than what was run.
-  auto trimmed = [&](const std::vector<float>& full) {
-    std::vector<float> t(size_t(d.rows) * d.H * d.P);
-    for (int r = 0; r < d.rows; ++r)
-      for (int h = 0; h < d.H; ++h)
-        for (int p = 0; p < d.P; ++p) t[(size_t(r) * d.H + h) * d.P + p] = full[(size_t(r) * d.H + h) * Pfull + p];
-    return t;
+  ValueExtent shared;
+  for (const auto& [l, h] : pairs) shared.add(heads_of(l)[h].values);
+  for (const auto& d : heads_of(grid_layer)) shared.add(d.values);
+  auto add = [&](const std::vector<fs::path>& files) {
+    for (const auto& f : files) written.push_back(f.filename().string());
   };
-  std::vector<float> values;
-  std::vector<uint8_t> overlay;
-  for (const auto& [l, h] : pairs) {
-    const auto rows = trimmed(layer_rows(l));
-    attention_matrix(s, d, rows, l, h, values, overlay);
-    ho.title = "attention L" + std::to_string(l) + " H" + std::to_string(h) + " - " + policy_name(s.policy().kind());
-    write_png(path("attention_L" + std::to_string(l) + "_H" + std::to_string(h) + ".png"),
-              render_heatmap(values, d.rows, d.P, ho, overlay).image);
-  }
-  {
-    const auto rows = trimmed(layer_rows(eo.layer));
-    std::vector<std::vector<float>> vals(d.H);
-    std::vector<std::vector<uint8_t>> ovs(d.H);
-    std::vector<HeatmapPanel> panels;
-    for (int h = 0; h < d.H; ++h) attention_matrix(s, d, rows, eo.layer, h, vals[h], ovs[h]);
-    for (int h = 0; h < d.H; ++h) panels.push_back({vals[h], ovs[h], "L" + std::to_string(eo.layer) + " H" + std::to_string(h)});
-    ho.title = "";
-    write_png(path("attention_L" + std::to_string(eo.layer) + "_grid.png"),
-              render_heatmap_grid(panels, d.rows, d.P, 0, ho).image);
-  }
+  for (const auto& [l, h] : pairs)
+    add(export_attention_heatmap(s, heads_of(l)[h], l, h, dir / ("attention_L" + std::to_string(l) + "_H" + std::to_string(h)),
+                                 fo, &shared));
+  add(export_attention_grid(s, heads_of(grid_layer), grid_layer, dir / ("attention_L" + std::to_string(grid_layer) + "_grid"),
+                            fo, &shared));
+  const auto [sl, sh] = pairs.front();
+  add(export_score_curves(s, sl, sh, dir / ("score_curves_L" + std::to_string(sl) + "_H" + std::to_string(sh)), fo));
   return written;
 }
 

@@ -14,24 +14,13 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "common/mask_codes.h"
 #include "kv/kv_layout.h"
 #include "policy/selection.h"
 #include "session/metrics.h"
 #include "session/position_set.h"
 
 namespace kvscope {
-
-// Mask codes of masks.npy (README, "Exports").
-enum MaskCode : uint8_t {
-  kNotSeen = 0,
-  kMaskKept = 1,
-  kMaskProtected = 2,
-  kEvictedNow = 3,
-  kEvictedEarlier = 4,
-  // Non-evicting policies (ideal) only: still in the cache, but outside the
-  // top k that the mask shows; it can be back in the top k a step later.
-  kOutsideTopK = 5,
-};
 
 struct EvictionEvent {
   int step = 0;

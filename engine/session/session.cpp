@@ -100,8 +100,8 @@ void Session::build() {
       throw Error(field, "", "unknown head " + std::to_string(h) + " (the model has heads 0.." + std::to_string(H - 1) + ")");
   };
   for (int l : cfg_.recording.layers) check_layer(l, "recording.layers");
-  check_layer(cfg_.export_opts.layer, "export.layer");
-  check_head(cfg_.export_opts.head, "export.head");
+  check_layer(cfg_.export_opts.csv_layer(), "export.layer");
+  check_head(cfg_.export_opts.csv_head(), "export.head");
   for (const auto& [l, h] : cfg_.export_opts.heatmaps) {
     check_layer(l, "export.heatmaps");
     check_head(h, "export.heatmaps");

@@ -2,6 +2,9 @@
 
 #include "common/error.h"
 #include "io/atomic_file.h"
+#include "figures/canvas.h"
+#include "figures/color_scale.h"
+#include "figures/heatmap_panel.h"
 #include "io/colormap.h"
 #include "io/json_file.h"
 
@@ -138,9 +141,35 @@ PolicyParams policy_from_json(const nlohmann::json& j, const std::string& source
   return p;
 }
 
+std::string check_figure_settings(const ExportConfig& e) {
+  if (std::string bad = unknown_colormap(e.colormap); !bad.empty()) return "colormap: " + bad;
+  if (std::string bad = check_scale_name(e.scale); !bad.empty()) return "scale: " + bad;
+  if (std::string bad = check_range(e.range, parse_scale(e.scale)); !bad.empty()) return "range: " + bad;
+  if (std::string bad = check_figure_formats(e.formats); !bad.empty()) return "formats: " + bad;
+  if (std::string bad = check_dpi(e.dpi); !bad.empty()) return "dpi: " + bad;
+  if (std::string bad = check_evicted_style(e.evicted); !bad.empty()) return "evicted: " + bad;
+  return "";
+}
+
 nlohmann::json SessionConfig::to_json() const {
-  nlohmann::json heat = nlohmann::json::array();
-  for (const auto& [l, h] : export_opts.heatmaps) heat.push_back({l, h});
+  // The figure settings added with the figures layer are written only when
+  // they differ from their defaults, so a default export's session.json
+  // keeps the bytes it had.
+  auto export_json = [&] {
+    const ExportConfig defaults;
+    nlohmann::json heat = nlohmann::json::array();
+    for (const auto& [l, h] : export_opts.heatmaps) heat.push_back({l, h});
+    nlohmann::json e = {{"layer", export_opts.csv_layer()},
+                        {"head", export_opts.csv_head()},
+                        {"heatmaps", heat},
+                        {"colormap", export_opts.colormap},
+                        {"scale", export_opts.scale}};
+    if (export_opts.range != defaults.range) e["range"] = export_opts.range;
+    if (export_opts.formats != defaults.formats) e["formats"] = export_opts.formats;
+    if (export_opts.dpi != defaults.dpi) e["dpi"] = export_opts.dpi;
+    if (export_opts.evicted != defaults.evicted) e["evicted"] = export_opts.evicted;
+    return e;
+  };
   return {{"format", "kvscope-session"},
           {"version", kSessionFormatVersion},
           {"model", model.empty() ? nlohmann::json(nullptr) : nlohmann::json(model)},
@@ -156,12 +185,7 @@ nlohmann::json SessionConfig::to_json() const {
           {"policy", policy_to_json(policy)},
           {"sharing", sharing.str()},
           {"recording", {{"layers", recording.layers}, {"memory_mb", recording.memory_mb}, {"metrics", recording.metrics}}},
-          {"export",
-           {{"layer", export_opts.layer},
-            {"head", export_opts.head},
-            {"heatmaps", heat},
-            {"colormap", export_opts.colormap},
-            {"scale", export_opts.scale}}},
+          {"export", export_json()},
           {"seed", seed},
           {"policy_changes", [&] {
              nlohmann::json a = nlohmann::json::array();
@@ -258,11 +282,11 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
   }
   if (r.has("export")) {
     const JsonReader e = r.child("export");
-    reject_unknown_keys(e, {"layer", "head", "heatmaps", "colormap", "scale"});
-    c.export_opts.layer = e.get_int("layer", 0);
-    c.export_opts.head = e.get_int("head", 0);
-    if (c.export_opts.layer < 0) e.fail("layer", "must be >= 0");
-    if (c.export_opts.head < 0) e.fail("head", "must be >= 0");
+    reject_unknown_keys(e, {"layer", "head", "heatmaps", "colormap", "scale", "range", "formats", "dpi", "evicted"});
+    if (e.has("layer")) c.export_opts.layer = e.get_int("layer");
+    if (e.has("head")) c.export_opts.head = e.get_int("head");
+    if (c.export_opts.csv_layer() < 0) e.fail("layer", "must be >= 0");
+    if (c.export_opts.csv_head() < 0) e.fail("head", "must be >= 0");
     if (e.has("heatmaps")) {
       const auto& hm = e.raw("heatmaps");
       if (!hm.is_array()) e.fail("heatmaps", "expected a list of [layer, head] pairs");
@@ -274,9 +298,27 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
       }
     }
     c.export_opts.colormap = e.get_string("colormap", c.export_opts.colormap);
-    if (const std::string bad = unknown_colormap(c.export_opts.colormap); !bad.empty()) e.fail("colormap", bad);
     c.export_opts.scale = e.get_string("scale", c.export_opts.scale);
-    if (c.export_opts.scale != "linear" && c.export_opts.scale != "log") e.fail("scale", "must be linear or log");
+    c.export_opts.range = e.get_string("range", c.export_opts.range);
+    if (e.has("formats")) {
+      const auto& f = e.raw("formats");
+      c.export_opts.formats.clear();
+      if (f.is_string()) c.export_opts.formats.push_back(f.get<std::string>());
+      else if (f.is_array()) {
+        for (const auto& v : f) {
+          if (!v.is_string()) e.fail("formats", "expected format names (png, svg, pdf), got " + f.dump());
+          c.export_opts.formats.push_back(v.get<std::string>());
+        }
+      } else {
+        e.fail("formats", "expected a list of format names (png, svg, pdf), got " + f.dump());
+      }
+    }
+    c.export_opts.dpi = e.get_number("dpi", c.export_opts.dpi);
+    c.export_opts.evicted = e.get_string("evicted", c.export_opts.evicted);
+    if (const std::string bad = check_figure_settings(c.export_opts); !bad.empty()) {
+      const auto colon = bad.find(": ");
+      e.fail(bad.substr(0, colon), bad.substr(colon + 2));
+    }
   }
   if (r.has("seed")) {
     const auto& s = r.raw("seed");

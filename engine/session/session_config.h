@@ -28,12 +28,26 @@ struct RecordingConfig {
 };
 
 struct ExportConfig {
-  int layer = 0;  // the layer / head of the CSV twins and the single heatmaps
-  int head = 0;
-  std::vector<std::pair<int, int>> heatmaps;  // (layer, head) pairs drawn as PNG; empty = the one above
+  // The layer / query head of the CSV twins and the single heatmap. Unset
+  // (neither given): the CSV twins are of layer 0, head 0, and the pictures
+  // of the most informative head (session/informative_head.h).
+  std::optional<int> layer, head;
+  std::vector<std::pair<int, int>> heatmaps;  // (layer, head) pairs drawn; empty = the one above
   std::string colormap = "viridis";
   std::string scale = "linear";  // or "log"
+  std::string range = "shared";  // colour range: auto, shared or LO:HI (figures/color_scale.h)
+  std::vector<std::string> formats = {"png"};  // png, svg, pdf
+  double dpi = 150;               // PNG pixels per inch
+  std::string evicted = "strip";  // strip, outline or none
+
+  bool layer_head_chosen() const { return layer.has_value() || head.has_value(); }
+  int csv_layer() const { return layer.value_or(0); }
+  int csv_head() const { return head.value_or(0); }
 };
+
+// "" when the figure settings of an export block are usable, else
+// "<field>: <what is wrong>" (for callers that add the file or the flag).
+std::string check_figure_settings(const ExportConfig& e);
 
 struct SessionConfig {
   std::string model;             // model directory; empty = the bundled default

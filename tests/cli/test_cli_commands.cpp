@@ -208,6 +208,39 @@ TEST(Cli, SweepWritesCsvAndPlots) {
   EXPECT_NE(csv.find("h2o,50%"), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(dir / "out" / "sweep_kl.png"));
   EXPECT_TRUE(std::filesystem::exists(dir / "out" / "sweep_nll.svg"));
+  EXPECT_EQ(csv.find("_se"), std::string::npos) << "one run per cell: no standard error";
+  // --heatmaps: every cell's picture, in the formats asked for.
+  const auto h = test::run_cli("sweep " + test::quote((dir / "s.json").string()) +
+                               " --policies window,h2o --budgets 50% --heatmaps --format pdf --out " +
+                               test::quote((dir / "h").string()));
+  ASSERT_EQ(h.exit_code, 0) << h.output;
+  EXPECT_TRUE(std::filesystem::exists(dir / "h" / "heatmap_window_50pct.pdf"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "h" / "heatmap_h2o_50pct.pdf"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "h" / "sweep_kl.pdf"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "h" / "sweep_kl.png"));
+}
+
+// A dataset sweep: each metric's standard error over the items and the item
+// count in sweep.csv, for the plots' error bars.
+TEST(Cli, DatasetSweepHasStandardErrors) {
+  test::TempDir dir;
+  nlohmann::json s = {{"format", "kvscope-session"}, {"version", 1}, {"model", test::model_dir("gpt2").string()}, {"prompt", "x"}};
+  test::write_file(dir / "s.json", s.dump());
+  test::write_file(dir / "d.jsonl", "{\"prompt\": \"The quick brown fox jumps over the\", \"answer\": \" lazy dog\"}\n"
+                                    "{\"prompt\": \"Pack my box with five dozen\", \"answer\": \" liquor jugs\"}\n"
+                                    "{\"prompt\": \"How vexingly quick daft zebras\", \"answer\": \" jump\"}\n");
+  const auto r = test::run_cli("sweep " + test::quote((dir / "s.json").string()) + " --dataset " +
+                               test::quote((dir / "d.jsonl").string()) +
+                               " --policies full,h2o --budgets 50%,80% --out " + test::quote((dir / "out").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string csv = test::read_file(dir / "out" / "sweep.csv");
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_NE(header.find("accuracy_se"), std::string::npos) << header;
+  EXPECT_NE(header.find("answer_nll_se"), std::string::npos) << header;
+  EXPECT_EQ(header.substr(header.size() - 2), ",n") << header;
+  EXPECT_NE(csv.find(",3\n"), std::string::npos) << csv;
+  EXPECT_TRUE(std::filesystem::exists(dir / "out" / "sweep_accuracy.png"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "out" / "sweep_accuracy.svg"));
 }
 
 }  // namespace

@@ -160,6 +160,41 @@ TEST(CliErrors, ColormapCheckedBeforeTheRun) {
   EXPECT_TRUE(fs::exists(dir / "M" / "attention_L0_H0.png"));
 }
 
+// The figure flags: a bad value is one line naming the flag, before any
+// work, and nothing is written.
+TEST(CliErrors, FigureFlagsCheckedBeforeTheRun) {
+  test::TempDir dir;
+  const std::string g = "generate " + model("llama_gqa") + " --prompt 'The quick' --max-new-tokens 1 --export " +
+                        test::quote((dir / "D").string()) + " ";
+  expect_error(g + "--format png,gif", {"--format", "'gif'", "png, svg, pdf"});
+  expect_error(g + "--dpi 5", {"--dpi", "between 36 and 600"});
+  expect_error(g + "--dpi lots", {"--dpi", "'lots'"});
+  expect_error(g + "--range 1:0", {"--range", "LO must be below HI"});
+  expect_error(g + "--range everything", {"--range", "auto, shared or LO:HI"});
+  expect_error(g + "--range 0:1 --scale log", {"--range", "log scale needs LO > 0"});
+  expect_error(g + "--evicted hatch", {"--evicted", "outline, strip or none"});
+  EXPECT_FALSE(fs::exists(dir / "D"));
+  test::write_file(dir / "s.json", "{\"format\": \"kvscope-session\", \"version\": 1, \"prompt\": \"hi\"}");
+  expect_error("run " + test::quote((dir / "s.json").string()) + " --format tiff", {"--format", "'tiff'"});
+  expect_error("sweep " + test::quote((dir / "s.json").string()) + " --dpi 0 --out " + test::quote((dir / "S").string()),
+               {"--dpi"});
+  expect_error("sweep " + test::quote((dir / "s.json").string()) + " --heatmaps --dataset x.jsonl --out " +
+                   test::quote((dir / "S").string()),
+               {"--heatmaps"});
+  EXPECT_FALSE(fs::exists(dir / "S"));
+  const auto ok = test::run_cli(g + "--format svg --format pdf --dpi 200 --range 0:0.5 --evicted outline");
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  int svg = 0, pdf = 0, png = 0;
+  for (const auto& e : fs::directory_iterator(dir / "D")) {
+    svg += e.path().extension() == ".svg";
+    pdf += e.path().extension() == ".pdf";
+    png += e.path().extension() == ".png";
+  }
+  EXPECT_GE(svg, 2);
+  EXPECT_EQ(svg, pdf);
+  EXPECT_EQ(png, 0);
+}
+
 // --export / --out: an existing file, a path under a file, or an empty name
 // is refused before the run on every command that writes one; the file is
 // left as it was and no directory is made.

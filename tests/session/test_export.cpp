@@ -7,7 +7,10 @@
 
 #include "io/json_file.h"
 #include "io/npy.h"
+#include "figures/canvas.h"
 #include "session/exporter.h"
+#include "session/figure_export.h"
+#include "session/informative_head.h"
 #include "session_fixture.h"
 
 namespace kvscope {
@@ -73,6 +76,72 @@ TEST(Export, FilesMatchTheRecorder) {
   EXPECT_EQ(t.recorder().masks(), rec.masks());
   const auto png = test::read_file(dir / "attention_L0_grid.png");
   EXPECT_EQ(png.compare(0, 8, "\x89PNG\r\n\x1a\n"), 0);
+}
+
+// No layer or head chosen: the CSV twins stay at layer 0 / head 0 and the
+// figures show the most informative head, in every format asked for.
+TEST(Export, FiguresOfTheInformativeHeadInEveryFormat) {
+  test::TempDir dir;
+  SessionConfig cfg = test::config(PolicyKind::H2O, "50%", 6);
+  cfg.export_opts.formats = {"png", "svg", "pdf"};
+  Session s(test::bundle("llama_gqa"), cfg);
+  s.run_to_end();
+  const HeadChoice c = informative_head(s);
+  // The rule's choice is the highest score over every recorded head.
+  for (int l : s.recorder().attention_layers())
+    for (int h = 0; h < s.model_config().n_heads; ++h) EXPECT_LE(head_informativeness(s, l, h), c.score) << l << "," << h;
+  EXPECT_GT(c.score, 0);
+  const auto files = export_session(s, dir.path());
+  const std::string tag = "L" + std::to_string(c.layer) + "_H" + std::to_string(c.head);
+  for (const char* ext : {".png", ".svg", ".pdf"}) {
+    for (const std::string stem : {"attention_" + tag, "attention_L" + std::to_string(c.layer) + "_grid", "score_curves_" + tag}) {
+      EXPECT_TRUE(std::find(files.begin(), files.end(), stem + ext) != files.end()) << stem << ext;
+      EXPECT_GT(std::filesystem::file_size(dir / (stem + ext)), 1000u) << stem << ext;
+    }
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir / "masks_L0_H0.csv"));
+  // A chosen head is drawn as chosen.
+  test::TempDir dir2;
+  cfg.export_opts.formats = {"png"};
+  cfg.export_opts.layer = 1;
+  cfg.export_opts.head = 2;
+  Session t(test::bundle("llama_gqa"), cfg);
+  t.run_to_end();
+  export_session(t, dir2.path());
+  EXPECT_TRUE(std::filesystem::exists(dir2 / "attention_L1_H2.png"));
+  EXPECT_TRUE(std::filesystem::exists(dir2 / "masks_L1_H2.csv"));
+}
+
+// The app's "export the current view": the heatmap's data is the
+// recorder's, and a failed write names the file and leaves nothing.
+TEST(Export, ViewExportMatchesTheRecorder) {
+  SessionConfig cfg = test::config(PolicyKind::TOVA, "50%", 5);
+  Session s(test::bundle("llama_gqa"), cfg);
+  s.run_to_end();
+  const HeatmapData d = attention_heatmap_data(s, 1, 3);
+  const int P = static_cast<int>(s.tokens().size());
+  ASSERT_EQ(d.rows, s.recorder().rows_recorded());
+  ASSERT_EQ(d.cols, P);
+  const int seg = s.recorder().layout().segment_of(1, 3);
+  for (int r = 0; r < d.rows; ++r)
+    for (int p = 0; p < P; ++p) {
+      const float v = d.values[std::size_t(r) * P + p];
+      if (s.recorder().mask(r, seg, p) == kNotSeen) EXPECT_TRUE(std::isnan(v));
+      else EXPECT_EQ(v, s.recorder().attention(r, 1, 3, p));
+    }
+  EXPECT_EQ(d.col_labels[0], s.text_of(0));
+  EXPECT_EQ(d.row_labels[1], s.text_of(s.prompt_length()));
+  EXPECT_EQ(d.first_generated_col, s.prompt_length());
+  const HeatmapData upto = attention_heatmap_data(s, 1, 3, 2);
+  EXPECT_EQ(upto.rows, 3);
+  test::TempDir dir;
+  FigureExportOptions o;
+  o.output.formats = {FigureFormat::pdf};
+  const auto files = export_view(s, 1, 3, dir.path(), o);
+  EXPECT_EQ(files.size(), 3u);  // heatmap, grid, score curves
+  EXPECT_THROW(export_view(s, 1, 3, dir / "missing", o), Error);
+  EXPECT_FALSE(std::filesystem::exists(dir / "missing"));
+  EXPECT_NE(figure_title(s, 1, 3, d.rows).find("tova k="), std::string::npos) << figure_title(s, 1, 3, d.rows);
 }
 
 TEST(Recorder, HeadSummariesComeFromTheRecordedRows) {

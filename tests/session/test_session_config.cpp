@@ -69,6 +69,37 @@ TEST(SessionFile, BadValuesNameFileAndField) {
             std::string::npos);
 }
 
+TEST(SessionFile, FigureSettingsAreCheckedByField) {
+  auto has = [](const std::string& json, const std::string& needle) {
+    const std::string e = error_of(json);
+    EXPECT_NE(e.find(needle), std::string::npos) << e;
+  };
+  has(R"({"prompt":"x","export":{"formats":["png","gif"]}})", "s.json: export.formats: unknown format 'gif'");
+  has(R"({"prompt":"x","export":{"formats":[]}})", "s.json: export.formats: no format given");
+  has(R"({"prompt":"x","export":{"formats":7}})", "s.json: export.formats: expected a list");
+  has(R"({"prompt":"x","export":{"dpi":9999}})", "s.json: export.dpi: must be between 36 and 600");
+  has(R"({"prompt":"x","export":{"range":"wide"}})", "s.json: export.range: expected auto, shared or LO:HI");
+  has(R"({"prompt":"x","export":{"range":"0:1","scale":"log"}})", "s.json: export.range: a log scale needs LO > 0");
+  has(R"({"prompt":"x","export":{"evicted":"hatch"}})", "s.json: export.evicted: must be outline, strip or none");
+  has(R"({"prompt":"x","export":{"scale":"sqrt"}})", "s.json: export.scale: must be linear or log");
+  has(R"({"prompt":"x","export":{"rnage":"auto"}})", "s.json: export.rnage: unknown key");
+  // Good values round-trip; defaults are not written (a default export's
+  // session.json keeps its bytes), set ones are.
+  auto j = nlohmann::json::parse(R"({"prompt":"x","version":1,"export":{"formats":"pdf","dpi":300,"range":"0:0.5","evicted":"outline"}})");
+  const SessionConfig c = SessionConfig::from_json(j, "s.json");
+  EXPECT_EQ(c.export_opts.formats, std::vector<std::string>{"pdf"});
+  EXPECT_EQ(c.export_opts.dpi, 300);
+  EXPECT_FALSE(c.export_opts.layer_head_chosen());
+  const auto back = c.to_json()["export"];
+  EXPECT_EQ(back["range"], "0:0.5");
+  EXPECT_EQ(back["evicted"], "outline");
+  const auto plain = SessionConfig{}.to_json()["export"];
+  EXPECT_FALSE(plain.contains("range") || plain.contains("formats") || plain.contains("dpi") || plain.contains("evicted"));
+  EXPECT_EQ(plain["layer"], 0);
+  EXPECT_TRUE(SessionConfig::from_json(nlohmann::json::parse(R"({"prompt":"x","version":1,"export":{"head":2}})"), "s.json")
+                  .export_opts.layer_head_chosen());
+}
+
 TEST(SessionFile, UnknownKeysAreRefusedNotIgnored) {
   // A misspelt key would otherwise leave its setting at the default.
   EXPECT_NE(error_of(R"({"prompt":"x","polcy":{"name":"h2o"}})").find("s.json: polcy: unknown key"), std::string::npos);

@@ -1,0 +1,66 @@
+// How values become colours: a linear or log scale over a range, and where
+// the range comes from — each figure's own data (auto), one range over every
+// figure of an export or a sweep (shared), or fixed ends (LO:HI). A shared
+// range is what makes two figures comparable: the same value has the same
+// colour in both.
+#pragma once
+
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace kvscope {
+
+enum class ScaleKind { linear, log };
+
+// "" for linear/log, else what is wrong.
+std::string check_scale_name(std::string_view name);
+ScaleKind parse_scale(std::string_view name);  // after the check
+
+struct RangeSpec {
+  enum class Kind { automatic, shared, fixed };
+  Kind kind = Kind::shared;
+  double lo = 0, hi = 1;  // fixed only
+
+  // "auto", "shared" or "LO:HI" (LO < HI, finite). Throws
+  // kvscope::Error(field, ...) for anything else.
+  static RangeSpec parse(std::string_view text, const std::string& field);
+  std::string str() const;
+};
+// "" when `text` parses as a range usable with `scale` (a log scale needs
+// LO > 0), else what is wrong; for callers that name the flag or field.
+std::string check_range(std::string_view text, ScaleKind scale);
+
+// What the data spans: its finite minimum and maximum and its smallest
+// positive value (for log scales).
+struct ValueExtent {
+  double min = std::numeric_limits<double>::infinity();
+  double max = -std::numeric_limits<double>::infinity();
+  double min_positive = std::numeric_limits<double>::infinity();
+  void add(std::span<const float> values);
+  void add(const ValueExtent& other);
+  bool empty() const { return !(min <= max); }
+};
+
+// Automatic ranges: linear [min(0, data min), data max] (attention and most
+// statistics are >= 0, so 0 anchors the bottom); log [max(smallest positive,
+// max / 10^4), max], four decades at most.
+inline constexpr double kLogDecades = 4;
+
+struct ColorScale {
+  ScaleKind kind = ScaleKind::linear;
+  double lo = 0, hi = 1;  // lo < hi; lo > 0 on a log scale
+
+  // Position of v in the range, clamped to [0, 1]; NaN stays NaN. On a log
+  // scale values <= lo (zero included) map to 0.
+  double normalize(double v) const;
+  double value_at(double t) const;  // inverse of normalize inside the range
+};
+
+// The scale for one figure: `own` is its data, `shared` the data of every
+// figure it is compared with (used when the spec says shared).
+ColorScale resolve_color_scale(ScaleKind kind, const RangeSpec& spec, const ValueExtent& own,
+                               const ValueExtent& shared);
+
+}  // namespace kvscope

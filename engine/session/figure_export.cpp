@@ -1,0 +1,199 @@
+#include "session/figure_export.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "common/error.h"
+#include "common/mask_codes.h"
+#include "figures/heatmap.h"
+#include "figures/heatmap_grid.h"
+#include "figures/score_curves.h"
+#include "session/session.h"
+
+namespace kvscope {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+int rows_of(const Session& s, int up_to_row) {
+  const int recorded = s.recorder().rows_recorded();
+  return up_to_row < 0 ? recorded : std::min(recorded, up_to_row + 1);
+}
+
+std::string model_name(const Session& s) {
+  const std::filesystem::path p = s.config().model;
+  if (p.empty()) return "kvscope-tiny";
+  const std::string name = p.filename().string();
+  return name.empty() ? p.parent_path().filename().string() : name;
+}
+
+std::string policy_label(const Session& s) {
+  const ResolvedPolicy& r = s.policy().resolved();
+  const PolicyKind kind = s.policy().kind();
+  if (kind == PolicyKind::Full) return "full cache";
+  std::string out = policy_name(kind);
+  out += kind == PolicyKind::Ideal ? " top k=" : " k=";
+  out += std::to_string(r.k);
+  const Amount& b = r.params.budget;
+  if (b.percent) {
+    char buf[48];
+    std::snprintf(buf, sizeof(buf), " (%g%% of prompt)", b.value);
+    out += buf;
+  }
+  if (!s.config().policy_changes.empty()) out += ", changed during the run";
+  return out;
+}
+
+ColorScale scale_for(const FigureExportOptions& o, const ValueExtent& own, const ValueExtent* shared) {
+  return resolve_color_scale(o.scale, o.range, own, shared ? *shared : own);
+}
+
+HeatmapFigureOptions heatmap_options(const FigureExportOptions& o, const std::string& title, const ColorScale& scale) {
+  HeatmapFigureOptions h;
+  h.title = title;
+  h.colormap = o.colormap;
+  h.scale = scale;
+  h.evicted = o.evicted;
+  return h;
+}
+
+std::string steps_text(int rows) {
+  return rows == 1 ? "step 0" : "steps 0\u2013" + std::to_string(rows - 1);
+}
+
+}  // namespace
+
+FigureExportOptions FigureExportOptions::from(const ExportConfig& e) {
+  if (const std::string bad = check_figure_settings(e); !bad.empty()) throw Error("export", "", bad);
+  FigureExportOptions o;
+  o.output.formats = parse_figure_formats(e.formats);
+  o.output.dpi = e.dpi;
+  o.colormap = e.colormap;
+  o.scale = parse_scale(e.scale);
+  o.range = RangeSpec::parse(e.range, "export.range");
+  o.evicted = parse_evicted_style(e.evicted);
+  return o;
+}
+
+std::vector<HeatmapData> layer_heatmap_data(const Session& s, int layer, int up_to_row) {
+  const Recorder& rec = s.recorder();
+  const int rows = rows_of(s, up_to_row), P = static_cast<int>(s.tokens().size()), Pfull = rec.positions();
+  const int H = s.model_config().n_heads, prompt = s.prompt_length();
+  const std::vector<float> attn = s.layer_attention(layer);  // [recorded rows][H][Pfull]
+  std::vector<std::string> cols(P), row_text(rows);
+  for (int p = 0; p < P; ++p) cols[p] = s.text_of(p);
+  for (int r = 0; r < rows; ++r) row_text[r] = cols[prompt - 1 + r];
+  std::vector<HeatmapData> out(H);
+  for (int h = 0; h < H; ++h) {
+    HeatmapData& d = out[h];
+    d.rows = rows;
+    d.cols = P;
+    d.values.assign(std::size_t(rows) * P, kNaN);
+    d.mask.assign(d.values.size(), kNotSeen);
+    const int seg = rec.layout().segment_of(layer, h);
+    for (int r = 0; r < rows; ++r)
+      for (int p = 0; p < P; ++p) {
+        const uint8_t m = rec.mask(r, seg, p);
+        d.mask[std::size_t(r) * P + p] = m;
+        if (m != kNotSeen) d.values[std::size_t(r) * P + p] = attn[(std::size_t(r) * H + h) * Pfull + p];
+      }
+    d.row_labels = row_text;
+    d.col_labels = cols;
+    d.first_generated_col = prompt;
+    d.first_generated_row = rows > 1 ? 1 : -1;
+  }
+  return out;
+}
+
+HeatmapData attention_heatmap_data(const Session& s, int layer, int head, int up_to_row) {
+  const int H = s.model_config().n_heads;
+  if (head < 0 || head >= H)
+    throw Error("head", "", "unknown head " + std::to_string(head) + " (the model has heads 0.." + std::to_string(H - 1) + ")");
+  return std::move(layer_heatmap_data(s, layer, up_to_row)[head]);
+}
+
+std::string figure_title(const Session& s, int layer, int head, int rows) {
+  const std::string dot = " \u00b7 ";
+  return model_name(s) + dot + policy_label(s) + dot + "layer " + std::to_string(layer) + dot +
+         (head < 0 ? std::string("all heads") : "head " + std::to_string(head)) + dot + steps_text(rows);
+}
+
+std::string statistic_name(PolicyKind kind) {
+  switch (kind) {
+    case PolicyKind::H2O: return "accumulated attention (H2O)";
+    case PolicyKind::TOVA: return "current attention (TOVA)";
+    case PolicyKind::Keyformer: return "accumulated Gumbel-softmax score (Keyformer)";
+    case PolicyKind::A2SF: return "forgetting-factor attention sum (A2SF)";
+    case PolicyKind::Ideal: return "full-cache attention (ideal)";
+    case PolicyKind::Random: return "random draw";
+    default: return "statistic";
+  }
+}
+
+std::vector<std::filesystem::path> export_attention_heatmap(const Session& s, const HeatmapData& d, int layer, int head,
+                                                            const std::filesystem::path& stem,
+                                                            const FigureExportOptions& o, const ValueExtent* shared) {
+  ValueExtent own;
+  own.add(d.values);
+  return write_heatmap(stem, d, heatmap_options(o, figure_title(s, layer, head, d.rows), scale_for(o, own, shared)),
+                       o.output);
+}
+
+std::vector<std::filesystem::path> export_attention_grid(const Session& s, const std::vector<HeatmapData>& heads,
+                                                         int layer, const std::filesystem::path& stem,
+                                                         const FigureExportOptions& o, const ValueExtent* shared) {
+  if (heads.empty()) throw Error(stem.string(), "", "no heads to draw");
+  ValueExtent own;  // the panels always share one range among themselves
+  for (const auto& d : heads) own.add(d.values);
+  std::vector<std::string> titles;
+  const KvLayout& lay = s.recorder().layout();
+  for (int h = 0; h < static_cast<int>(heads.size()); ++h)
+    titles.push_back("head " + std::to_string(h) + " \u00b7 KV " + std::to_string(lay.kv_head_of(h)));
+  HeatmapFigureOptions ho = heatmap_options(o, figure_title(s, layer, -1, heads[0].rows), scale_for(o, own, shared));
+  return write_heatmap_grid(stem, heads, titles, ho, o.output);
+}
+
+std::vector<std::filesystem::path> export_score_curves(const Session& s, int layer, int head,
+                                                       const std::filesystem::path& stem, const FigureExportOptions& o) {
+  const Recorder& rec = s.recorder();
+  const int rows = rows_of(s, o.up_to_row), P = static_cast<int>(s.tokens().size());
+  const int seg = rec.layout().segment_of(layer, head);
+  ScoreCurveData d;
+  d.rows = rows;
+  d.cols = P;
+  bool any = false;
+  for (int r = 0; r < rows; ++r)
+    for (int p = 0; p < P; ++p) {
+      const float v = rec.score(r, seg, p);
+      any = any || std::isfinite(v);
+      d.scores.push_back(v);
+      d.mask.push_back(rec.mask(r, seg, p));
+    }
+  if (!any) return {};
+  for (int p = 0; p < P; ++p) d.col_labels.push_back(s.text_of(p));
+  const std::string title = model_name(s) + " \u00b7 " + policy_label(s) + " \u00b7 layer " + std::to_string(layer) +
+                            " \u00b7 KV head " + std::to_string(rec.layout().kv_head_of(head)) + " \u00b7 " +
+                            steps_text(rows);
+  return write_score_curves(stem, d, title, statistic_name(s.policy().kind()), o.output);
+}
+
+std::vector<std::filesystem::path> export_view(const Session& s, int layer, int head, const std::filesystem::path& dir,
+                                               const FigureExportOptions& o) {
+  std::string l = "L";
+  l += std::to_string(layer);
+  const std::vector<HeatmapData> heads = layer_heatmap_data(s, layer, o.up_to_row);
+  if (head < 0 || head >= static_cast<int>(heads.size()))
+    throw Error("head", "", "unknown head " + std::to_string(head) + " (the model has heads 0.." +
+                                std::to_string(heads.size() - 1) + ")");
+  ValueExtent all;
+  for (const auto& d : heads) all.add(d.values);
+  std::vector<std::filesystem::path> out =
+      export_attention_heatmap(s, heads[head], layer, head, dir / ("attention_" + l + "_H" + std::to_string(head)), o, &all);
+  for (auto& f : export_attention_grid(s, heads, layer, dir / ("attention_" + l + "_grid"), o, &all)) out.push_back(f);
+  for (auto& f : export_score_curves(s, layer, head, dir / ("score_curves_" + l + "_H" + std::to_string(head)), o))
+    out.push_back(f);
+  return out;
+}
+
+}  // namespace kvscope
