@@ -19,19 +19,6 @@ void add_device_opt(CLI::App& cmd, std::string& device) {
       ->default_val("cpu");
 }
 
-ModelBundle load_bundle(const std::string& model) {
-  return load_model_bundle(model.empty() ? default_model_dir() : std::filesystem::path(model));
-}
-
-Device resolve_device(const std::string& device) {
-  if (device == "cpu") return Device::Cpu;
-  std::string why;
-  const bool ok = cuda_available(&why);
-  if (device == "auto") return ok ? Device::Cuda : Device::Cpu;
-  if (!ok) throw Error("--device cuda", "", "no CUDA device: " + why);
-  return Device::Cuda;
-}
-
 std::vector<int> encode_prompt(const ModelBundle& b, const std::string& text, int extra, const std::string& flag) {
   std::vector<int> ids = b.tokenizer->encode(text, true);
   if (ids.empty()) throw Error(flag, "", "the text has no tokens");
@@ -74,13 +61,6 @@ void create_output_dir(const std::string& dir, const std::string& flag) {
   std::filesystem::create_directories(dir, ec);
   if (!std::filesystem::is_directory(dir))
     throw Error(flag, dir, "cannot create the directory" + (ec ? ": " + ec.message() : std::string()));
-}
-
-std::string absolute_model_path(const std::string& model) {
-  const std::filesystem::path p = model.empty() ? default_model_dir() : std::filesystem::path(model);
-  std::error_code ec;
-  const auto abs = std::filesystem::absolute(p, ec);
-  return ec ? p.string() : abs.lexically_normal().string();
 }
 
 std::string rename_field(const std::string& message, const std::vector<std::pair<std::string, std::string>>& renames) {

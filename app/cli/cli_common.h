@@ -10,6 +10,7 @@
 
 #include "backend/backend.h"
 #include "session/model_bundle.h"
+#include "session/session_file.h"
 
 namespace kvscope::cli {
 
@@ -18,9 +19,6 @@ void add_model_arg(CLI::App& cmd, std::string& model);
 // --device cpu|cuda|auto.
 void add_device_opt(CLI::App& cmd, std::string& device);
 
-ModelBundle load_bundle(const std::string& model);  // "" -> default model
-// auto: CUDA when available, else CPU; cuda without a GPU throws.
-Device resolve_device(const std::string& device);
 // Tokens of a prompt; throws when longer than the model's maximum positions
 // (leaving room for `extra` new tokens).
 std::vector<int> encode_prompt(const ModelBundle& b, const std::string& text, int extra, const std::string& flag);
@@ -34,10 +32,6 @@ void check_output_dir(const std::string& dir, const std::string& flag);
 CLI::Validator nonempty_dir_name();
 // Creates it (once the settings are validated, before the run).
 void create_output_dir(const std::string& dir, const std::string& flag);
-
-// The model directory a Session should carry: absolute, so an exported
-// session.json reruns from any directory; "" -> the bundled default.
-std::string absolute_model_path(const std::string& model);
 
 // An engine message "<field>: <what>" with its leading field renamed by
 // the first matching pair (from, to); other messages unchanged.

@@ -9,10 +9,6 @@
 
 namespace kvscope::cli {
 
-std::shared_ptr<const ModelBundle> bundle_for(const std::string& model) {
-  return std::make_shared<const ModelBundle>(load_bundle(model));
-}
-
 std::unique_ptr<Session> make_flag_session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg,
                                            const std::vector<std::pair<std::string, std::string>>& renames) {
   try {
@@ -23,28 +19,6 @@ std::unique_ptr<Session> make_flag_session(std::shared_ptr<const ModelBundle> bu
     all.insert(all.end(), renames.begin(), renames.end());
     throw Error(rename_field(e.what(), all));
   }
-}
-
-SessionFile load_session_file(const std::string& path) {
-  SessionFile f{SessionConfig::load(path), nullptr};
-  SessionConfig& cfg = f.cfg;
-  if (!cfg.model.empty() && std::filesystem::path(cfg.model).is_relative()) {
-    const auto beside = std::filesystem::path(path).parent_path() / cfg.model;
-    std::error_code ec;
-    if (std::filesystem::exists(beside, ec)) cfg.model = beside.string();
-  }
-  cfg.model = absolute_model_path(cfg.model);
-  try {
-    resolve_device(cfg.device);
-  } catch (const Error& e) {
-    throw session_file_error(e, path);
-  }
-  try {
-    f.bundle = bundle_for(cfg.model);
-  } catch (const Error& e) {
-    throw Error(path, "model", e.what());
-  }
-  return f;
 }
 
 void note_recorded_layers(const Session& s, const std::string& budget_name) {

@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "session/session.h"
+#include "session/session_file.h"
 
 namespace kvscope::cli {
 
@@ -19,24 +20,11 @@ void run_session(Session& s, bool print_text, const std::string& export_dir);
 // One line of what the run did: device, tokens, KV bytes vs full, metrics.
 std::string session_summary(const Session& s);
 
-// Loads the session's model ("" = bundled default).
-std::shared_ptr<const ModelBundle> bundle_for(const std::string& model);
-
 // A Session from a config built out of command-line flags: the engine names
 // the session-file fields (export.layer, ...) in its errors; these become
 // the flags the user typed (--export-layer, ...), plus `renames`.
 std::unique_ptr<Session> make_flag_session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg,
                                            const std::vector<std::pair<std::string, std::string>>& renames = {});
-
-// A session file's settings with its model loaded. A relative model path
-// is read from beside the file when it is there (else from the current
-// directory) and made absolute, so an exported session.json reruns from
-// any directory; errors name the file and the field ("s.json: model: ...").
-struct SessionFile {
-  SessionConfig cfg;
-  std::shared_ptr<const ModelBundle> bundle;
-};
-SessionFile load_session_file(const std::string& path);
 
 // One note on stderr when the recorder's memory budget left layers out of
 // the recording (they are replayed on demand). `budget_name` says where the

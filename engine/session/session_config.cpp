@@ -170,7 +170,7 @@ nlohmann::json SessionConfig::to_json() const {
     if (export_opts.evicted != defaults.evicted) e["evicted"] = export_opts.evicted;
     return e;
   };
-  return {{"format", "kvscope-session"},
+  nlohmann::json j = {{"format", "kvscope-session"},
           {"version", kSessionFormatVersion},
           {"model", model.empty() ? nlohmann::json(nullptr) : nlohmann::json(model)},
           {"device", device},
@@ -192,6 +192,27 @@ nlohmann::json SessionConfig::to_json() const {
              for (const auto& c : policy_changes) a.push_back({{"from_step", c.from_step}, {"policy", policy_to_json(c.policy)}});
              return a;
            }()}};
+  // Written only when set, so sessions without them keep their bytes.
+  if (fork) j["fork"] = {{"at_step", fork->at_step}, {"policy", policy_to_json(fork->policy)}};
+  if (view != ViewConfig{}) {
+    nlohmann::json v = {{"mode", view.mode}, {"shared_range", view.shared_range}, {"bookmarks", view.bookmarks}};
+    if (view.layer) v["layer"] = *view.layer;
+    if (view.head) v["head"] = *view.head;
+    if (view.step) v["step"] = *view.step;
+    j["view"] = v;
+  }
+  if (lesson) j["lesson"] = {{"title", lesson->title}, {"caption", lesson->caption}, {"look_at", lesson->look_at}};
+  return j;
+}
+
+SessionConfig fork_branch_config(const SessionConfig& a) {
+  if (!a.fork) throw Error(a.source, "fork", "this session has no fork block");
+  SessionConfig b = a;
+  b.fork.reset();
+  std::erase_if(b.policy_changes, [&](const SessionConfig::PolicyChange& c) { return c.from_step > a.fork->at_step; });
+  b.policy_changes.push_back({a.fork->at_step + 1, a.fork->policy});
+  b.policy_changes.back().policy.seed = a.seed;
+  return b;
 }
 
 SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::string& source) {
@@ -201,7 +222,8 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
   // and so on); it is ignored when the file is run again.
   reject_unknown_keys(r, {"format", "version", "model", "device", "prompt", "prompt_file", "prompt_ids", "continuation",
                           "continuation_ids", "max_new_tokens", "stop_at_eos", "sampling", "policy", "sharing",
-                          "recording", "export", "seed", "policy_changes", "resolved"});
+                          "recording", "export", "seed", "policy_changes", "resolved", "fork", "view",
+                          "lesson"});
   const std::string fmt = r.get_string("format", "kvscope-session");
   if (fmt != "kvscope-session") r.fail("format", "expected \"kvscope-session\", got \"" + fmt + "\"");
   if (!r.has("version"))
@@ -340,6 +362,46 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
       ch.policy.seed = c.seed;
       c.policy_changes.push_back(ch);
     }
+  }
+  if (r.has("fork")) {
+    const JsonReader f = r.child("fork");
+    reject_unknown_keys(f, {"at_step", "policy"});
+    ForkConfig fork;
+    fork.at_step = f.get_int("at_step");
+    if (fork.at_step < 0) f.fail("at_step", "must be >= 0 (0 = right after the prompt)");
+    if (fork.at_step > c.max_new_tokens)
+      f.fail("at_step", "is " + std::to_string(fork.at_step) + ", after the run's last step (max_new_tokens " +
+                            std::to_string(c.max_new_tokens) + ")");
+    if (!f.has("policy")) f.fail("policy", "missing: the fork's policy");
+    fork.policy = policy_from_json(f.raw("policy"), source, "fork.policy");
+    fork.policy.seed = c.seed;
+    c.fork = fork;
+  }
+  if (r.has("view")) {
+    const JsonReader v = r.child("view");
+    reject_unknown_keys(v, {"layer", "head", "mode", "step", "shared_range", "bookmarks"});
+    if (v.has("layer")) c.view.layer = v.get_int("layer");
+    if (v.has("head")) c.view.head = v.get_int("head");
+    if (v.has("step")) c.view.step = v.get_int("step");
+    for (const char* key : {"layer", "head", "step"})
+      if (v.has(key) && v.get_int(key) < 0) v.fail(key, "must be >= 0");
+    c.view.mode = v.get_string("mode", c.view.mode);
+    if (std::find(std::begin(kViewModes), std::end(kViewModes), c.view.mode) == std::end(kViewModes))
+      v.fail("mode", "unknown view \"" + c.view.mode + "\" (attention, mask, statistic, diff_full, diff_fork, ideal)");
+    c.view.shared_range = v.get_bool("shared_range", false);
+    if (v.has("bookmarks")) {
+      const auto& b = v.raw("bookmarks");
+      if (!b.is_array()) v.fail("bookmarks", "expected a list of positions");
+      for (const auto& x : b) {
+        if (!x.is_number_integer() || x.get<int>() < 0) v.fail("bookmarks", "expected positions, got " + x.dump());
+        c.view.bookmarks.push_back(x.get<int>());
+      }
+    }
+  }
+  if (r.has("lesson")) {
+    const JsonReader l = r.child("lesson");
+    reject_unknown_keys(l, {"title", "caption", "look_at"});
+    c.lesson = LessonConfig{l.get_string("title"), l.get_string("caption", ""), l.get_string("look_at", "")};
   }
   c.sampling.seed = c.seed;
   c.policy.seed = c.seed;

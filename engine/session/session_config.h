@@ -49,6 +49,35 @@ struct ExportConfig {
 // "<field>: <what is wrong>" (for callers that add the file or the flag).
 std::string check_figure_settings(const ExportConfig& e);
 
+// "fork": a second configuration B that goes on from row `at_step` of this
+// run under `policy` (the window's Fork, the CLI's run exports it to
+// DIR/fork). B is this run's settings with the policy changes up to
+// at_step, then `policy` from step at_step + 1 (fork_branch_config).
+struct ForkConfig {
+  int at_step = 0;
+  PolicyParams policy;
+};
+
+// "view": what the window shows first (the CLI ignores it): the layer and
+// query head (unset: the informative head), the view mode, the timeline
+// step (unset: the latest), the colour settings of the main view.
+struct ViewConfig {
+  std::optional<int> layer, head;
+  std::string mode = "attention";  // attention, mask, statistic, diff_full, diff_fork, ideal
+  std::optional<int> step;
+  bool shared_range = false;
+  std::vector<int> bookmarks;  // positions whose eviction raises an alert
+
+  bool operator==(const ViewConfig&) const = default;
+};
+inline const char* const kViewModes[] = {"attention", "mask", "statistic", "diff_full", "diff_fork", "ideal"};
+
+// "lesson": a teaching session's caption (assets/lessons).
+struct LessonConfig {
+  std::string title, caption, look_at;
+  bool operator==(const LessonConfig&) const = default;
+};
+
 struct SessionConfig {
   std::string model;             // model directory; empty = the bundled default
   std::string device = "cpu";    // cpu, cuda, auto
@@ -72,6 +101,9 @@ struct SessionConfig {
     PolicyParams policy;
   };
   std::vector<PolicyChange> policy_changes;
+  std::optional<ForkConfig> fork;
+  ViewConfig view;
+  std::optional<LessonConfig> lesson;
   // The session file this was read from (empty when built from flags or by
   // the app): errors found later, when a Session checks the settings
   // against the model, name this file and its fields instead of the flags.
@@ -83,6 +115,12 @@ struct SessionConfig {
   static SessionConfig load(const std::filesystem::path& path);
   void save(const std::filesystem::path& path) const;
 };
+
+// The settings of the fork branch B of a config with a "fork" block: its
+// policy changes up to fork.at_step, then fork.policy from at_step + 1; no
+// fork block of its own. Continuing A.fork() at row at_step under
+// set_policy(fork.policy) gives the same run bit for bit.
+SessionConfig fork_branch_config(const SessionConfig& a);
 
 // An error about a setting, renamed for a session file: the CLI flag it
 // names ("--budget: ...") becomes the file's field ("s.json: policy.budget:

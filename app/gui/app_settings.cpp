@@ -1,0 +1,1 @@
+// placeholder until app_settings lands
