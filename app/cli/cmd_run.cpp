@@ -1,6 +1,9 @@
 // kvscope-cli run SESSION [--export DIR]: a session file, headless — the
-// same run the window would make, with the same exports.
+// same run the window would make, with the same exports (a fork block
+// adds DIR/fork with the second configuration).
 #include <cstdio>
+#include <filesystem>
+#include <memory>
 
 #include "cli_common.h"
 #include "cli_policy.h"
@@ -21,9 +24,19 @@ void run_run(const RunArgs& a) {
   SessionFile f = load_session_file(a.session);
   apply_figure_flags(a.figures, f.cfg.export_opts);  // the flags override the file's export block
   Session s(f.bundle, f.cfg);  // its errors name the file and field (cfg.source)
+  // A "fork" block is the window's second configuration B: the same run up
+  // to fork.at_step, then fork.policy. Built before any work so its errors
+  // come first; run as its own session, which equals continuing a fork of
+  // A (Fork.WithANewPolicyEqualsTheSessionFileFork).
+  std::unique_ptr<Session> b;
+  if (f.cfg.fork) b = std::make_unique<Session>(f.bundle, fork_branch_config(f.cfg));
   note_recorded_layers(s, a.session + ": recording.memory_mb");
   if (!a.export_dir.empty()) create_output_dir(a.export_dir, "--export");
   run_session(s, !a.quiet, a.export_dir);
+  if (b) {
+    if (!a.quiet) std::printf("--- fork at step %d ---\n", f.cfg.fork->at_step);
+    run_session(*b, !a.quiet, a.export_dir.empty() ? "" : (std::filesystem::path(a.export_dir) / "fork").string());
+  }
 }
 
 }  // namespace

@@ -97,6 +97,33 @@ TEST(Cli, GenerateWithPolicyExportsAndRunReplaysIt) {
   EXPECT_TRUE(test::same_file(dir / "a" / "masks.npy", dir / "b" / "masks.npy"));
 }
 
+TEST(Cli, RunExportsTheForkBesideTheSession) {
+  // A session file's fork block gives DIR/fork: the same run up to
+  // fork.at_step, then the fork's policy — the window's "compare" branch,
+  // reproducible headless. Its session.json reruns to the same masks.
+  test::TempDir dir;
+  nlohmann::json s = {{"format", "kvscope-session"}, {"version", 1}, {"model", test::model_dir("llama_gqa").string()},
+                      {"prompt", "The quick brown fox jumps over the lazy dog"}, {"max_new_tokens", 8},
+                      {"stop_at_eos", false}, {"policy", {{"name", "h2o"}, {"budget", "50%"}}},
+                      {"fork", {{"at_step", 3}, {"policy", {{"name", "tova"}, {"budget", "50%"}}}}}};
+  test::write_file(dir / "s.json", s.dump());
+  const auto r = test::run_cli("run " + test::quote((dir / "s.json").string()) + " --quiet --export " +
+                               test::quote((dir / "a").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(std::filesystem::exists(dir / "a" / "fork" / "masks.npy")) << r.output;
+  EXPECT_FALSE(test::same_file(dir / "a" / "masks.npy", dir / "a" / "fork" / "masks.npy"))
+      << "the fork's policy must change the masks, or the test shows nothing";
+  const auto b = read_json_file(dir / "a" / "fork" / "session.json");
+  ASSERT_EQ(b["policy_changes"].size(), 1u);
+  EXPECT_EQ(b["policy_changes"][0]["from_step"], 4);
+  EXPECT_EQ(read_json_file(dir / "a" / "session.json")["fork"]["at_step"], 3);
+  const auto r2 = test::run_cli("run " + test::quote((dir / "a" / "fork" / "session.json").string()) +
+                                " --quiet --export " + test::quote((dir / "b").string()));
+  ASSERT_EQ(r2.exit_code, 0) << r2.output;
+  EXPECT_TRUE(test::same_file(dir / "a" / "fork" / "masks.npy", dir / "b" / "masks.npy"));
+  EXPECT_TRUE(test::same_file(dir / "a" / "fork" / "attention.npy", dir / "b" / "attention.npy"));
+}
+
 // Runs the CLI from `cwd`; stdout and stderr together.
 test::CommandResult run_cli_in(const std::filesystem::path& cwd, const std::string& args) {
   return test::run_shell("cd " + test::quote(cwd.string()) + " && " + test::quote(KVSCOPE_CLI_PATH) + " " + args + " 2>&1");
