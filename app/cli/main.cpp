@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "cli_common.h"
 #include "common/error.h"
@@ -30,8 +31,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kvscope-cli: error: unknown command '%s' (choose from %s)\n", argv[1], known.c_str());
     return 1;
   }
+  // CLI11 reads "--text=" (an empty value) as a flag with its value still
+  // to come and takes the next argument as the text ("--text= --json" would
+  // tokenize "--json"). Split it into "--text" "": an empty value, as the
+  // user wrote. CLI11 takes the arguments last first.
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= 1; --i) {
+    const std::string a = argv[i];
+    if (a.size() > 3 && a.compare(0, 2, "--") == 0 && a.back() == '=' && a.find('=') == a.size() - 1) {
+      args.push_back("");
+      args.push_back(a.substr(0, a.size() - 1));
+    } else {
+      args.push_back(a);
+    }
+  }
+  app.name("kvscope-cli");
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     // --help and --version: CLI11 prints them and exits 0.
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);

@@ -32,6 +32,35 @@ TEST(Cli, TokenizeJson) {
   EXPECT_EQ(j["ids"].size(), j["pieces"].size());
 }
 
+TEST(Cli, TokenizeReadsAFileAndStdinAndDetokenizeInvertsIt) {
+  test::TempDir dir;
+  const std::string text = "Héllo wörld, 12 Ω\nsecond line";
+  test::write_file(dir / "t.txt", text);
+  const std::string m = model("llama_gqa");
+  const auto direct = test::run_cli("tokenize " + m + " --json --text " + test::quote(text), false);
+  const auto file = test::run_cli("tokenize " + m + " --json --text-file " + test::quote((dir / "t.txt").string()), false);
+  const auto piped = test::run_shell("cat " + test::quote((dir / "t.txt").string()) + " | " + KVSCOPE_CLI_PATH +
+                                     " tokenize " + m + " --json 2>/dev/null");
+  ASSERT_EQ(direct.exit_code, 0) << direct.output;
+  EXPECT_EQ(file.output, direct.output);
+  EXPECT_EQ(piped.output, direct.output);
+  const auto ids = nlohmann::json::parse(direct.output)["ids"];
+  ASSERT_GT(ids.size(), 3u);
+  const auto back = test::run_cli("detokenize " + m + " --skip-special --ids " + test::quote(ids.dump()), false);
+  ASSERT_EQ(back.exit_code, 0);
+  EXPECT_EQ(back.output, text + "\n");
+  const auto bad = test::run_cli("detokenize " + m + " --ids 3,x");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("--ids: 'x' is not a token id"), std::string::npos) << bad.output;
+}
+
+TEST(Cli, AnEmptyValueDoesNotSwallowTheNextArgument) {
+  // "--text=" is the empty text; "--json" after it is still the flag.
+  const auto r = test::run_cli("tokenize " + model("llama_gqa") + " --no-special --text= --json", false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(r.output)["ids"].size(), 0u);
+}
+
 TEST(Cli, LogitsMatchHuggingFace) {
   // The golden prompt as text is not available; a prompt's logits are
   // compared with a CPU forward of the same ids through `score`'s tokens
