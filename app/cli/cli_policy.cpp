@@ -1,5 +1,7 @@
 #include "cli_policy.h"
 
+#include <algorithm>
+
 #include "cli_common.h"
 #include "common/error.h"
 #include "figures/canvas.h"
@@ -9,8 +11,60 @@
 
 namespace kvscope::cli {
 
+bool PolicyFlags::given(const std::string& flag) const {
+  for (const CLI::Option* o : options)
+    if (o->check_lname(flag.substr(2)) && o->count() > 0) return true;
+  return false;
+}
+
+namespace {
+
+// Which policies read each eviction flag (POLICIES.md). A flag typed for a
+// policy that ignores it is an error: the run would silently differ from
+// what the user asked for.
+struct FlagUse {
+  const char* flag;
+  std::vector<PolicyKind> used_by;
+  const char* what;
+};
+
+const std::vector<FlagUse>& flag_uses() {
+  using K = PolicyKind;
+  const std::vector<K> evicting = {K::Window, K::Sink, K::H2O, K::TOVA, K::Keyformer, K::A2SF, K::Random, K::Ideal};
+  const std::vector<K> scoring = {K::H2O, K::TOVA, K::Keyformer, K::A2SF, K::Ideal};
+  static const std::vector<FlagUse> uses = {
+      {"--budget", evicting, "the KV budget"},
+      {"--window", evicting, "the protected recent window"},
+      {"--sinks", evicting, "the protected first positions"},
+      {"--granularity", {K::H2O, K::TOVA, K::Keyformer, K::A2SF, K::Random, K::Ideal}, "the decision unit"},
+      {"--positions", evicting, "the position mode of kept keys"},
+      {"--reduce", scoring, "how a KV head's readers combine their scores"},
+      {"--tau-init", {K::Keyformer}, "Keyformer's temperature"},
+      {"--tau-end", {K::Keyformer}, "Keyformer's temperature"},
+      {"--tau-schedule", {K::Keyformer}, "Keyformer's temperature schedule"},
+      {"--noise", {K::Keyformer}, "Keyformer's score noise"},
+      {"--alpha", {K::A2SF}, "A2SF's forgetting factor"},
+  };
+  return uses;
+}
+
+void check_flags_have_effect(const PolicyFlags& f, PolicyKind kind) {
+  for (const FlagUse& u : flag_uses()) {
+    if (!f.given(u.flag) || std::find(u.used_by.begin(), u.used_by.end(), kind) != u.used_by.end()) continue;
+    std::string users;
+    for (PolicyKind k : u.used_by) users += std::string(users.empty() ? "" : ", ") + policy_name(k);
+    throw Error(u.flag, "", std::string("has no effect with --policy ") + policy_name(kind) + " (" + u.what +
+                                " is used by " + users + ")");
+  }
+}
+
+}  // namespace
+
 bool PolicyFlags::needs_session() const {
-  return policy != "full" || sharing != "native" || !export_dir.empty() || prefill != "one_shot";
+  // Any eviction flag typed also goes through the session, whose settings
+  // check names a flag the policy would ignore.
+  const bool eviction_flag = std::any_of(options.begin(), options.end(), [](const CLI::Option* o) { return o->count() > 0; });
+  return policy != "full" || sharing != "native" || !export_dir.empty() || prefill != "one_shot" || eviction_flag;
 }
 
 void add_figure_flags(CLI::App& cmd, FigureFlags& f) {
@@ -65,6 +119,9 @@ void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export) {
       ->default_val("native");
   cmd.add_option("--record-layers", f.record_layers, "Layers whose attention is recorded (default: all that fit)");
   cmd.add_flag("--no-metrics", f.no_metrics, "Skip the shadow full-cache run and its metrics");
+  for (const char* name : {"--budget", "--window", "--sinks", "--granularity", "--positions", "--reduce", "--tau-init",
+                           "--tau-end", "--tau-schedule", "--noise", "--alpha"})
+    f.options.push_back(cmd.get_option(name));
   if (!with_export) return;
   cmd.add_option("--export", f.export_dir, "Write masks, attention, scores, CSVs and heatmaps to this directory")
       ->check(nonempty_dir_name());
@@ -84,6 +141,7 @@ void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export) {
 void apply_policy_flags(const PolicyFlags& f, SessionConfig& cfg) {
   PolicyParams& p = cfg.policy;
   p.kind = parse_policy(f.policy);
+  check_flags_have_effect(f, p.kind);
   p.budget = Amount::parse(f.budget, "--budget");
   if (!f.window.empty()) p.window = Amount::parse(f.window, "--window");
   p.sinks = f.sinks;

@@ -35,6 +35,10 @@ struct PolicyFlags {
   std::vector<int> record_layers;
   bool no_metrics = false;
   FigureFlags figures;
+  // The eviction flags the user typed (filled by add_policy_flags), so a
+  // flag that the chosen policy ignores is named instead of dropped.
+  std::vector<const CLI::Option*> options;
+  bool given(const std::string& flag) const;
 
   // True when any flag asks for more than plain full-cache decoding.
   bool needs_session() const;
@@ -47,7 +51,8 @@ void apply_figure_flags(const FigureFlags& f, ExportConfig& e);
 
 void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export = true);
 // Fills the policy, sharing, recording and export parts of `cfg` (throws
-// kvscope::Error naming the flag).
+// kvscope::Error naming the flag, also for a flag the chosen policy
+// ignores: --alpha with tova, --budget with full, ...).
 void apply_policy_flags(const PolicyFlags& f, SessionConfig& cfg);
 
 }  // namespace kvscope::cli

@@ -84,6 +84,11 @@ TEST(CliErrors, PolicyFlags) {
   expect_error(g + "--policy keyformer --tau-init 0", {"--tau-init: must be > 0"});
   expect_error(g + "--policy keyformer --tau-end -1", {"--tau-end: must be > 0"});
   expect_error(g + "--policy h2o --budget 4096", {"--budget", "larger than the context"});
+  // A flag the chosen policy ignores is named, not dropped.
+  expect_error(g + "--policy tova --budget 50% --alpha 0.5", {"--alpha: has no effect with --policy tova", "a2sf"});
+  expect_error(g + "--budget 50%", {"--budget: has no effect with --policy full"});
+  expect_error(g + "--policy h2o --budget 50% --noise none", {"--noise: has no effect with --policy h2o", "keyformer"});
+  expect_error(g + "--policy window --budget 50% --reduce max", {"--reduce: has no effect with --policy window"});
   expect_error(g + "--policy h2o --sharing grouped", {"--sharing: unknown sharing layout 'grouped'"});
   expect_error(g + "--policy h2o --sharing gqa:3", {"--sharing", "must divide"});
   // The flags the user typed, not the session file's fields.
