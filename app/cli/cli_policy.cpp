@@ -12,8 +12,9 @@
 namespace kvscope::cli {
 
 bool PolicyFlags::given(const std::string& flag) const {
-  for (const CLI::Option* o : options)
-    if (o->check_lname(flag.substr(2)) && o->count() > 0) return true;
+  for (const auto* list : {&options, &other_options})
+    for (const CLI::Option* o : *list)
+      if (o->check_lname(flag.substr(2)) && o->count() > 0) return true;
   return false;
 }
 
@@ -122,6 +123,8 @@ void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export) {
   for (const char* name : {"--budget", "--window", "--sinks", "--granularity", "--positions", "--reduce", "--tau-init",
                            "--tau-end", "--tau-schedule", "--noise", "--alpha"})
     f.options.push_back(cmd.get_option(name));
+  for (const char* name : {"--policy", "--sharing", "--prefill", "--record-layers", "--no-metrics"})
+    f.other_options.push_back(cmd.get_option(name));
   if (!with_export) return;
   cmd.add_option("--export", f.export_dir, "Write masks, attention, scores, CSVs and heatmaps to this directory")
       ->check(nonempty_dir_name());
@@ -163,6 +166,30 @@ void apply_policy_flags(const PolicyFlags& f, SessionConfig& cfg) {
   cfg.export_opts.colormap = f.colormap;
   cfg.export_opts.scale = f.scale;
   apply_figure_flags(f.figures, cfg.export_opts);
+}
+
+void override_policy_flags(const PolicyFlags& f, SessionConfig& cfg) {
+  PolicyParams& p = cfg.policy;
+  if (f.given("--policy")) p.kind = parse_policy(f.policy);
+  check_flags_have_effect(f, p.kind);
+  if (f.given("--budget")) p.budget = Amount::parse(f.budget, "--budget");
+  if (f.given("--window")) p.window = Amount::parse(f.window, "--window");
+  if (f.given("--sinks")) p.sinks = f.sinks;
+  if (f.given("--granularity")) p.granularity = parse_granularity(f.granularity);
+  if (f.given("--prefill")) p.prefill = parse_prefill(f.prefill);
+  if (f.given("--positions")) p.positions = parse_positions(f.positions);
+  if (f.given("--tau-init")) p.tau_init = f.tau_init;
+  if (f.given("--tau-end")) p.tau_end = f.tau_end;
+  if (f.given("--tau-schedule")) p.tau_schedule = parse_tau_schedule(f.tau_schedule);
+  if (f.given("--noise")) p.noise = parse_noise(f.noise);
+  if (f.given("--alpha")) p.alpha = f.alpha;
+  if (f.given("--reduce")) p.reduce = parse_reduce(f.reduce);
+  if (f.given("--sharing")) cfg.sharing = SharingLayout::parse(f.sharing);
+  if (f.given("--record-layers")) cfg.recording.layers = f.record_layers;
+  if (f.given("--no-metrics")) cfg.recording.metrics = false;
+  // A policy change typed on the command line replaces the file's whole
+  // schedule: its later changes were written for the file's policy.
+  if (f.given("--policy")) cfg.policy_changes.clear();
 }
 
 }  // namespace kvscope::cli

@@ -38,6 +38,7 @@ struct PolicyFlags {
   // The eviction flags the user typed (filled by add_policy_flags), so a
   // flag that the chosen policy ignores is named instead of dropped.
   std::vector<const CLI::Option*> options;
+  std::vector<const CLI::Option*> other_options;  // --policy, --sharing, --prefill, --record-layers, --no-metrics
   bool given(const std::string& flag) const;
 
   // True when any flag asks for more than plain full-cache decoding.
@@ -54,5 +55,7 @@ void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export = true);
 // kvscope::Error naming the flag, also for a flag the chosen policy
 // ignores: --alpha with tova, --budget with full, ...).
 void apply_policy_flags(const PolicyFlags& f, SessionConfig& cfg);
+// Only the flags the user typed, over a session file's settings (`run`).
+void override_policy_flags(const PolicyFlags& f, SessionConfig& cfg);
 
 }  // namespace kvscope::cli

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "cli_common.h"
 #include "cli_policy.h"
@@ -17,12 +18,32 @@ struct RunArgs {
   std::string session, export_dir;
   bool quiet = false;
   FigureFlags figures;
+  PolicyFlags policy;  // over the file's policy; only the flags typed
+  std::optional<float> temperature, top_p;
+  std::optional<int> top_k, max_new_tokens;
+  std::optional<uint64_t> seed;
 };
 
 void run_run(const RunArgs& a) {
   if (!a.export_dir.empty()) check_output_dir(a.export_dir, "--export");
   SessionFile f = load_session_file(a.session);
   apply_figure_flags(a.figures, f.cfg.export_opts);  // the flags override the file's export block
+  override_policy_flags(a.policy, f.cfg);
+  if (a.temperature) f.cfg.sampling.temperature = *a.temperature;
+  if (a.top_k) f.cfg.sampling.top_k = *a.top_k;
+  if (a.top_p) f.cfg.sampling.top_p = *a.top_p;
+  if (a.max_new_tokens) {
+    if (*a.max_new_tokens < 0) throw Error("--max-new-tokens", "", "must be >= 0");
+    f.cfg.max_new_tokens = *a.max_new_tokens;
+  }
+  if (a.seed) {
+    f.cfg.seed = *a.seed;
+    f.cfg.policy.seed = f.cfg.sampling.seed = *a.seed;
+    for (auto& c : f.cfg.policy_changes) c.policy.seed = *a.seed;
+    if (f.cfg.fork) f.cfg.fork->policy.seed = *a.seed;
+  }
+  f.cfg.policy.seed = f.cfg.seed;
+  validate_sampling(f.cfg.sampling);
   Session s(f.bundle, f.cfg);  // its errors name the file and field (cfg.source)
   // A "fork" block is the window's second configuration B: the same run up
   // to fork.at_step, then fork.policy. Built before any work so its errors
@@ -48,6 +69,13 @@ void register_run(CLI::App& app) {
   cmd->add_option("--export", args->export_dir, "Export directory")->check(nonempty_dir_name());
   cmd->add_flag("--quiet", args->quiet, "Do not print the text");
   add_figure_flags(*cmd, args->figures);
+  // generate's policy and sampling flags, over the file's settings.
+  add_policy_flags(*cmd, args->policy, /*with_export=*/false);
+  cmd->add_option("--temperature", args->temperature, "Sampling temperature (0 = greedy), over the file's");
+  cmd->add_option("--top-k", args->top_k, "Keep the k most likely tokens (0 = all), over the file's");
+  cmd->add_option("--top-p", args->top_p, "Nucleus sampling mass, over the file's");
+  cmd->add_option("--max-new-tokens", args->max_new_tokens, "Tokens to generate, over the file's");
+  cmd->add_option("--seed", args->seed, "Seed of every random draw, over the file's");
   cmd->callback([args] { run_run(*args); });
 }
 

@@ -153,6 +153,31 @@ TEST(Cli, RunExportsTheForkBesideTheSession) {
   EXPECT_TRUE(test::same_file(dir / "a" / "fork" / "attention.npy", dir / "b" / "attention.npy"));
 }
 
+TEST(Cli, RunTakesPolicyAndSamplingFlagsOverTheFile) {
+  test::TempDir dir;
+  nlohmann::json s = {{"format", "kvscope-session"}, {"version", 1}, {"model", test::model_dir("llama_gqa").string()},
+                      {"prompt", "The quick brown fox jumps over the lazy dog"}, {"max_new_tokens", 6},
+                      {"stop_at_eos", false}, {"policy", {{"name", "h2o"}, {"budget", "50%"}}}};
+  test::write_file(dir / "h2o.json", s.dump());
+  s["policy"] = {{"name", "a2sf"}, {"budget", "40%"}, {"alpha", 0.5}};
+  s["sampling"] = {{"temperature", 0.8}};
+  s["seed"] = 5;
+  test::write_file(dir / "a2sf.json", s.dump());
+  const auto flags = test::run_cli("run " + test::quote((dir / "h2o.json").string()) +
+                                   " --quiet --policy a2sf --budget 40% --alpha 0.5 --temperature 0.8 --seed 5 --export " +
+                                   test::quote((dir / "a").string()));
+  const auto file = test::run_cli("run " + test::quote((dir / "a2sf.json").string()) + " --quiet --export " +
+                                  test::quote((dir / "b").string()));
+  ASSERT_EQ(flags.exit_code, 0) << flags.output;
+  ASSERT_EQ(file.exit_code, 0) << file.output;
+  EXPECT_TRUE(test::same_file(dir / "a" / "masks.npy", dir / "b" / "masks.npy"));
+  EXPECT_TRUE(test::same_file(dir / "a" / "tokens.json", dir / "b" / "tokens.json"));
+  // A flag the file's policy ignores is named.
+  const auto bad = test::run_cli("run " + test::quote((dir / "h2o.json").string()) + " --quiet --alpha 0.3");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("--alpha: has no effect with --policy h2o"), std::string::npos) << bad.output;
+}
+
 // Runs the CLI from `cwd`; stdout and stderr together.
 test::CommandResult run_cli_in(const std::filesystem::path& cwd, const std::string& args) {
   return test::run_shell("cd " + test::quote(cwd.string()) + " && " + test::quote(KVSCOPE_CLI_PATH) + " " + args + " 2>&1");
