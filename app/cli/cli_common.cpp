@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "common/error.h"
+#include "session/exporter.h"
 
 namespace kvscope::cli {
 
@@ -48,6 +49,15 @@ void check_output_dir(const std::string& dir, const std::string& flag) {
   if (!fs::is_directory(fs::status(q, ec))) throw Error(flag, dir, "cannot be created: " + q.string() + " is not a directory");
   if (::access(q.c_str(), W_OK | X_OK) != 0)
     throw Error(flag, dir, "cannot be created: " + q.string() + " is not writable");
+}
+
+void check_export_dir(const std::string& dir) {
+  check_output_dir(dir, "--export");
+  try {
+    check_export_target(dir);
+  } catch (const Error& e) {
+    throw Error("--export", "", e.what());
+  }
 }
 
 CLI::Validator nonempty_dir_name() {

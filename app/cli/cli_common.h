@@ -28,6 +28,9 @@ std::vector<int> encode_prompt(const ModelBundle& b, const std::string& text, in
 // writable directory, or of one that can be created (its nearest existing
 // ancestor a writable directory). Throws kvscope::Error naming the flag.
 void check_output_dir(const std::string& dir, const std::string& flag);
+// --export DIR: check_output_dir, and not a folder of other files (an
+// earlier kvscope export there is replaced as a set).
+void check_export_dir(const std::string& dir);
 // CLI11 check for such a flag: an empty name is a parse error.
 CLI::Validator nonempty_dir_name();
 // Creates it (once the settings are validated, before the run).

@@ -29,7 +29,7 @@ void run_generate(const GenerateArgs& a) {
     // Eviction, sharing or exports: the session stepper. Every setting is
     // checked (the export directory, the Session's layers and budget)
     // before the model runs.
-    if (!a.flags.export_dir.empty()) check_output_dir(a.flags.export_dir, "--export");
+    if (!a.flags.export_dir.empty()) check_export_dir(a.flags.export_dir);
     SessionConfig cfg;
     cfg.model = absolute_model_path(a.model);
     cfg.device = a.device;

@@ -25,7 +25,7 @@ struct RunArgs {
 };
 
 void run_run(const RunArgs& a) {
-  if (!a.export_dir.empty()) check_output_dir(a.export_dir, "--export");
+  if (!a.export_dir.empty()) check_export_dir(a.export_dir);
   SessionFile f = load_session_file(a.session);
   apply_figure_flags(a.figures, f.cfg.export_opts);  // the flags override the file's export block
   override_policy_flags(a.policy, f.cfg);

@@ -37,7 +37,7 @@ std::string read_text(const std::string& path) {
 // prompt (prefilled, then evicted to the budget), the rest is fed one token
 // at a time under the policy and scored (teacher forcing).
 void run_score_session(const ScoreArgs& a) {
-  if (!a.flags.export_dir.empty()) check_output_dir(a.flags.export_dir, "--export");
+  if (!a.flags.export_dir.empty()) check_export_dir(a.flags.export_dir);
   const std::string text = read_text(a.text_file);
   SessionConfig cfg;
   cfg.model = absolute_model_path(a.model);

@@ -1,6 +1,9 @@
 #include "session/exporter.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <map>
 
@@ -16,17 +19,14 @@ namespace {
 
 namespace fs = std::filesystem;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr const char* kExportFormat = "kvscope-export";
 
 struct Dims {
   int rows, P, m, g, L, H;
 };
 
-}  // namespace
-
-std::vector<std::string> export_session(const Session& s, const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (!fs::is_directory(dir, ec)) throw Error(dir.string(), "", "cannot create the export directory");
+// Writes every file of the export into `dir` (a fresh staging folder).
+std::vector<std::string> write_export(const Session& s, const fs::path& dir) {
   const Recorder& rec = s.recorder();
   const KvLayout& lay = rec.layout();
   // Only what was run: a generation that stopped at EOS has fewer rows.
@@ -34,6 +34,7 @@ std::vector<std::string> export_session(const Session& s, const fs::path& dir) {
                lay.n_layers, lay.n_heads};
   const int S = lay.n_segments();
   std::vector<std::string> written;
+  nlohmann::json manifest;  // written last, listing every file of the set
   auto path = [&](const std::string& name) {
     written.push_back(name);
     return dir / name;
@@ -136,7 +137,7 @@ std::vector<std::string> export_session(const Session& s, const fs::path& dir) {
         {"attention.npy", {{"dtype", "float32"}, {"axes", {"step", "layer", "head", "position"}},
                            {"layers", layers}, {"zero", "position absent from the cache or not yet seen"}}},
         {"rows", "row 0 is the state after the prompt; row t after the t-th new token"}};
-    write_text_file(path("manifest.json"), m.dump(2) + "\n");
+    manifest = m;
   }
 
   // Figures: the chosen (layer, head) pairs — or the most informative head
@@ -173,6 +174,83 @@ std::vector<std::string> export_session(const Session& s, const fs::path& dir) {
                             fo, &shared));
   const auto [sl, sh] = pairs.front();
   add(export_score_curves(s, sl, sh, dir / ("score_curves_L" + std::to_string(sl) + "_H" + std::to_string(sh)), fo));
+  written.push_back("manifest.json");
+  manifest["format"] = kExportFormat;
+  manifest["files"] = written;
+  write_text_file(dir / "manifest.json", manifest.dump(2) + "\n");
+  return written;
+}
+
+fs::path normalized(const fs::path& dir) {
+  std::error_code ec;
+  fs::path d = fs::absolute(dir, ec).lexically_normal();
+  if (d.filename().empty()) d = d.parent_path();  // "out/" -> "out"
+  return d;
+}
+
+bool is_kvscope_export(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_regular_file(dir / "manifest.json", ec)) return false;
+  try {
+    const nlohmann::json m = nlohmann::json::parse(std::ifstream(dir / "manifest.json"));
+    // Exports before the manifest named its format had masks.npy's entry.
+    return m.is_object() && (m.value("format", "") == kExportFormat || m.contains("masks.npy"));
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+void check_export_target(const fs::path& dir) {
+  std::error_code ec;
+  const fs::path d = normalized(dir);
+  if (!fs::exists(d, ec)) return;
+  if (!fs::is_directory(d, ec)) throw Error(dir.string(), "", "exists and is not a directory");
+  if (fs::is_empty(d, ec) || is_kvscope_export(d)) return;
+  throw Error(dir.string(), "",
+              "is not empty and holds no kvscope export (no manifest.json of one); choose a new or empty folder, "
+              "so that no file of yours is replaced and no stale file looks current");
+}
+
+std::vector<std::string> export_session(const Session& s, const fs::path& dir) {
+  check_export_target(dir);
+  const fs::path target = normalized(dir);
+  std::error_code ec;
+  fs::create_directories(target.parent_path(), ec);
+  // Staged beside the target and renamed into place: an interrupted export
+  // leaves a hidden ".NAME.partial-PID" folder, never a half-written set
+  // that looks complete, and an earlier export is replaced as a whole (no
+  // stale heatmap of another head left among the new files).
+  const std::string tag = std::to_string(::getpid());
+  const fs::path staging = target.parent_path() / ("." + target.filename().string() + ".partial-" + tag);
+  const fs::path retired = target.parent_path() / ("." + target.filename().string() + ".old-" + tag);
+  fs::remove_all(staging, ec);
+  fs::create_directories(staging, ec);
+  if (!fs::is_directory(staging, ec))
+    throw Error(dir.string(), "", "cannot create the export directory (" + staging.string() + ")");
+  std::vector<std::string> written;
+  try {
+    written = write_export(s, staging);
+  } catch (...) {
+    fs::remove_all(staging, ec);
+    throw;
+  }
+  if (fs::exists(target, ec)) {
+    fs::rename(target, retired, ec);
+    if (ec) {
+      fs::remove_all(staging, ec);
+      throw Error(dir.string(), "", "cannot replace the earlier export: " + ec.message());
+    }
+  }
+  fs::rename(staging, target, ec);
+  if (ec) {
+    const std::string why = ec.message();
+    fs::rename(retired, target, ec);  // put the earlier export back
+    fs::remove_all(staging, ec);
+    throw Error(dir.string(), "", "cannot move the export into place: " + why);
+  }
+  fs::remove_all(retired, ec);
   return written;
 }
 

@@ -15,8 +15,12 @@
 
 namespace kvscope {
 
-// Returns the files written (relative names). Each file is written
-// atomically; the directory is created when missing.
+// Returns the files written (relative names). The set is written into a
+// staging folder beside `dir` and renamed into place, replacing an earlier
+// kvscope export there as a whole; manifest.json lists the files. A
+// folder that is not empty and holds no kvscope export is refused.
 std::vector<std::string> export_session(const Session& s, const std::filesystem::path& dir);
+// The refusal above, before any work: throws kvscope::Error naming `dir`.
+void check_export_target(const std::filesystem::path& dir);
 
 }  // namespace kvscope

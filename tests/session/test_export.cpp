@@ -176,3 +176,59 @@ TEST(Export, UnwritableDirectoryIsAnError) {
 
 }  // namespace
 }  // namespace kvscope
+
+namespace kvscope {
+namespace {
+
+std::vector<std::string> sorted_files(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(Export, ReplacesAnEarlierExportAsOneSetAndListsItInTheManifest) {
+  // Exporting layer 1's heatmap over an export of layer 0 must not leave
+  // layer 0's figures beside the new files looking current.
+  test::TempDir dir;
+  SessionConfig cfg = test::config(PolicyKind::H2O, "50%", 4);
+  cfg.export_opts.heatmaps = {{0, 0}};
+  Session a(test::bundle("llama_gqa"), cfg);
+  a.run_to_end();
+  export_session(a, dir / "out");
+  ASSERT_TRUE(std::filesystem::exists(dir / "out" / "attention_L0_H0.png"));
+  cfg.export_opts.heatmaps = {{1, 2}};
+  Session b(test::bundle("llama_gqa"), cfg);
+  b.run_to_end();
+  auto files = export_session(b, dir / "out");
+  EXPECT_FALSE(std::filesystem::exists(dir / "out" / "attention_L0_H0.png")) << "a stale figure of the earlier export";
+  EXPECT_TRUE(std::filesystem::exists(dir / "out" / "attention_L1_H2.png"));
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(sorted_files(dir / "out"), files);
+  const auto manifest = read_json_file(dir / "out" / "manifest.json");
+  EXPECT_EQ(manifest["format"], "kvscope-export");
+  auto listed = manifest["files"].get<std::vector<std::string>>();
+  std::sort(listed.begin(), listed.end());
+  EXPECT_EQ(listed, files);
+  // Nothing but the export itself beside it (no staging or retired folder).
+  EXPECT_EQ(sorted_files(dir.path()), std::vector<std::string>{"out"});
+}
+
+TEST(Export, RefusesAFolderOfOtherFilesBeforeWriting) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir / "mine");
+  test::write_file(dir / "mine" / "notes.txt", "keep me");
+  Session s(test::bundle("llama_gqa"), test::config(PolicyKind::H2O, "50%", 2));
+  s.run_to_end();
+  try {
+    export_session(s, dir / "mine");
+    ADD_FAILURE() << "exported into a folder of other files";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("mine: is not empty and holds no kvscope export"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(sorted_files(dir / "mine"), std::vector<std::string>{"notes.txt"});
+  EXPECT_EQ(sorted_files(dir.path()), std::vector<std::string>{"mine"});
+}
+
+}  // namespace
+}  // namespace kvscope
