@@ -28,6 +28,12 @@ std::vector<int> encode_prompt(const ModelBundle& b, const std::string& text, in
     throw Error(flag, "", "is " + std::to_string(ids.size()) + " tokens" +
                               (extra ? " (+" + std::to_string(extra) + " new)" : std::string()) +
                               ", longer than the model's maximum positions (" + std::to_string(max) + ")");
+  const int window = b.config().sliding_window;
+  if (window > 0 && static_cast<int>(ids.size()) + extra > window)
+    throw Error(flag, "", "is " + std::to_string(ids.size()) + " tokens" +
+                              (extra ? " (+" + std::to_string(extra) + " new)" : std::string()) +
+                              ", longer than the model's sliding window (config.json: sliding_window = " +
+                              std::to_string(window) + "), which kvscope does not support");
   return ids;
 }
 

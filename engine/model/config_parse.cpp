@@ -157,6 +157,11 @@ void parse_llama(const JsonReader& r, ModelConfig& c) {
   c.norm = NormKind::RMSNorm;
   c.norm_eps = r.get_number("rms_norm_eps", 1e-6);
   c.act = parse_activation(r, "hidden_act", "silu");
+  // The gated MLP computes act(gate) * up with SiLU only; another act would
+  // silently give other numbers than transformers, so it is refused.
+  if (c.act != Activation::Silu)
+    r.fail("hidden_act", "'" + r.get_string("hidden_act") + "' is not supported for " + c.model_type +
+                             " (its gated MLP is implemented with silu only)");
   c.gated_mlp = true;
   c.parallel_residual = false;
   c.rope = RopeStyle::Half;
@@ -173,6 +178,16 @@ void parse_llama(const JsonReader& r, ModelConfig& c) {
   if (c.sliding_window < 0) r.fail("sliding_window", "must be positive");
   if (r.get_int("pretraining_tp", 1) != 1) r.fail("pretraining_tp", "only 1 is supported");
   parse_rope(r, c, 1.0);
+  // transformers 5.23 (the version the goldens pin) rotates every dimension
+  // of a llama / mistral / qwen2 head: its default RoPE ignores
+  // partial_rotary_factor for these models. Do the same. Its scaled RoPE
+  // types would read the factor for the frequencies but still rotate the
+  // whole head, which does not work; refuse that combination.
+  if (c.rotary_dims != c.head_dim) {
+    if (c.rope_scaling.type != RopeScaling::Type::None)
+      r.fail("partial_rotary_factor", "is not supported together with a scaled RoPE for " + c.model_type);
+    c.rotary_dims = c.head_dim;
+  }
 }
 
 DType parse_dtype(const JsonReader& r) {

@@ -73,6 +73,14 @@ void Session::build() {
     throw Error("prompt", "", std::to_string(prompt_len_) + " tokens + " + std::to_string(planned_new_) +
                                   " new tokens exceed the model's maximum positions (" +
                                   std::to_string(model_cfg_.max_positions) + ")");
+  // Mistral's sliding window: attention beyond it is a mask in transformers
+  // that kvscope does not reproduce yet, so a run that would reach it is
+  // refused here, before anything is computed or written.
+  if (model_cfg_.sliding_window > 0 && prompt_len_ + planned_new_ > model_cfg_.sliding_window)
+    throw Error("prompt", "", std::to_string(prompt_len_) + " tokens + " + std::to_string(planned_new_) +
+                                  " new tokens exceed the model's sliding window (config.json: sliding_window = " +
+                                  std::to_string(model_cfg_.sliding_window) +
+                                  "), which kvscope does not support; shorten the prompt or the generation");
   policy_ = make_policy(resolve_policy(cfg_.policy, prompt_len_, model_cfg_.max_positions));
   for (std::size_t i = 0; i < cfg_.policy_changes.size(); ++i) {
     // Validated now, not mid-run.

@@ -76,6 +76,28 @@ TEST(CliErrors, PromptAndDevice) {
   expect_error("generate " + model("gpt2") + " --prompt hi --top-p 0", {"--top-p"});
 }
 
+TEST(CliErrors, ASequenceLongerThanTheSlidingWindowIsRefusedBeforeAnyOutput) {
+  // Mistral with a sliding window of 8: a run that would reach past it is
+  // refused up front (nothing printed, no export folder), on both the plain
+  // and the session path.
+  test::TempDir dir;
+  std::filesystem::copy(test::model_dir("mistral"), dir / "m", std::filesystem::copy_options::recursive);
+  auto cfg = read_json_file(dir / "m" / "config.json");
+  cfg["sliding_window"] = 8;
+  test::write_file(dir / "m" / "config.json", cfg.dump());
+  const std::string m = test::quote((dir / "m").string());
+  for (const std::string& extra : std::vector<std::string>{"", " --policy h2o --budget 50% --export " + test::quote((dir / "out").string())}) {
+    const auto r = test::run_cli("generate " + m + " --prompt 'The quick brown fox jumps over' --max-new-tokens 6" + extra);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_EQ(r.output.rfind("kvscope-cli: error: ", 0), 0u) << "printed before the error: " << r.output;
+    EXPECT_NE(r.output.find("sliding window (config.json: sliding_window = 8)"), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(dir / "out"));
+  }
+  // Within the window it runs.
+  const auto ok = test::run_cli("generate " + m + " --prompt 'The quick' --max-new-tokens 2");
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}
+
 TEST(CliErrors, PolicyFlags) {
   const std::string g = "generate " + model("llama_gqa") + " --prompt 'The quick brown fox jumps' --max-new-tokens 2 ";
   expect_error(g + "--policy lru", {"--policy: unknown policy 'lru'", "h2o"});

@@ -130,6 +130,38 @@ TEST(Config, BadFieldsAreNamed) {
             std::string::npos);
 }
 
+const char* kLlama = R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+  "intermediate_size":128,"max_position_embeddings":64,"vocab_size":100)";
+
+TEST(Config, LlamaFamilyRotatesTheWholeHeadLikeTransformers) {
+  // transformers 5.23 ignores partial_rotary_factor for llama / mistral /
+  // qwen2 (their default RoPE rotates head_dim); kvscope must not apply it.
+  for (const char* type : {"llama", "mistral", "qwen2"}) {
+    std::string text = std::string(kLlama) + R"(,"partial_rotary_factor":0.5})";
+    text.replace(text.find("llama"), 5, type);
+    EXPECT_EQ(parse(text).rotary_dims, 16) << type;
+    std::string nested = std::string(kLlama) + R"(,"rope_parameters":{"rope_type":"default","partial_rotary_factor":0.25}})";
+    nested.replace(nested.find("llama"), 5, type);
+    EXPECT_EQ(parse(nested).rotary_dims, 16) << type;
+  }
+  // GPT-NeoX does apply it (rotary_pct), as in transformers.
+  EXPECT_EQ(parse(kNeoxNew).rotary_dims, 8);
+  EXPECT_NE(error_of(std::string(kLlama) + R"(,"partial_rotary_factor":0.5,
+    "rope_scaling":{"rope_type":"linear","factor":2}})").find("partial_rotary_factor: is not supported together"),
+            std::string::npos);
+}
+
+TEST(Config, GatedMlpActivationsOtherThanSiluAreRefused) {
+  for (const char* act : {"gelu", "gelu_pytorch_tanh", "gelu_new"})
+    EXPECT_NE(error_of(std::string(kLlama) + R"(,"hidden_act":")" + act + R"("})").find("config.json: hidden_act: '" +
+                                                                                          std::string(act) + "' is not supported"),
+              std::string::npos)
+        << act;
+  EXPECT_NE(error_of(std::string(kLlama) + R"(,"hidden_act":"relu"})").find("hidden_act: unsupported activation 'relu'"),
+            std::string::npos);
+  EXPECT_EQ(parse(std::string(kLlama) + R"(,"hidden_act":"silu"})").act, Activation::Silu);
+}
+
 TEST(Config, MalformedJsonNamesFileAndLine) {
   test::TempDir dir;
   test::write_file(dir / "config.json", "{\n  \"model_type\": \"llama\",\n  \"hidden_size\": ,\n}");
