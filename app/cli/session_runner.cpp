@@ -82,11 +82,13 @@ std::string session_summary(const Session& s) {
                 last.kv_bytes / 1024.0, last.kv_bytes_full / 1024.0, 100.0 * last.kv_bytes / std::max<int64_t>(1, last.kv_bytes_full),
                 evicted);
   std::string out = buf;
-  double kl = 0, rc = 0, sim = 0, agree = 0;
+  double kl = 0, rc = 0, sim = 0, agree = 0, kl_native = 0, agree_native = 0;
   int n = 0;
   for (const auto& m : ms) {
     if (m.top1_agree < 0) continue;
     kl += m.kl;
+    kl_native += m.kl_native;
+    agree_native += m.top1_agree_native;
     rc += m.attention_recall;
     sim += m.ideal_similarity;
     agree += m.top1_agree;
@@ -96,6 +98,14 @@ std::string session_summary(const Session& s) {
     std::snprintf(buf, sizeof(buf), " | mean KL %.4f, top-1 agreement %.1f%%, attention recall %.3f, ideal similarity %.3f",
                   kl / n, 100 * agree / n, rc / n, sim / n);
     out += buf;
+    // Under a sharing conversion the above is eviction alone (against the
+    // converted model's full cache); this is conversion and eviction
+    // together, against the checkpoint as it was trained.
+    if (s.config().sharing.kind != SharingLayout::Kind::Native) {
+      std::snprintf(buf, sizeof(buf), " | vs the native model: mean KL %.4f, top-1 agreement %.1f%%", kl_native / n,
+                    100 * agree_native / n);
+      out += buf;
+    }
   }
   return out;
 }

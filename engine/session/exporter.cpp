@@ -98,10 +98,12 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir) {
     CsvTable mt;
     mt.header = {"step",     "position",   "token",      "kv_slots",         "kv_bytes",
                  "kv_bytes_full", "kv_bytes_native", "nll", "nll_full", "kl",
-                 "top1_agree", "attention_recall", "ideal_similarity"};
+                 "top1_agree", "attention_recall", "ideal_similarity", "nll_native", "kl_native",
+                 "top1_agree_native"};
     for (const auto& m : rec.metrics())
       mt.add_row({int64_t(m.step), int64_t(m.position), int64_t(m.token), m.kv_slots, m.kv_bytes, m.kv_bytes_full,
-                  m.kv_bytes_native, m.nll, m.nll_full, m.kl, int64_t(m.top1_agree), m.attention_recall, m.ideal_similarity});
+                  m.kv_bytes_native, m.nll, m.nll_full, m.kl, int64_t(m.top1_agree), m.attention_recall, m.ideal_similarity,
+                  m.nll_native, m.kl_native, int64_t(m.top1_agree_native)});
     write_csv(path("metrics.csv"), mt);
   }
   {

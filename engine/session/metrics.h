@@ -32,6 +32,14 @@ struct StepMetrics {
   int next_token = -1;      // the token that actually followed
   double attention_recall = nan;
   double ideal_similarity = nan;
+  // The same comparisons against the checkpoint's own model (its native KV
+  // layout, full cache): under a sharing conversion this is what conversion
+  // and eviction cost together, while kl / top1_agree / nll_full above
+  // compare against the converted model and show eviction alone. Without a
+  // conversion the two are the same run and the values equal.
+  double kl_native = nan;
+  int top1_agree_native = -1;
+  double nll_native = nan;
 };
 
 // KL(p || q) for p = softmax(full), q = softmax(policy), in nats.

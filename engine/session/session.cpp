@@ -137,6 +137,9 @@ void Session::build() {
     BackendOptions so = bo;
     so.positions = PositionMode::Original;
     shadow_ = backend_->spawn(so);
+    const ModelConfig& native = bundle_->config();
+    if (native.n_kv_heads != model_cfg_.n_kv_heads || native.n_kv_layers != model_cfg_.n_kv_layers)
+      native_ = make_backend(parse_device(cfg_.device), native, bundle_->files.weights, so);
   }
   recorder_ = Recorder(KvLayout::from_config(model_cfg_), rows, positions, layers);
 }
@@ -170,6 +173,16 @@ void Session::run_shadow_forward(std::span<const int> toks) {
   so.capture_last_query_only = true;
   so.capture_logits = false;
   shadow_->forward(toks, so, shadow_out_);
+  if (native_) {
+    ForwardOptions no;  // logits only
+    no.capture_logits = false;
+    native_->forward(toks, no, native_out_);
+  }
+}
+
+const float* Session::native_logits() const {
+  const ForwardOutput& o = native_ ? native_out_ : shadow_out_;
+  return o.logits.data() + (o.n_logits - 1) * size_t(model_cfg_.vocab_size);
 }
 
 void Session::prefill() {
@@ -274,7 +287,10 @@ void Session::choose_next_token() {
     m.nll = token_nll(lg, V, *next_token_);
     m.argmax = argmax(lg, V);
   }
-  if (metrics_) m.nll_full = token_nll(shadow_out_.logits.data() + (shadow_out_.n_logits - 1) * size_t(V), V, *next_token_);
+  if (metrics_) {
+    m.nll_full = token_nll(shadow_out_.logits.data() + (shadow_out_.n_logits - 1) * size_t(V), V, *next_token_);
+    m.nll_native = token_nll(native_logits(), V, *next_token_);
+  }
 }
 
 void Session::evict_and_record(int row) {
@@ -310,6 +326,9 @@ StepMetrics Session::step_metrics(int row) const {
     const float* q = out_.logits.data() + (out_.n_logits - 1) * size_t(V);
     m.kl = kl_divergence(p, q, V);
     m.top1_agree = argmax(p, V) == argmax(q, V) ? 1 : 0;
+    const float* native = native_logits();
+    m.kl_native = kl_divergence(native, q, V);
+    m.top1_agree_native = argmax(native, V) == argmax(q, V) ? 1 : 0;
     const int P = newest + 1;
     double recall = 0, sim = 0;
     int n = 0;
@@ -366,6 +385,7 @@ Session::Session(Session& from, ForkTag)
       weights_(from.weights_),
       backend_(from.backend_->clone()),
       shadow_(from.shadow_ ? from.shadow_->clone() : nullptr),
+      native_(from.native_ ? from.native_->clone() : nullptr),
       policy_(make_policy(from.policy_->resolved())),
       recorder_(from.recorder_),
       tokens_(from.tokens_),
@@ -377,7 +397,8 @@ Session::Session(Session& from, ForkTag)
       finished_(from.finished_),
       metrics_(from.metrics_),
       out_(from.out_),
-      shadow_out_(from.shadow_out_) {}
+      shadow_out_(from.shadow_out_),
+      native_out_(from.native_out_) {}
 
 std::unique_ptr<Session> Session::fork() { return std::unique_ptr<Session>(new Session(*this, ForkTag{})); }
 

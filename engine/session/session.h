@@ -100,6 +100,9 @@ class Session {
   ModelConfig model_cfg_;
   ModelWeights weights_;
   std::unique_ptr<Backend> backend_, shadow_;
+  // The checkpoint's own model with a full cache, for the metrics against
+  // the native model; only under a sharing conversion (else the shadow is it).
+  std::unique_ptr<Backend> native_;
   std::unique_ptr<Policy> policy_;
   Recorder recorder_;
   SlotChoice choice_;            // this step's choice, its storage reused every step
@@ -109,7 +112,9 @@ class Session {
   std::optional<int> next_token_;
   bool finished_ = false;
   bool metrics_ = false;
-  ForwardOutput out_, shadow_out_;
+  ForwardOutput out_, shadow_out_, native_out_;
+  // Logits of the native model's last token (the shadow's without a conversion).
+  const float* native_logits() const;
 };
 
 }  // namespace kvscope
