@@ -10,6 +10,7 @@
 
 #include "engine_worker.h"
 #include "published_run.h"
+#include "shell_state.h"
 
 namespace kvscope::gui {
 
@@ -76,6 +77,7 @@ struct AppState {
   std::vector<std::string> recent_models;
   std::string lesson_title, lesson_caption, lesson_look_at;  // the open lesson, if any
   std::string export_dir = "kvscope-export";
+  ShellState shell;  // the window shell's own (panels, script, rects for tests)
 
   // The row the views show: the scrubbed one, or the latest published.
   int shown_row() const {

@@ -84,8 +84,9 @@ class EngineWorker {
   // (and DIR/fork for B), plus the current view's figures (figure_export's
   // export_view) for (layer, head).
   void export_all(std::filesystem::path dir, int layer, int head, FigureExportOptions figures);
-  // The current session (fork block included) as a session file.
-  void save_session(std::filesystem::path file);
+  // The current session (fork block included) as a session file; `view`,
+  // when given, replaces the session's view block (what the window shows now).
+  void save_session(std::filesystem::path file, std::optional<ViewConfig> view = std::nullopt);
   void cancel();              // stops the running command (a replay, a run of N steps, play)
 
   // --- reading (any thread; cheap) ---

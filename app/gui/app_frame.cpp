@@ -1,0 +1,129 @@
+#include "app_frame.h"
+
+#include <algorithm>
+
+#include <imgui.h>
+
+#include "launch_options.h"
+#include "panels.h"
+#include "session/session_file.h"
+#include "views/views.h"
+
+namespace kvscope::gui {
+
+namespace {
+
+// The panels edit what the new session runs with; the policy in effect is
+// the last policy change's when the session file scripted some.
+void adopt_session(AppState& s, const PublishedRun& a) {
+  s.editing = a.config;
+  s.shell.model_path = a.config.model == kvscope::absolute_model_path("") ? "" : a.config.model;
+  s.pending.policy = a.config.policy_changes.empty() ? a.config.policy : a.config.policy_changes.back().policy;
+  s.pending.sharing = a.config.sharing;
+  if (a.config.fork) s.pending.fork_policy = a.config.fork->policy;
+  s.shell.apply_feedback.clear();
+  if (!s.shell.adopt_view_block) return;
+  const ViewConfig& v = a.config.view;
+  if (v.layer || v.head) {
+    s.layer = v.layer.value_or(a.informative_layer);
+    s.head = v.head.value_or(a.informative_head);
+    s.head_chosen = true;
+  } else {
+    s.head_chosen = false;
+  }
+  if (const auto mode = parse_view_mode(v.mode)) s.view.mode = *mode;
+  s.timeline_row = v.step ? *v.step : -1;
+  s.view.shared_range = v.shared_range;
+  s.bookmarks = v.bookmarks;
+  if (a.config.lesson) {
+    s.lesson_title = a.config.lesson->title;
+    s.lesson_caption = a.config.lesson->caption;
+    s.lesson_look_at = a.config.lesson->look_at;
+  }
+}
+
+}  // namespace
+
+void refresh_from_worker(AppState& s) {
+  if (!s.worker) return;
+  s.a = s.worker->a();
+  s.b = s.worker->b();
+  s.full_ref = s.worker->full_reference();
+  s.status = s.worker->status();
+
+  if (s.status.error_serial != s.shell.error_serial_seen) {
+    s.shell.error_serial_seen = s.status.error_serial;
+    s.shell.error_banner = s.status.error;
+    s.shell.adopt_after_generation.reset();  // what was being opened failed; keep the state we have
+  }
+  if (s.status.message_serial != s.shell.message_serial_seen) {
+    s.shell.message_serial_seen = s.status.message_serial;
+    s.shell.message_line = s.status.message;
+  }
+  if (s.shell.adopt_after_generation && s.a && s.a->generation != *s.shell.adopt_after_generation && !s.status.busy) {
+    adopt_session(s, *s.a);
+    s.shell.adopt_after_generation.reset();
+  }
+  if (s.a && s.a->session) {
+    if (!s.head_chosen) {
+      s.layer = s.a->informative_layer;
+      s.head = s.a->informative_head;
+    }
+    const ModelConfig& m = s.a->session->model_config();
+    s.layer = std::clamp(s.layer, 0, std::max(0, m.n_layers - 1));
+    s.head = std::clamp(s.head, 0, std::max(0, m.n_heads - 1));
+    if (s.timeline_row >= s.a->rows - 1) s.timeline_row = -1;
+  }
+}
+
+void draw_frame(AppState& s) {
+  draw_main_menu(s);
+  const bool expert = !s.presenter;
+
+  if (begin_panel(s, "Controls", "controls", PanelSlot::Controls)) {
+    if (expert && ImGui::CollapsingHeader("Model & device", ImGuiTreeNodeFlags_DefaultOpen)) {
+      draw_model_panel(s);
+      draw_session_file_panel(s);
+    }
+    if (ImGui::CollapsingHeader("Prompt", expert ? ImGuiTreeNodeFlags_DefaultOpen : 0)) draw_prompt_panel(s);
+    if (ImGui::CollapsingHeader("Policy & sharing", ImGuiTreeNodeFlags_DefaultOpen)) draw_policy_panel(s);
+    if (s.shell.fork_editor_open || s.b) ImGui::SetNextItemOpen(true, ImGuiCond_Once);
+    if (ImGui::CollapsingHeader("Fork (B)")) draw_fork_panel(s);
+    if (expert && ImGui::CollapsingHeader("Export")) draw_export_panel(s);
+  }
+  ImGui::End();
+
+  if (begin_panel(s, "Transport", "transport", PanelSlot::Transport)) draw_transport_panel(s);
+  ImGui::End();
+
+  if (begin_panel(s, "Main view", "main_view", PanelSlot::MainView,
+                  ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse))
+    draw_main_view(s);
+  ImGui::End();
+
+  if (begin_panel(s, "Layers \xc3\x97 heads", "grid", PanelSlot::Grid)) draw_grid_panel(s);
+  ImGui::End();
+
+  if (begin_panel(s, s.lesson_title.empty() ? "Lesson" : s.lesson_title.c_str(), "lesson", PanelSlot::Lesson))
+    draw_lesson_panel(s);
+  ImGui::End();
+
+  if (begin_panel(s, "Tokens", "token_strip", PanelSlot::TokenStrip)) draw_token_strip(s);
+  ImGui::End();
+
+  if (begin_panel(s, "Score curves", "score_curves", PanelSlot::ScoreCurves)) draw_score_curves_panel(s);
+  ImGui::End();
+
+  if (begin_panel(s, "Memory & metrics", "metrics", PanelSlot::Metrics)) draw_metrics_panel(s);
+  ImGui::End();
+
+  if (begin_panel(s, "Status", "status", PanelSlot::StatusBar)) draw_status_bar(s);
+  ImGui::End();
+
+  draw_error_banner(s);
+  draw_help_overlay(s);
+  handle_keyboard(s);
+  s.shell.reset_layout = false;
+}
+
+}  // namespace kvscope::gui

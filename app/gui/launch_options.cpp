@@ -1,0 +1,109 @@
+#include "launch_options.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include <CLI/CLI.hpp>
+
+#include "panels.h"
+#include "session/session_config.h"
+
+namespace kvscope::gui {
+
+const char* view_mode_name(ViewMode m) {
+  switch (m) {
+    case ViewMode::Attention: return "attention";
+    case ViewMode::Mask: return "retained mask";
+    case ViewMode::Statistic: return "policy statistic";
+    case ViewMode::DiffFull: return "A - full cache";
+    case ViewMode::DiffFork: return "A vs B (fork)";
+    case ViewMode::IdealOverlay: return "ideal overlay";
+  }
+  return "?";
+}
+
+std::optional<ViewMode> parse_view_mode(const std::string& name) {
+  // kViewModes lists the names in the order of the ViewMode enum.
+  for (int i = 0; i < static_cast<int>(std::size(kViewModes)); ++i)
+    if (name == kViewModes[i]) return static_cast<ViewMode>(i);
+  return std::nullopt;
+}
+
+namespace {
+
+int bad_argument(const std::string& flag, const std::string& what) {
+  std::fprintf(stderr, "kvscope: %s: %s\n", flag.c_str(), what.c_str());
+  return 2;
+}
+
+std::string lesson_names(const std::vector<LessonEntry>& lessons) {
+  std::string names;
+  for (const auto& l : lessons) names += (names.empty() ? "" : ", ") + l.name;
+  return names.empty() ? "none installed" : names;
+}
+
+}  // namespace
+
+std::optional<int> parse_launch_options(int argc, char** argv, LaunchOptions& o) {
+  CLI::App app{"kvscope: a playground for KV-cache eviction in transformer decoding"};
+  std::string model, lesson, size, view;
+  int layer = -1, head = -1;
+  auto* model_opt = app.add_option("--model", model, "Model directory (default: the bundled kvscope-tiny)")
+                        ->check(CLI::ExistingDirectory);
+  auto* session_opt = app.add_option("--session", o.session, "Session file to open")->check(CLI::ExistingFile);
+  auto* lesson_opt = app.add_option("--lesson", lesson, "Lesson to open (a file name in assets/lessons, without .json)");
+  app.add_option("--steps", o.steps, "Decoding steps to run before --screenshot / --export / --exit")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--screenshot", o.screenshot, "Write the window as PNG (plus OUT.json with the state) when done");
+  app.add_flag("--exit", o.exit_when_done, "Quit when the steps, export and screenshot are done");
+  app.add_option("--state-file", o.state_file, "Write the state as JSON whenever it changes (for tests)");
+  app.add_option("--export", o.export_dir, "Export everything into DIR when the steps are done");
+  app.add_flag("--presenter", o.presenter, "Presenter mode: large fonts, expert panels hidden");
+  auto* size_opt = app.add_option("--size", size, "Window size WxH (default: the remembered one)");
+  auto* layer_opt = app.add_option("--layer", layer, "Layer shown first")->check(CLI::NonNegativeNumber);
+  auto* head_opt = app.add_option("--head", head, "Query head shown first")->check(CLI::NonNegativeNumber);
+  auto* view_opt = app.add_option("--view", view, "View mode: attention, mask, statistic, diff_full, diff_fork, ideal");
+  session_opt->excludes(lesson_opt);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "kvscope: %s\n", e.what());
+    return 2;
+  }
+
+  if (model_opt->count()) o.model = model;
+  if (lesson_opt->count()) {
+    const auto lessons = find_lessons();
+    for (const auto& l : lessons)
+      if (l.name == lesson || l.title == lesson) o.lesson_path = l.path;
+    if (o.lesson_path.empty()) return bad_argument("--lesson", "no lesson '" + lesson + "' (" + lesson_names(lessons) + ")");
+  }
+  if (size_opt->count()) {
+    int w = 0, h = 0;
+    char tail = 0;
+    if (std::sscanf(size.c_str(), "%dx%d%c", &w, &h, &tail) != 2 || w < 320 || h < 240 || w > 16384 || h > 16384)
+      return bad_argument("--size", "expected WxH with W >= 320 and H >= 240, e.g. 1600x1000 (got '" + size + "')");
+    o.width = w;
+    o.height = h;
+  }
+  if (layer_opt->count()) o.layer = layer;
+  if (head_opt->count()) o.head = head;
+  if (view_opt->count()) {
+    o.view_mode = parse_view_mode(view);
+    if (!o.view_mode)
+      return bad_argument("--view", "unknown mode '" + view + "' (attention, mask, statistic, diff_full, diff_fork, ideal)");
+  }
+  if (!o.screenshot.empty() && std::filesystem::path(o.screenshot).extension() != ".png")
+    return bad_argument("--screenshot", "the file must end in .png (got '" + o.screenshot + "')");
+  if (!o.screenshot.empty()) {
+    const auto dir = std::filesystem::absolute(o.screenshot).parent_path();
+    if (!std::filesystem::is_directory(dir)) return bad_argument("--screenshot", "no directory " + dir.string());
+  }
+  return std::nullopt;
+}
+
+}  // namespace kvscope::gui

@@ -1,0 +1,65 @@
+// The window's panels: one small function each, all state in AppState (the
+// imgui_demo way). The views (heatmap, grid, score curves, token strip) are
+// in views/; these are the controls around them.
+#pragma once
+
+#include <string>
+
+#include "app_state.h"
+
+namespace kvscope::gui {
+
+// ---- the panel windows and where they go (panels_layout.cpp) ----
+enum class PanelSlot { Controls, Transport, MainView, Grid, Lesson, TokenStrip, ScoreCurves, Metrics, StatusBar };
+// Begins the ImGui window of a panel at its default place (first use, or
+// every frame while s.shell.reset_layout) and records its rectangle as
+// "panel.<id>". Always pair with ImGui::End().
+bool begin_panel(AppState& s, const char* title, const char* id, PanelSlot slot, int extra_flags = 0);
+// Records the last item's rectangle as `name` (a widget tests click).
+void record_item_rect(AppState& s, const std::string& name);
+// Hover help for the last item: "what it does" and where it comes from.
+void help_tooltip(const char* text);
+
+// ---- controls (left column) ----
+void draw_model_panel(AppState& s);      // model directory, recent, summary, device
+void draw_session_file_panel(AppState& s);  // open a session file
+void draw_prompt_panel(AppState& s);     // prompt, continuation, max new tokens, sampling
+void draw_policy_panel(AppState& s);     // policy of A + sharing + Apply
+void draw_fork_panel(AppState& s);       // policy of B, Fork / Drop fork
+void draw_export_panel(AppState& s);     // export directory, Export all, Save session
+// The policy parameter editor, for A and for B; returns true when changed.
+bool edit_policy_params(const char* id, PolicyParams& p, bool expert);
+// One line: "" when `p` is usable for A's prompt, else the engine's message.
+std::string policy_problem(const AppState& s, const PolicyParams& p);
+
+// ---- the rest ----
+void draw_transport_panel(AppState& s);  // step, run N, play, reset, cancel, timeline, fork
+void draw_metrics_panel(AppState& s);    // KV bytes and quality over the steps, A and B
+void draw_lesson_panel(AppState& s);     // caption and "look at" of the open lesson
+void draw_status_bar(AppState& s);
+void draw_main_menu(AppState& s);        // File, View, Lessons, Help
+void draw_error_banner(AppState& s);     // the worker's last error, red, until dismissed
+void draw_help_overlay(AppState& s);     // F1: every key
+void handle_keyboard(AppState& s);       // Space, arrows, R, F, , . [ ] F1
+
+// ---- actions shared by buttons, keys and menus (panels_actions.cpp) ----
+void action_step(AppState& s);           // from the scrubbed row when scrubbed
+void action_step_back(AppState& s);      // the timeline one row back
+void action_toggle_play(AppState& s);
+void action_reset(AppState& s);
+void action_fork(AppState& s);
+void action_open_model(AppState& s, const std::string& model);  // editing settings with this model
+void action_open_session_file(AppState& s, const std::string& path, int steps = -1);
+void action_open_lesson(AppState& s, const LessonEntry& lesson);
+void action_select_layer(AppState& s, int delta);
+void action_select_head(AppState& s, int delta);
+// The engine's settings of the panels for a new session A.
+SessionConfig config_from_panels(const AppState& s);
+
+// Lessons in assets/lessons, sorted by file name.
+std::vector<LessonEntry> find_lessons();
+
+// "12.3 KiB", "4.0 MiB".
+std::string format_bytes(double bytes);
+
+}  // namespace kvscope::gui

@@ -1,0 +1,83 @@
+// Memory and quality over the steps, for A and (when forked) B: KV bytes
+// now / full / native, then KL, top-1 agreement, NLL and attention recall
+// as small plots (ImGui::PlotLines), each with its latest value.
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+#include <imgui.h>
+
+#include "panels.h"
+
+namespace kvscope::gui {
+
+namespace {
+
+// The finite values of one metric over the rows shown (NaN rows skipped:
+// e.g. NLL is only known where the next token is).
+std::vector<float> series(const PublishedRun& r, int up_to_row, const std::function<double(const StepMetrics&)>& f) {
+  std::vector<float> v;
+  for (size_t i = 0; i < r.metrics.size() && static_cast<int>(i) <= up_to_row; ++i) {
+    const double x = f(r.metrics[i]);
+    if (std::isfinite(x)) v.push_back(static_cast<float>(x));
+  }
+  return v;
+}
+
+void plot(const char* label, const char* help, const std::vector<float>& v, float lo, float hi, float width) {
+  char overlay[48] = "-";
+  if (!v.empty()) std::snprintf(overlay, sizeof overlay, "%s %.3f", label, v.back());
+  const float h = ImGui::GetTextLineHeight() * 2.2f;
+  ImGui::PlotLines((std::string("##") + label).c_str(), v.empty() ? nullptr : v.data(), static_cast<int>(v.size()), 0,
+                   overlay, lo, hi, {width, h});
+  help_tooltip(help);
+}
+
+void draw_run_metrics(const char* name, const PublishedRun& r, int row) {
+  ImGui::PushID(name);
+  if (row >= 0 && row < static_cast<int>(r.metrics.size())) {
+    const StepMetrics& m = r.metrics[row];
+    ImGui::TextWrapped("%s  KV %s / full %s / native %s", name, format_bytes(static_cast<double>(m.kv_bytes)).c_str(),
+                format_bytes(static_cast<double>(m.kv_bytes_full)).c_str(),
+                format_bytes(static_cast<double>(m.kv_bytes_native)).c_str());
+  } else {
+    ImGui::Text("%s  KV %s / full %s", name, format_bytes(static_cast<double>(r.kv_bytes)).c_str(),
+                format_bytes(static_cast<double>(r.kv_bytes_full)).c_str());
+  }
+  help_tooltip("Bytes of the policy's KV cache at this step, of a full cache of the same tokens in the layout in "
+               "use, and in the checkpoint's native layout (sharing and eviction together).");
+  const float autoscale = FLT_MAX;  // ImGui: FLT_MAX = scale to the data
+  // Two plots a line, each half the panel wide.
+  const float w = 0.5f * (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x);
+  plot("KL", "KL(p_full || p_policy) of the next-token distributions, in nats: 0 = the policy predicts exactly what the full cache does.",
+       series(r, row, [](const StepMetrics& m) { return m.kl; }), 0, autoscale, w);
+  ImGui::SameLine();
+  plot("top-1", "Top-1 agreement: 1 when the policy's most likely next token equals the full cache's.",
+       series(r, row, [](const StepMetrics& m) { return m.top1_agree < 0 ? std::nan("") : double(m.top1_agree); }), 0, 1, w);
+  plot("NLL", "Negative log-likelihood of the token that actually followed, under the policy (known with a "
+              "teacher-forced continuation or after sampling).",
+       series(r, row, [](const StepMetrics& m) { return m.nll; }), 0, autoscale, w);
+  ImGui::SameLine();
+  plot("recall", "Attention recall: the share of the full cache's attention mass on the slots the policy kept "
+                 "(per head, averaged). 1 = nothing the full model looks at was evicted.",
+       series(r, row, [](const StepMetrics& m) { return m.attention_recall; }), 0, 1, w);
+  ImGui::PopID();
+}
+
+}  // namespace
+
+void draw_metrics_panel(AppState& s) {
+  if (!s.a) {
+    ImGui::TextDisabled("no run yet");
+    return;
+  }
+  const int row = s.shown_row();
+  draw_run_metrics("A", *s.a, row);
+  if (s.b) {
+    ImGui::Separator();
+    draw_run_metrics("B", *s.b, std::min(row, s.b->rows - 1));
+  }
+}
+
+}  // namespace kvscope::gui

@@ -1,0 +1,137 @@
+// The policy & sharing panel of A, with Apply, and the fork panel of B.
+// Apply takes effect "from this step on" (the past stays as recorded) or
+// "replay from the start" (the whole run again, to the same step); the line
+// under the button says which was done, and the list of policy changes in
+// effect shows where each began.
+#include <imgui.h>
+
+#include "panels.h"
+
+namespace kvscope::gui {
+
+namespace {
+
+const ImVec4 kProblemColour{1.0f, 0.45f, 0.4f, 1.0f};
+
+// The KV-sharing layout and the bytes it implies at the current length.
+bool edit_sharing(AppState& s, SharingLayout& l) {
+  bool changed = false;
+  const char* kinds[] = {"native", "MHA", "GQA", "MQA", "MLKV"};
+  int k = static_cast<int>(l.kind);
+  ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * 9);
+  if (ImGui::Combo("KV sharing", &k, kinds, 5)) {
+    l.kind = static_cast<SharingLayout::Kind>(k);
+    changed = true;
+  }
+  help_tooltip("How many KV heads the cache holds. native: the checkpoint's own layout. MHA: one KV head per query "
+               "head. GQA:G (Ainslie et al. 2023): G KV heads per layer shared by groups of query heads. MQA "
+               "(Shazeer 2019): one KV head per layer. MLKV:M (Zuhri et al. 2024): only M layers own KV, the others "
+               "read the nearest owning layer below. Converted without training by averaging K/V projections, so "
+               "quality drops: the metrics show how much.");
+  const float w = ImGui::GetTextLineHeight() * 5;
+  if (l.kind == SharingLayout::Kind::GQA || l.kind == SharingLayout::Kind::MLKV) {
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::InputInt("KV heads G", &l.kv_heads)) {
+      l.kv_heads = std::max(0, l.kv_heads);
+      changed = true;
+    }
+    help_tooltip("G: KV heads per owning layer (must divide the query heads; 0 = the checkpoint's).");
+  }
+  if (l.kind == SharingLayout::Kind::MLKV) {
+    ImGui::SetNextItemWidth(w);
+    if (ImGui::InputInt("KV layers M", &l.kv_layers)) {
+      l.kv_layers = std::max(0, l.kv_layers);
+      changed = true;
+    }
+    help_tooltip("M: layers that own KV; owning layers are [0] + floor((i+1) L / M) as in the MLKV code.");
+  }
+
+  if (s.a && s.a->session) {
+    // KV bytes = 2 (K and V) x owning layers x KV heads x head dim x 4 bytes
+    // (fp32) x tokens: MLKV paper, Table 1.
+    const ModelConfig& native = s.a->session->bundle().config();
+    try {
+      const auto [m, g] = l.resolve(native);
+      const double tokens = static_cast<double>(s.a->tokens.size());
+      const double per_token = 2.0 * m * g * native.head_dim * 4;
+      const double native_per_token = 2.0 * native.n_kv_layers * native.n_kv_heads * native.head_dim * 4;
+      ImGui::TextWrapped("%s: %d KV layers x %d KV heads = %s per token; a full cache of the %d tokens now: %s "
+                         "(checkpoint's layout: %s)",
+                         l.str().c_str(), m, g, format_bytes(per_token).c_str(), static_cast<int>(tokens),
+                         format_bytes(per_token * tokens).c_str(), format_bytes(native_per_token * tokens).c_str());
+    } catch (const std::exception& e) {
+      ImGui::PushStyleColor(ImGuiCol_Text, kProblemColour);
+      ImGui::TextWrapped("%s", e.what());
+      ImGui::PopStyleColor();
+    }
+  }
+  return changed;
+}
+
+void draw_problem(const std::string& problem) {
+  if (problem.empty()) return;
+  ImGui::PushStyleColor(ImGuiCol_Text, kProblemColour);
+  ImGui::TextWrapped("%s", problem.c_str());
+  ImGui::PopStyleColor();
+}
+
+}  // namespace
+
+void draw_policy_panel(AppState& s) {
+  edit_policy_params("A", s.pending.policy, !s.presenter);
+  s.pending.policy.seed = s.editing.seed;
+  if (!s.presenter) edit_sharing(s, s.pending.sharing);
+  const std::string problem = policy_problem(s, s.pending.policy);
+  draw_problem(problem);
+
+  int mode = static_cast<int>(s.pending.mode);
+  ImGui::RadioButton("from this step on", &mode, static_cast<int>(ApplyMode::FromNow));
+  help_tooltip("The new settings take effect at the next step; the rows already recorded stay as they were, so "
+               "the heatmap shows the change as a boundary. (A sharing change always replays: the cache layout changes.)");
+  ImGui::SameLine();
+  ImGui::RadioButton("replay from the start", &mode, static_cast<int>(ApplyMode::Replay));
+  help_tooltip("The whole run again from the prompt under the new settings, up to the same step, as if they had "
+               "been in effect all along.");
+  s.pending.mode = static_cast<ApplyMode>(mode);
+
+  const bool sharing_changed = s.a && s.pending.sharing.str() != s.a->config.sharing.str();
+  if (ImGui::Button("Apply") && s.worker && s.a) {
+    s.worker->apply(s.pending.policy, s.pending.sharing, s.pending.mode);
+    const bool replay = s.pending.mode == ApplyMode::Replay || sharing_changed;
+    const int row = s.a->rows - 1;
+    s.shell.apply_feedback = replay ? "Replayed from the start to step " + std::to_string(row)
+                                    : "Applied from step " + std::to_string(row + 1) + " on (steps 0-" +
+                                          std::to_string(row) + " unchanged)";
+    if (sharing_changed && s.pending.mode == ApplyMode::FromNow) s.shell.apply_feedback += " - sharing changes always replay";
+  }
+  record_item_rect(s, "button.apply");
+  if (!s.shell.apply_feedback.empty()) {
+    ImGui::SameLine();
+    ImGui::TextColored({0.55f, 0.85f, 0.55f, 1}, "%s", s.shell.apply_feedback.c_str());
+  }
+  if (s.a) {
+    ImGui::TextDisabled("in effect: %s", s.a->policy_label.c_str());
+    for (const auto& ch : s.a->config.policy_changes)
+      ImGui::BulletText("from step %d: %s %s", ch.from_step, policy_name(ch.policy.kind), ch.policy.budget.str().c_str());
+  }
+}
+
+void draw_fork_panel(AppState& s) {
+  ImGui::TextWrapped("B goes on from the current step (or the scrubbed one) under this policy; the views compare it with A.");
+  edit_policy_params("B", s.pending.fork_policy, !s.presenter);
+  s.pending.fork_policy.seed = s.editing.seed;
+  draw_problem(policy_problem(s, s.pending.fork_policy));
+  if (ImGui::Button(s.b ? "Fork again" : "Fork")) action_fork(s);
+  record_item_rect(s, "button.fork");
+  help_tooltip("F: snapshot A here (caches, statistics, sampler, recorder) and continue the copy under B's policy.");
+  if (s.b) {
+    ImGui::SameLine();
+    if (ImGui::Button("Apply to B") && s.worker)
+      s.worker->apply(s.pending.fork_policy, s.a ? s.a->config.sharing : SharingLayout{}, ApplyMode::FromNow, true);
+    ImGui::SameLine();
+    if (ImGui::Button("Drop fork") && s.worker) s.worker->drop_fork();
+    ImGui::TextDisabled("B: %s (%d rows)", s.b->policy_label.c_str(), s.b->rows);
+  }
+}
+
+}  // namespace kvscope::gui

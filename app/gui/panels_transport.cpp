@@ -1,0 +1,77 @@
+// The transport bar: step, run N, play/pause with a speed, reset, fork,
+// cancel with progress while the worker is busy, and the timeline over
+// every recorded row.
+#include <algorithm>
+
+#include <imgui.h>
+
+#include "panels.h"
+
+namespace kvscope::gui {
+
+void draw_transport_panel(AppState& s) {
+  const bool playing = s.status.playing;
+  if (ImGui::Button("Step")) action_step(s);
+  record_item_rect(s, "button.step");
+  help_tooltip("Right arrow: one decoding step (from the scrubbed row when you scrubbed back: the later rows are dropped).");
+  ImGui::SameLine();
+  if (ImGui::Button("Run N") && s.worker) {
+    s.worker->step(s.shell.run_n);
+    s.timeline_row = -1;
+  }
+  record_item_rect(s, "button.run_n");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * 4);
+  if (ImGui::InputInt("##n", &s.shell.run_n, 0, 0)) s.shell.run_n = std::clamp(s.shell.run_n, 1, 100000);
+  help_tooltip("N: the steps \"Run N\" takes.");
+  ImGui::SameLine();
+  if (ImGui::Button(playing ? "Pause" : "Play ", {ImGui::CalcTextSize("Pause").x + 2 * ImGui::GetStyle().FramePadding.x, 0}))
+    action_toggle_play(s);
+  record_item_rect(s, "button.play");
+  help_tooltip("Space: play / pause.");
+  ImGui::SameLine();
+  float speed = static_cast<float>(s.status.play_steps_per_s);
+  ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * 7);
+  if (ImGui::SliderFloat("##speed", &speed, 0.5f, 60.0f, "%.1f steps/s", ImGuiSliderFlags_Logarithmic) && s.worker)
+    s.worker->set_play_speed(speed);
+  help_tooltip("Play speed (the engine may be slower on a large model).");
+  ImGui::SameLine();
+  if (ImGui::Button("Reset")) action_reset(s);
+  record_item_rect(s, "button.reset");
+  help_tooltip("R: A again from its prompt (the fork is dropped).");
+  ImGui::SameLine();
+  if (ImGui::Button("Fork")) action_fork(s);
+  help_tooltip("F: fork B here under the policy of the Fork panel.");
+  if (s.b) {
+    ImGui::SameLine();
+    if (ImGui::Button("Drop fork") && s.worker) s.worker->drop_fork();
+  }
+
+  // Busy: what runs, how far, and a way out.
+  if (s.status.busy) {
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel") && s.worker) s.worker->cancel();
+    record_item_rect(s, "button.cancel");
+    ImGui::SameLine();
+    const float frac = s.status.progress >= 0 ? static_cast<float>(s.status.progress)
+                                              : static_cast<float>(ImGui::GetTime() * 0.5 - static_cast<int>(ImGui::GetTime() * 0.5));
+    ImGui::ProgressBar(frac, {-1, 0}, s.status.task.c_str());
+  }
+
+  // The timeline: every recorded row; the right end follows the newest.
+  const int latest = s.a ? s.a->rows - 1 : 0;
+  int row = s.shown_row() < 0 ? 0 : s.shown_row();
+  ImGui::SetNextItemWidth(-ImGui::CalcTextSize("latest").x - ImGui::GetFrameHeight() - 2 * ImGui::GetStyle().ItemSpacing.x);
+  if (ImGui::SliderInt("##timeline", &row, 0, std::max(0, latest), row == latest ? "step %d (latest)" : "step %d (scrubbed)")) {
+    s.timeline_row = row >= latest ? -1 : row;
+    s.view.follow_latest = s.timeline_row < 0;
+  }
+  record_item_rect(s, "slider.timeline");
+  help_tooltip("Scrub back over every recorded step: the views show that step exactly as it was recorded. "
+               "Left arrow: one step back. Stepping from a scrubbed step continues from there.");
+  ImGui::SameLine();
+  bool follow = s.timeline_row < 0;
+  if (ImGui::Checkbox("latest", &follow)) s.timeline_row = follow ? -1 : std::max(0, latest);
+}
+
+}  // namespace kvscope::gui

@@ -1,0 +1,66 @@
+// The window shell's own state (main.cpp, the panels, the command line
+// script): what AppState needs beyond the engine's selection and view
+// settings. Plain data; AppState holds one of these as `shell`.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvscope::gui {
+
+// A rectangle on the screen in framebuffer pixels (what a screenshot shows).
+struct ScreenRect {
+  float x = 0, y = 0, w = 0, h = 0;
+};
+
+// A lesson file found in assets/lessons (its title read once at start).
+struct LessonEntry {
+  std::string name;   // file stem: "passkey_window"
+  std::string title;  // the file's lesson.title, else the stem
+  std::string path;
+};
+
+struct ShellState {
+  // Panels and a few widgets ("panel.main_view", "button.step"), this
+  // frame, for the screenshot's sidecar and the state file (tests click them).
+  std::map<std::string, ScreenRect> rects;
+
+  // Panel edits that are not engine settings.
+  std::string model_path;      // the model field ("" = the bundled model)
+  std::string session_path;    // the session file field
+  int run_n = 16;              // "Run N"
+  bool fork_editor_open = false;
+  std::string apply_feedback;  // what the last Apply did, shown under the button
+  std::string last_applied_label;
+
+  // Errors and messages from the worker, shown until dismissed.
+  uint64_t error_serial_seen = 0;
+  std::string error_banner;
+  uint64_t message_serial_seen = 0;
+  std::string message_line;
+
+  // An open/open_file is under way: when A's generation moves past this,
+  // the session's view block, lesson and settings are taken over.
+  std::optional<uint64_t> adopt_after_generation;
+  bool adopt_view_block = false;
+
+  // GLFW key codes pressed (or repeated) since the last frame. ImGui 1.86
+  // only sees whether a key is down at frame time, so a press and release
+  // inside one frame (xdotool, a quick tap while the engine keeps frames
+  // busy) would be lost; main.cpp's key callback queues them here.
+  struct KeyPress {
+    int key = 0, mods = 0;  // GLFW_KEY_*, GLFW_MOD_* as reported with the press
+  };
+  std::vector<KeyPress> pressed_keys;
+
+  std::vector<LessonEntry> lessons;
+  bool reset_layout = false;     // one frame of the default panel places
+  bool want_quit = false;
+  float base_scale = 1.0f;       // HiDPI content scale (ui_scale / presenter factor)
+  double frame_ms_smooth = 0;
+};
+
+}  // namespace kvscope::gui

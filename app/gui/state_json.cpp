@@ -1,0 +1,50 @@
+#include "state_json.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "session/session_config.h"
+
+namespace kvscope::gui {
+
+nlohmann::json state_json(const AppState& s, int fb_w, int fb_h) {
+  nlohmann::json j;
+  j["rows"] = s.a ? s.a->rows : 0;
+  j["shown_row"] = s.shown_row();
+  j["timeline_row"] = s.timeline_row;
+  j["layer"] = s.layer;
+  j["head"] = s.head;
+  j["mode"] = kViewModes[static_cast<int>(s.view.mode)];
+  j["policy"] = s.a ? s.a->policy_label : "";
+  j["policy_kind"] = s.a ? policy_name(s.a->config.policy.kind) : "";
+  j["generation"] = s.a ? s.a->generation : 0;
+  j["fork"] = s.b != nullptr;
+  j["fork_rows"] = s.b ? s.b->rows : 0;
+  j["fork_policy"] = s.b ? s.b->policy_label : "";
+  j["playing"] = s.status.playing;
+  j["busy"] = s.status.busy;
+  j["error"] = s.shell.error_banner;
+  j["presenter"] = s.presenter;
+  j["help"] = s.show_help;
+  j["lesson"] = s.lesson_title;
+  j["window"] = {{"width", fb_w}, {"height", fb_h}};
+  nlohmann::json rects = nlohmann::json::object();
+  for (const auto& [name, r] : s.shell.rects)
+    rects[name] = {std::lround(r.x), std::lround(r.y), std::lround(r.w), std::lround(r.h)};
+  j["rects"] = rects;
+  return j;
+}
+
+bool write_text_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return false;
+    out << text;
+    if (!out) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace kvscope::gui

@@ -1,0 +1,21 @@
+// What the window shows, as JSON: the screenshot's sidecar and the
+// --state-file that tests poll (rows, selection, mode, policy, fork, window
+// size and the screen rectangles of the panels and of a few widgets, so a
+// test can crop a panel or click a button).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "app_state.h"
+
+namespace kvscope::gui {
+
+nlohmann::json state_json(const AppState& s, int framebuffer_width, int framebuffer_height);
+
+// Writes `text` to `path` through a temporary file (a poller never reads
+// half a file). Returns false on failure.
+bool write_text_atomically(const std::string& path, const std::string& text);
+
+}  // namespace kvscope::gui

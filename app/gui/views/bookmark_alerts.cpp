@@ -1,0 +1,70 @@
+#include "views/bookmark_alerts.h"
+
+#include <algorithm>
+#include <map>
+
+#include "imgui.h"
+#include "views/token_text.h"
+
+namespace kvscope::gui {
+namespace {
+
+constexpr double kFlashSeconds = 1.5, kAlertSeconds = 6;
+
+struct Watch {
+  const void* session = nullptr;
+  uint64_t generation = 0;
+  std::size_t seen_events = 0;
+  std::map<int, double> flashed_at;  // position -> ImGui time
+  std::string last_alert;
+  double last_alert_at = -1e9;
+};
+
+Watch& watch() {
+  static Watch w;
+  return w;
+}
+
+}  // namespace
+
+void watch_bookmarks(AppState& s) {
+  Watch& w = watch();
+  const std::shared_ptr<const PublishedRun> a = s.a;
+  if (!a || !a->session) return;
+  if (w.session != a->session.get() || w.generation != a->generation) {
+    // A new session (reset, replay, open): its past evictions are history,
+    // not news; only what happens from here on alerts.
+    w.session = a->session.get();
+    w.generation = a->generation;
+    w.seen_events = a->events.size();
+    return;
+  }
+  const double now = ImGui::GetTime();
+  for (std::size_t i = w.seen_events; i < a->events.size(); ++i) {
+    const EvictionEvent& e = a->events[i];
+    if (std::find(s.bookmarks.begin(), s.bookmarks.end(), e.position) == s.bookmarks.end()) continue;
+    const std::string text = "step " + std::to_string(e.step) + ": layer " + std::to_string(e.layer) + " KV head " +
+                             std::to_string(e.kv_head) + " evicted bookmarked '" +
+                             display_token(a->token_text, e.position) + "' (pos " + std::to_string(e.position) + ")";
+    s.alerts.push_back(text);
+    w.flashed_at[e.position] = now;
+    w.last_alert = text;
+    w.last_alert_at = now;
+  }
+  w.seen_events = a->events.size();
+}
+
+float eviction_flash(int position) {
+  const Watch& w = watch();
+  const auto it = w.flashed_at.find(position);
+  if (it == w.flashed_at.end()) return 0;
+  const double age = ImGui::GetTime() - it->second;
+  return age < 0 || age > kFlashSeconds ? 0.f : float(1 - age / kFlashSeconds);
+}
+
+std::string fresh_alert() {
+  const Watch& w = watch();
+  return ImGui::GetTime() - w.last_alert_at < kAlertSeconds ? w.last_alert : "";
+}
+
+}  // namespace kvscope::gui

@@ -1,0 +1,20 @@
+// The legend beside a picture: a vertical colorbar (the colormap texture,
+// ticks at nice values of the linear or log scale), or, for categorical
+// pictures, coloured swatches with their labels.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "figures/color_scale.h"
+#include "imgui.h"
+
+namespace kvscope::gui {
+
+float colorbar_width();
+// Draws at the cursor, `height` tall; `label` runs along it ("attention").
+void draw_colorbar(const kvscope::ColorScale& scale, const std::string& colormap, const std::string& label, float height);
+void draw_code_legend(const std::vector<uint8_t>& codes);
+
+}  // namespace kvscope::gui

@@ -1,0 +1,190 @@
+#include "views/heatmap_panel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "views/token_text.h"
+
+namespace kvscope::gui {
+namespace {
+
+std::string render_inputs(const HeatmapPanelSpec& spec, const Camera& cam, int w, int h) {
+  const HeatmapKey& k = spec.cells->key();
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), "%p %llu %d %d %d %p %d | %.9g %.9g %.9g %.9g | %d %d %d %d | %d %s %d %.9g %.9g %d",
+                k.source, static_cast<unsigned long long>(k.generation), k.layer, k.head, k.kind, k.extra,
+                spec.cells->filled_rows(), cam.x0, cam.y0, cam.cells_per_px_x, cam.cells_per_px_y, spec.last_row,
+                spec.visible_cols, w, h, static_cast<int>(spec.style.coloring), spec.style.colormap.c_str(),
+                static_cast<int>(spec.style.scale.kind), spec.style.scale.lo, spec.style.scale.hi,
+                spec.style.outline_evicted);
+  return buf;
+}
+
+// Zoom by `factor` around the screen point `at` (relative to the cells' top-left).
+void zoom_around(Camera& cam, ImVec2 at, double factor) {
+  const double cx = cam.x0 + at.x * cam.cells_per_px_x, cy = cam.y0 + at.y * cam.cells_per_px_y;
+  // Not closer than 64 pixels per cell: beyond that nothing more is legible.
+  const double min_cpp = 1.0 / 64;
+  const double fx = std::max(factor, min_cpp / cam.cells_per_px_x), fy = std::max(factor, min_cpp / cam.cells_per_px_y);
+  const double f = std::max(fx, fy);  // keep the aspect
+  cam.cells_per_px_x *= f;
+  cam.cells_per_px_y *= f;
+  cam.x0 = cx - at.x * cam.cells_per_px_x;
+  cam.y0 = cy - at.y * cam.cells_per_px_y;
+}
+
+void draw_column_labels(ImDrawList* dl, ImVec2 origin, float width, const Camera& cam, const HeatmapPanelSpec& spec) {
+  const float px_per_col = float(1.0 / cam.cells_per_px_x);
+  const float line = ImGui::GetTextLineHeight();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  const int first = std::max(0, int(std::floor(cam.x0))), last = std::min(spec.visible_cols - 1, int(cam.x0 + width * cam.cells_per_px_x));
+  dl->PushClipRect(ImVec2(origin.x, origin.y - col_label_height()), ImVec2(origin.x + width, origin.y), true);
+  const float y = origin.y - line - 2;
+  if (spec.run && px_per_col >= ImGui::CalcTextSize("ab").x) {
+    // Token text, clipped to its column.
+    for (int p = first; p <= last; ++p) {
+      const float x = origin.x + float((p - cam.x0) * px_per_col);
+      const std::string label = display_token(spec.run->token_text, p);
+      dl->PushClipRect(ImVec2(x, y), ImVec2(x + px_per_col - 1, y + line), true);
+      dl->AddText(ImVec2(x + 1, y), text, label.c_str());
+      dl->PopClipRect();
+    }
+  } else {
+    // Position numbers every `step` columns, spaced to fit.
+    const float label_w = ImGui::CalcTextSize("00000").x;
+    int step = 1;
+    while (step * px_per_col < label_w) step *= step % 10 == 1 || step == 1 ? 5 : 2;
+    for (int p = (first / step) * step; p <= last; p += step) {
+      const float x = origin.x + float((p + 0.5 - cam.x0) * px_per_col);
+      char buf[16];
+      std::snprintf(buf, sizeof(buf), "%d", p);
+      dl->AddText(ImVec2(x - ImGui::CalcTextSize(buf).x / 2, y), text, buf);
+      dl->AddLine(ImVec2(x, origin.y - 2), ImVec2(x, origin.y), text);
+    }
+  }
+  dl->PopClipRect();
+}
+
+void draw_row_labels(ImDrawList* dl, ImVec2 origin, float height, const Camera& cam, const HeatmapPanelSpec& spec) {
+  const float px_per_row = float(1.0 / cam.cells_per_px_y);
+  const float line = ImGui::GetTextLineHeight();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  const int first = std::max(0, int(std::floor(cam.y0))), last = std::min(spec.last_row, int(cam.y0 + height * cam.cells_per_px_y));
+  const float left = origin.x - row_label_width();
+  dl->PushClipRect(ImVec2(left, origin.y), ImVec2(origin.x, origin.y + height), true);
+  int step = 1;
+  if (px_per_row < line) {
+    while (step * px_per_row < line * 1.2f) step *= step % 10 == 1 || step == 1 ? 5 : 2;
+  }
+  const bool with_tokens = spec.run && step == 1;
+  for (int r = (first / step) * step; r <= last; r += step) {
+    const float y = origin.y + float((r + 0.5 - cam.y0) * px_per_row) - line / 2;
+    char buf[24];
+    std::snprintf(buf, sizeof(buf), "%d ", r);
+    std::string label = buf;
+    // Row r is the step whose query is the token at prompt - 1 + r.
+    if (with_tokens) label += display_token(spec.run->token_text, spec.run->prompt_length - 1 + r);
+    dl->AddText(ImVec2(left + 2, y), text, label.c_str());
+  }
+  dl->PopClipRect();
+}
+
+}  // namespace
+
+float row_label_width() { return ImGui::CalcTextSize("0000 wwwwwwww").x; }
+float row_margin(const HeatmapPanelSpec& spec) { return spec.row_labels ? row_label_width() : 6.f; }
+float col_label_height() { return ImGui::GetTextLineHeight() + 4; }
+
+PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRenderCache& cache, ImVec2 size,
+                              AppState& s) {
+  PanelHover hover;
+  ImGui::PushID(spec.id);
+  const ImVec2 top_left = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  float title_h = 0;
+  if (!spec.title.empty()) {
+    title_h = ImGui::GetTextLineHeightWithSpacing();
+    dl->AddText(ImVec2(top_left.x + row_margin(spec), top_left.y), ImGui::GetColorU32(ImGuiCol_Text), spec.title.c_str());
+  }
+  const ImVec2 origin(top_left.x + row_margin(spec), top_left.y + title_h + col_label_height());
+  const ImVec2 cells_size(std::max(8.f, size.x - row_margin(spec)), std::max(8.f, size.y - title_h - col_label_height()));
+
+  // Render at the framebuffer's resolution (HiDPI): cells per framebuffer pixel.
+  const ImVec2 fb_scale = ImGui::GetIO().DisplayFramebufferScale;
+  const int w = std::max(1, int(cells_size.x * fb_scale.x)), h = std::max(1, int(cells_size.y * fb_scale.y));
+  cache.target.ensure(w, h);
+  const std::string inputs = render_inputs(spec, cam, w, h);
+  if (inputs != cache.last) {
+    HeatmapViewport vp;
+    vp.x0 = cam.x0;
+    vp.y0 = cam.y0;
+    vp.cells_per_px_x = cam.cells_per_px_x / fb_scale.x;
+    vp.cells_per_px_y = cam.cells_per_px_y / fb_scale.y;
+    vp.visible_cols = spec.visible_cols;
+    vp.last_row = spec.last_row;
+    render_heatmap(cache.target, spec.cells->texture(), vp, spec.style);
+    cache.last = inputs;
+  }
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::Image(texture_id(cache.target.texture()), cells_size);
+  // An invisible button over the image takes the mouse (drag to pan) so
+  // the window does not move with it.
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::InvisibleButton("cells", cells_size);
+  const bool hovered = ImGui::IsItemHovered();
+  const ImGuiIO& io = ImGui::GetIO();
+  if (hovered && io.MouseWheel != 0) {
+    const ImVec2 at(io.MousePos.x - origin.x, io.MousePos.y - origin.y);
+    zoom_around(cam, at, std::pow(0.85, io.MouseWheel));
+    s.view.follow_latest = false;
+  }
+  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 0)) {
+    cam.x0 -= io.MouseDelta.x * cam.cells_per_px_x;
+    cam.y0 -= io.MouseDelta.y * cam.cells_per_px_y;
+    s.view.follow_latest = false;
+  }
+  if (hovered) {
+    const int col = int(std::floor(cam.x0 + (io.MousePos.x - origin.x) * cam.cells_per_px_x));
+    const int row = int(std::floor(cam.y0 + (io.MousePos.y - origin.y) * cam.cells_per_px_y));
+    if (col >= 0 && col < spec.visible_cols && row >= 0 && row <= spec.last_row) {
+      hover.hovered = true;
+      hover.row = row;
+      hover.col = col;
+    }
+  }
+
+  // Overlays: the hovered token's column, bookmarks, the timeline row.
+  dl->PushClipRect(origin, ImVec2(origin.x + cells_size.x, origin.y + cells_size.y), true);
+  auto col_x = [&](double c) { return origin.x + float((c - cam.x0) / cam.cells_per_px_x); };
+  auto row_y = [&](double r) { return origin.y + float((r - cam.y0) / cam.cells_per_px_y); };
+  if (s.hovered_position >= 0) {
+    const float x0 = col_x(s.hovered_position), x1 = std::max(col_x(s.hovered_position + 1), x0 + 1);
+    dl->AddRect(ImVec2(x0 - 1, origin.y), ImVec2(x1 + 1, origin.y + cells_size.y), IM_COL32(255, 255, 255, 200), 0, 0, 1.5f);
+    dl->AddRect(ImVec2(x0 - 2, origin.y), ImVec2(x1 + 2, origin.y + cells_size.y), IM_COL32(0, 0, 0, 160));
+  }
+  const float y = row_y(spec.last_row + 1);
+  dl->AddLine(ImVec2(origin.x, y), ImVec2(origin.x + cells_size.x, y), IM_COL32(255, 60, 200, 255), 2.f);
+  if (!spec.notice.empty()) {
+    const ImVec2 ts = ImGui::CalcTextSize(spec.notice.c_str());
+    const ImVec2 c(origin.x + cells_size.x / 2, origin.y + cells_size.y / 2);
+    dl->AddRectFilled(ImVec2(c.x - ts.x / 2 - 8, c.y - ts.y / 2 - 6), ImVec2(c.x + ts.x / 2 + 8, c.y + ts.y / 2 + 6),
+                      IM_COL32(30, 30, 30, 220), 4);
+    dl->AddText(ImVec2(c.x - ts.x / 2, c.y - ts.y / 2), IM_COL32(255, 255, 255, 255), spec.notice.c_str());
+  }
+  dl->PopClipRect();
+  for (int p : s.bookmarks) {
+    const float x = col_x(p + 0.5);
+    if (x < origin.x || x > origin.x + cells_size.x) continue;
+    dl->AddTriangleFilled(ImVec2(x - 4, origin.y - 7), ImVec2(x + 4, origin.y - 7), ImVec2(x, origin.y), IM_COL32(230, 40, 40, 255));
+  }
+  draw_column_labels(dl, origin, cells_size.x, cam, spec);
+  if (spec.row_labels) draw_row_labels(dl, origin, cells_size.y, cam, spec);
+  // The whole panel as one item, so SameLine() after it goes to its right.
+  ImGui::SetCursorScreenPos(top_left);
+  ImGui::Dummy(size);
+  ImGui::PopID();
+  return hover;
+}
+
+}  // namespace kvscope::gui

@@ -1,0 +1,56 @@
+// One heatmap on screen: the shader-rendered cells shown with
+// ImGui::Image, token labels on both axes where they fit (else step and
+// position ticks), the timeline row and the hovered token marked, mouse
+// wheel zoom around the cursor and drag to pan. The main view draws one
+// (or three, A | B | A - B) with a shared camera.
+#pragma once
+
+#include <string>
+
+#include "app_state.h"
+#include "views/heatmap_renderer.h"
+#include "views/live_heatmap.h"
+
+namespace kvscope::gui {
+
+// Which cells the panel shows: the cell at the top-left pixel and the
+// cells per screen pixel along each axis.
+struct Camera {
+  double x0 = 0, y0 = 0, cells_per_px_x = 1, cells_per_px_y = 1;
+  bool operator==(const Camera&) const = default;
+};
+
+// The FBO of one panel and what it last rendered (redrawn only on change).
+struct PanelRenderCache {
+  RenderTarget target;
+  std::string last;  // a description of the last render's inputs
+};
+
+struct HeatmapPanelSpec {
+  const char* id = "heatmap";
+  const LiveHeatmap* cells = nullptr;
+  HeatmapStyle style;
+  int last_row = 0;          // the timeline row: later rows are not drawn
+  int visible_cols = 0;      // positions seen so far
+  const PublishedRun* run = nullptr;  // token text for labels
+  std::string title;         // above the panel ("A", "B", "A − B"); "" none
+  std::string notice;        // centred over the cells ("computing…"); "" none
+  bool row_labels = true;    // false: a narrow margin (panels beside one that has them)
+};
+
+struct PanelHover {
+  bool hovered = false;
+  int row = -1, col = -1;
+};
+
+// Label margins (screen pixels) the panel reserves left of and above the cells.
+float row_label_width();
+float row_margin(const HeatmapPanelSpec& spec);  // row_label_width(), or the narrow margin
+float col_label_height();
+
+// Draws the panel at the cursor in `size` (labels included) and handles
+// zoom/pan on it, changing `cam`; returns the hovered cell.
+PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRenderCache& cache, ImVec2 size,
+                              AppState& s);
+
+}  // namespace kvscope::gui

@@ -1,0 +1,57 @@
+// Draws a HeatmapTexture through shaders/heatmap.frag.glsl into an
+// offscreen colour texture (an FBO) that ImGui then shows with
+// ImGui::Image: one draw call per tile, whatever the number of cells.
+#pragma once
+
+#include <string>
+
+#include "figures/color_scale.h"
+#include "views/gl.h"
+#include "views/heatmap_texture.h"
+
+namespace kvscope::gui {
+
+// An FBO with one RGBA8 colour texture, resized on demand.
+class RenderTarget {
+ public:
+  RenderTarget() = default;
+  RenderTarget(const RenderTarget&) = delete;
+  RenderTarget& operator=(const RenderTarget&) = delete;
+  ~RenderTarget() { release(); }
+  void ensure(int width, int height);
+  void release();
+  GLuint texture() const { return color_; }
+  GLuint framebuffer() const { return fbo_; }
+  int width() const { return w_; }
+  int height() const { return h_; }
+
+ private:
+  GLuint fbo_ = 0, color_ = 0;
+  int w_ = 0, h_ = 0;
+};
+
+// Which cells land on which pixels.
+struct HeatmapViewport {
+  double x0 = 0, y0 = 0;                   // cell coordinates at the target's top-left pixel
+  double cells_per_px_x = 1, cells_per_px_y = 1;
+  int visible_cols = 1 << 30;              // columns from here on are background
+  int last_row = 1 << 30;                  // rows after this are background (the timeline row)
+  int repeat_cols = 0, repeat_rows = 0;    // thumbnail atlases: the limits apply per repeat
+};
+
+enum class CellColoring { Values, Codes };  // colormap of the value, or palette of the code
+
+struct HeatmapStyle {
+  CellColoring coloring = CellColoring::Values;
+  std::string colormap = "viridis";
+  kvscope::ColorScale scale;
+  bool outline_evicted = true;
+};
+
+// Builds the program; false (and the message) when the driver refuses it.
+bool init_heatmap_renderer(std::string& error);
+void release_heatmap_renderer();
+void render_heatmap(RenderTarget& target, const HeatmapTexture& cells, const HeatmapViewport& view,
+                    const HeatmapStyle& style);
+
+}  // namespace kvscope::gui

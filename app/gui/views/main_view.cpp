@@ -1,0 +1,374 @@
+// The main view: the selected head's picture in the current mode, zoomable,
+// with its colorbar or legend; in the fork comparison A | B | difference.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "session/figure_export.h"
+#include "views/cell_rows.h"
+#include "views/cell_tooltip.h"
+#include "views/color_range.h"
+#include "views/colorbar.h"
+#include "views/heatmap_panel.h"
+#include "views/hover.h"
+#include "views/palette.h"
+#include "views/view_toolbar.h"
+#include "views/views.h"
+#include "views/bench_timer.h"
+#include "views/views_gpu.h"
+
+namespace kvscope::gui {
+namespace {
+
+// Groups of pictures that may share one colour range.
+enum ValueKind { kAttentionValues = 0, kStatisticValues = 1, kDifferenceValues = 2 };
+
+// One picture with its (optional) mask strip below it.
+struct Picture {
+  LiveHeatmap cells;
+  PanelRenderCache panel, strip;
+};
+
+struct MainViewState {
+  Picture a, b, diff;
+  Camera cam;
+  double aspect = 1;  // cells_per_px_y / cells_per_px_x while zoomed (s.view.zoom holds x)
+  ForkDifference fork_difference = ForkDifference::Attention;
+  std::set<std::pair<uint64_t, int>> fill_requested;  // (generation, layer) replays asked for
+  std::tuple<uint64_t, int, int> full_requested{0, -1, -1};  // (generation, layer, rows)
+};
+
+MainViewState& state() {
+  static MainViewState st;
+  return st;
+}
+
+void release_gpu() {
+  MainViewState& st = state();
+  for (Picture* p : {&st.a, &st.b, &st.diff}) {
+    p->cells.clear();
+    p->panel.target.release();
+    p->strip.target.release();
+    p->panel.last.clear();
+    p->strip.last.clear();
+  }
+}
+
+CellKind kind_of(ViewMode m) {
+  switch (m) {
+    case ViewMode::Mask: return CellKind::Mask;
+    case ViewMode::Statistic: return CellKind::Statistic;
+    case ViewMode::DiffFull: return CellKind::DiffFull;
+    case ViewMode::DiffFork: return CellKind::DiffFork;
+    case ViewMode::IdealOverlay: return CellKind::Ideal;
+    default: return CellKind::Attention;
+  }
+}
+
+bool needs_attention(CellKind k) { return k != CellKind::Mask && k != CellKind::Statistic; }
+
+// Keeps the selection inside the model, and on the informative head until
+// the user picks one.
+void settle_selection(AppState& s, const PublishedRun& a) {
+  const ModelConfig& cfg = a.session->model_config();
+  if (!s.head_chosen) {
+    s.layer = a.informative_layer;
+    s.head = a.informative_head;
+  }
+  s.layer = std::clamp(s.layer, 0, cfg.n_layers - 1);
+  s.head = std::clamp(s.head, 0, cfg.n_heads - 1);
+}
+
+// The camera for this frame: fit, or the zoomed one of s.view, following
+// the newest row when asked.
+Camera camera_for(AppState& s, MainViewState& st, ImVec2 cells_size, int rows, int cols) {
+  ViewSettings& v = s.view;
+  Camera cam;
+  const double fit_x = std::max(cols, 1) / double(cells_size.x), fit_y = std::max(rows, 1) / double(cells_size.y);
+  if (v.zoom <= 0) {
+    cam.cells_per_px_x = fit_x;
+    cam.cells_per_px_y = fit_y;
+    st.aspect = fit_y / fit_x;
+    return cam;
+  }
+  cam.cells_per_px_x = v.zoom;
+  cam.cells_per_px_y = v.zoom * st.aspect;
+  cam.x0 = v.view_x0;
+  cam.y0 = v.view_y0;
+  if (v.follow_latest) {
+    const double shown_rows = cells_size.y * cam.cells_per_px_y, shown_cols = cells_size.x * cam.cells_per_px_x;
+    cam.y0 = std::max(0.0, rows - shown_rows);
+    if (cam.x0 + shown_cols < cols) cam.x0 = std::max(0.0, cols - shown_cols);
+  }
+  return cam;
+}
+
+void store_camera(AppState& s, MainViewState& st, const Camera& before, const Camera& after) {
+  if (after == before) return;
+  s.view.zoom = after.cells_per_px_x;
+  st.aspect = after.cells_per_px_y / after.cells_per_px_x;
+  s.view.view_x0 = after.x0;
+  s.view.view_y0 = after.y0;
+}
+
+// Draws a picture and, in strip mode, its mask under it (same columns).
+PanelHover draw_picture(AppState& s, Picture& pic, HeatmapPanelSpec spec, Camera& cam, ImVec2 size) {
+  const bool strip = s.view.evicted == EvictedMark::Strip && spec.style.coloring == CellColoring::Values;
+  spec.style.outline_evicted = s.view.evicted == EvictedMark::Outline;
+  if (!strip) return draw_heatmap_panel(spec, cam, pic.panel, size, s);
+  ImGui::BeginGroup();  // heatmap over strip, one item for SameLine()
+  const float strip_h = std::floor(size.y * 0.3f);
+  const float main_h = size.y - strip_h;
+  PanelHover hover = draw_heatmap_panel(spec, cam, pic.panel, ImVec2(size.x, main_h), s);
+  // The strip: the same code texture, coloured by mask state, rows squeezed
+  // into its height; zooming or panning it moves the heatmap's columns.
+  const float title_h = spec.title.empty() ? 0 : ImGui::GetTextLineHeightWithSpacing();
+  const float main_cells_h = main_h - title_h - col_label_height(), strip_cells_h = strip_h - col_label_height();
+  Camera strip_cam = cam;
+  const double squeeze = main_cells_h / std::max(1.f, strip_cells_h);
+  strip_cam.cells_per_px_y = cam.cells_per_px_y * squeeze;
+  const Camera before = strip_cam;
+  HeatmapPanelSpec mask = spec;
+  mask.id = "strip";
+  mask.title.clear();
+  mask.notice.clear();
+  mask.style.coloring = CellColoring::Codes;
+  const PanelHover strip_hover = draw_heatmap_panel(mask, strip_cam, pic.strip, ImVec2(size.x, strip_h), s);
+  if (!(strip_cam == before)) {
+    cam.x0 = strip_cam.x0;
+    cam.cells_per_px_x = strip_cam.cells_per_px_x;
+    cam.cells_per_px_y = strip_cam.cells_per_px_y / squeeze;
+    cam.y0 = strip_cam.y0;
+  }
+  ImGui::EndGroup();
+  return hover.hovered ? hover : strip_hover;
+}
+
+struct Inputs {
+  CellInputs cells;       // A (and B, full) for the main picture
+  CellInputs b_alone;     // B as its own picture (fork view)
+  std::shared_ptr<const FullReference> full;
+};
+
+// Asks the worker for what the view needs and does not have yet: a replay
+// of a layer the recorder does not keep, the full-cache reference.
+void request_missing(AppState& s, MainViewState& st, const PublishedRun& a, CellKind kind, const RunAttention& att) {
+  if (!s.worker) return;
+  if (needs_attention(kind) && !att.recorded() && att.rows() < a.rows &&
+      st.fill_requested.insert({a.generation, s.layer}).second)
+    s.worker->fill_layer(s.layer);
+  if (kind == CellKind::DiffFull) {
+    const FullReference* f = s.full_ref.get();
+    const bool current = f && f->generation == a.generation && f->layer == s.layer && f->rows >= a.rows;
+    const std::tuple<uint64_t, int, int> want{a.generation, s.layer, a.rows};
+    // Once per (generation, layer, rows): a playing run asks again as it grows.
+    if (!current && st.full_requested != want && !(s.status.busy && std::get<1>(st.full_requested) == s.layer &&
+                                                     std::get<0>(st.full_requested) == a.generation)) {
+      s.worker->request_full_reference(s.layer);
+      st.full_requested = want;
+    }
+  }
+}
+
+std::string notice_for(CellKind kind, const CellInputs& in, int available, const PublishedRun& a) {
+  if (available > 0) return "";
+  if (kind == CellKind::DiffFull) return "computing the full-cache reference\u2026";
+  if (kind == CellKind::DiffFork && !in.b) return "no fork: press F (or Fork in the controls) to compare";
+  if (needs_attention(kind) && !in.attention_a.available())
+    return "layer " + std::to_string(in.layer) + " not recorded: replaying\u2026";
+  return a.rows == 0 ? "waiting for the prefill\u2026" : "";
+}
+
+void draw_legend(const ViewSettings& v, CellKind kind, const kvscope::ColorScale& scale, const std::string& cmap,
+                 const PublishedRun& a, ForkDifference fd, float height) {
+  ImGui::BeginGroup();
+  if (kind == CellKind::Mask) draw_code_legend(mask_legend_codes());
+  else if (kind == CellKind::Ideal) draw_code_legend(ideal_legend_codes());
+  else if (kind == CellKind::DiffFork && fd == ForkDifference::Masks) draw_code_legend(fork_legend_codes());
+  else {
+    // Short: the colorbar is narrow (the statistic's full name is the panel's title).
+    std::string label = kind == CellKind::Statistic ? "statistic" : "attention";
+    if (kind == CellKind::DiffFull) label = "A - full";
+    if (kind == CellKind::DiffFork) label = "A - B";
+    draw_colorbar(scale, cmap, label, height);
+  }
+  ImGui::EndGroup();
+}
+
+}  // namespace
+
+}  // namespace kvscope::gui
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+namespace kvscope::gui {
+static void bench_log(const AppState& s) {  // TEMPORARY: frame interval stats
+  static auto last = std::chrono::steady_clock::now();
+  static std::vector<double> dts;
+  const auto now = std::chrono::steady_clock::now();
+  dts.push_back(std::chrono::duration<double, std::milli>(now - last).count());
+  last = now;
+  if (dts.size() == 50) {
+    std::vector<double> d = dts;
+    std::sort(d.begin(), d.end());
+    double sum = 0;
+    for (double x : d) sum += x;
+    std::fprintf(stderr, "BENCH rows=%d zoom=%g frame_ms(app)=%.1f interval mean=%.1f median=%.1f p90=%.1f | per frame ms: main %.2f grid %.2f strip %.2f curves %.2f gl-render %.2f\n",
+                 s.a ? s.a->rows : 0, s.view.zoom, s.frame_ms, sum / d.size(), d[d.size() / 2], d[d.size() * 9 / 10],
+                 g_bench_ms[0]/50, g_bench_ms[1]/50, g_bench_ms[2]/50, g_bench_ms[3]/50, g_bench_ms[4]/50);
+    for (double& x : g_bench_ms) x = 0;
+    dts.clear();
+  }
+}
+void draw_main_view(AppState& s) {
+  if (std::getenv("KVSCOPE_BENCH")) bench_log(s);
+  BenchScope bench_scope(0);
+  MainViewState& st = state();
+  begin_view_frame(s);
+  on_views_shutdown(release_gpu);
+  draw_view_toolbar(s, st.fork_difference);
+  if (!views_gpu_ready()) {
+    ImGui::TextWrapped("The heatmap shaders did not compile on this OpenGL driver: %s", views_gpu_error().c_str());
+    return;
+  }
+  const std::shared_ptr<const PublishedRun> a_hold = s.a, b_hold = s.b;
+  const std::shared_ptr<const FullReference> full_hold = s.full_ref;
+  if (!a_hold || !a_hold->session || a_hold->rows == 0) {
+    ImGui::TextDisabled(s.status.busy ? "%s\u2026" : "No session yet: open a model or a session file.",
+                        s.status.task.c_str());
+    return;
+  }
+  const PublishedRun& a = *a_hold;
+  settle_selection(s, a);
+  const CellKind kind = kind_of(s.view.mode);
+  const bool fork_view = kind == CellKind::DiffFork && b_hold && b_hold->session && b_hold->rows > 0;
+
+  CellInputs in;
+  in.a = &a;
+  in.b = b_hold.get();
+  in.full = full_hold.get();
+  in.layer = s.layer;
+  in.head = s.head;
+  in.attention_a = RunAttention(a, s.layer, s.worker ? s.worker->filled_layer(s.layer, false) : nullptr);
+  if (b_hold && b_hold->session)
+    in.attention_b = RunAttention(*b_hold, s.layer, s.worker ? s.worker->filled_layer(s.layer, true) : nullptr);
+  request_missing(s, st, a, kind, in.attention_a);
+
+  const int last_row = s.shown_row();
+  const int cols = std::min<int>(a.positions, static_cast<int>(a.tokens.size()));
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const std::vector<uint8_t>* legend_codes = kind == CellKind::Mask    ? &mask_legend_codes()
+                                             : kind == CellKind::Ideal ? &ideal_legend_codes()
+                                             : fork_view && st.fork_difference == ForkDifference::Masks ? &fork_legend_codes()
+                                                                                                        : nullptr;
+  float legend_w = colorbar_width();
+  if (legend_codes) {
+    legend_w = 0;
+    for (uint8_t c : *legend_codes) legend_w = std::max(legend_w, ImGui::CalcTextSize(code_label(c).c_str()).x);
+    legend_w += ImGui::GetFontSize() * 2;
+  }
+  // Panels side by side share one camera, so their cell areas are equally
+  // wide: the first carries the row labels, the others a narrow margin.
+  const int panels = fork_view ? 3 : 1;
+  const float narrow = 6;
+  const float cells_w = (avail.x - legend_w - 8 - row_label_width() - (panels - 1) * narrow) / panels;
+  const ImVec2 panel_size(cells_w + row_label_width(), std::max(40.f, avail.y));
+  const ImVec2 side_panel_size(cells_w + narrow, panel_size.y);
+  const float title_h = fork_view ? ImGui::GetTextLineHeightWithSpacing() : 0;
+  const ImVec2 cells_size(std::max(8.f, cells_w),
+                          std::max(8.f, (s.view.evicted == EvictedMark::Strip ? panel_size.y * 0.7f : panel_size.y) -
+                                            title_h - col_label_height()));
+  const Camera before = camera_for(s, st, cells_size, last_row + 1, cols);
+  Camera cam = before;
+
+  // Upload what is new (one row per step) and work out the colour scales.
+  const int planned_rows = a.session->recorder().rows();
+  auto sync = [&](Picture& pic, CellKind k, const CellInputs& ci) {
+    const int n = available_rows(k, ci);
+    if (n > 0 || pic.cells.key() != make_key(k, ci))
+      pic.cells.sync(make_key(k, ci), planned_rows, a.positions, n, n > 0 ? make_row_filler(k, ci) : RowFiller());
+    return n;
+  };
+  TooltipInputs tip{&a, nullptr, nullptr, &in.attention_a, nullptr, s.layer, s.head};
+  PanelHover hover;
+  if (!fork_view) {
+    const int n = sync(st.a, kind, in);
+    HeatmapPanelSpec spec;
+    spec.id = "A";
+    spec.cells = &st.a.cells;
+    spec.last_row = std::min(last_row, std::max(n - 1, 0));
+    spec.visible_cols = cols;
+    spec.run = &a;
+    spec.notice = notice_for(kind, in, n, a);
+    if (kind == CellKind::Statistic) spec.title = kvscope::statistic_name(a.config.policy.kind);
+    const bool diverging = kind == CellKind::DiffFull;
+    const int value_kind = kind == CellKind::Statistic ? kStatisticValues : diverging ? kDifferenceValues : kAttentionValues;
+    const kvscope::ValueExtent own = st.a.cells.extent_up_to(last_row);
+    report_extent(RangeSlot::MainA, value_kind, own);
+    forget_extent(RangeSlot::MainB);
+    spec.style.coloring = kind == CellKind::Mask || kind == CellKind::Ideal ? CellColoring::Codes : CellColoring::Values;
+    spec.style.colormap = diverging ? "coolwarm" : s.view.colormap;
+    spec.style.scale = resolve_scale(s.view, value_kind, own, diverging);
+    if (kind == CellKind::DiffFull) tip.full = full_hold.get();
+    hover = draw_picture(s, st.a, spec, cam, panel_size);
+    ImGui::SameLine();
+    draw_legend(s.view, kind, spec.style.scale, spec.style.colormap, a, st.fork_difference, panel_size.y);
+  } else {
+    // A | B | difference, one camera.
+    const PublishedRun& b = *b_hold;
+    CellInputs b_in = in;
+    b_in.a = &b;
+    b_in.b = nullptr;
+    b_in.attention_a = in.attention_b;
+    const int na = sync(st.a, CellKind::Attention, in), nb = sync(st.b, CellKind::Attention, b_in);
+    const int nd = sync(st.diff, CellKind::DiffFork, in);
+    const kvscope::ValueExtent ea = st.a.cells.extent_up_to(last_row), eb = st.b.cells.extent_up_to(last_row);
+    report_extent(RangeSlot::MainA, kAttentionValues, ea);
+    report_extent(RangeSlot::MainB, kAttentionValues, eb);
+    kvscope::ValueExtent both = ea;
+    both.add(eb);  // A and B always share: they are drawn to be compared
+    HeatmapPanelSpec sa;
+    sa.cells = &st.a.cells;
+    sa.visible_cols = cols;
+    sa.run = &a;
+    sa.style.colormap = s.view.colormap;
+    sa.style.scale = resolve_scale(s.view, kAttentionValues, both, false);
+    HeatmapPanelSpec sb = sa, sd = sa;
+    sa.id = "A";
+    sa.title = "A: " + a.policy_label;
+    sa.last_row = std::min(last_row, std::max(na - 1, 0));
+    sa.notice = notice_for(CellKind::Attention, in, na, a);
+    sb.id = "B";
+    sb.cells = &st.b.cells;
+    sb.title = "B: " + b.policy_label;
+    sb.run = &b;
+    sb.last_row = std::min(last_row, std::max(nb - 1, 0));
+    sb.notice = notice_for(CellKind::Attention, b_in, nb, b);
+    sd.id = "diff";
+    sd.cells = &st.diff.cells;
+    sd.last_row = std::min(last_row, std::max(nd - 1, 0));
+    const bool masks = st.fork_difference == ForkDifference::Masks;
+    sd.title = masks ? "mask A vs B" : "attention A - B";
+    sd.style.coloring = masks ? CellColoring::Codes : CellColoring::Values;
+    sd.style.colormap = "coolwarm";
+    sd.style.scale = resolve_scale(s.view, kDifferenceValues, st.diff.cells.extent_up_to(last_row), true);
+    const PanelHover ha = draw_picture(s, st.a, sa, cam, panel_size);
+    ImGui::SameLine(0, 0);
+    sb.row_labels = sd.row_labels = false;
+    const PanelHover hb = draw_picture(s, st.b, sb, cam, side_panel_size);
+    ImGui::SameLine(0, 0);
+    const PanelHover hd = draw_picture(s, st.diff, sd, cam, side_panel_size);
+    ImGui::SameLine();
+    draw_legend(s.view, CellKind::DiffFork, sd.style.scale, "coolwarm", a, st.fork_difference, panel_size.y);
+    hover = ha.hovered ? ha : hb.hovered ? hb : hd;
+    tip.b = &b;
+    tip.attention_b = &in.attention_b;
+  }
+  store_camera(s, st, before, cam);
+  if (hover.hovered) {
+    note_hovered_position(s, hover.col);
+    show_cell_tooltip(tip, hover.row, hover.col);
+  }
+}
+
+}  // namespace kvscope::gui

@@ -1,0 +1,107 @@
+#include "views/palette.h"
+
+#include <map>
+
+#include "figures/heatmap_panel.h"
+#include "views/cell_codes.h"
+
+namespace kvscope::gui {
+namespace {
+
+std::map<std::string, GLuint> g_colormaps;
+GLuint g_palette = 0;
+
+GLuint rgba_texture_1d(const std::vector<uint8_t>& rgba, int width) {
+  // A 2D texture one texel high: GL 3.3 core has 1D textures, but a
+  // sampler2D lets ImGui show the same texture as a colorbar image.
+  GLuint tex = 0;
+  glGenTextures(1, &tex);
+  glBindTexture(GL_TEXTURE_2D, tex);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+  glBindTexture(GL_TEXTURE_2D, 0);
+  return tex;
+}
+
+}  // namespace
+
+kvscope::Rgb code_color(uint8_t code) {
+  switch (code) {
+    // Okabe-Ito colours, like the mask strip's: safe for colour-blind readers.
+    case kIdealBoth: return {0, 158, 115};
+    case kIdealKeptOnly: return {86, 180, 233};
+    case kIdealTopKOnly: return {213, 94, 0};
+    case kIdealNeither: return {250, 250, 250};
+    case kForkBothKeep: return {150, 150, 150};
+    case kForkOnlyA: return {0, 114, 178};
+    case kForkOnlyB: return {230, 159, 0};
+    case kForkBothEvicted: return {250, 250, 250};
+    default: return kvscope::mask_code_color(code);
+  }
+}
+
+std::string code_label(uint8_t code) {
+  switch (code) {
+    case kIdealBoth: return "kept and in the top k (agrees)";
+    case kIdealKeptOnly: return "kept, not in the top k";
+    case kIdealTopKOnly: return "in the top k, but evicted (lost)";
+    case kIdealNeither: return "evicted, not in the top k";
+    case kForkBothKeep: return "kept by A and B";
+    case kForkOnlyA: return "kept by A only";
+    case kForkOnlyB: return "kept by B only";
+    case kForkBothEvicted: return "evicted by A and B";
+    default: return kvscope::mask_code_label(code);
+  }
+}
+
+const std::vector<uint8_t>& mask_legend_codes() {
+  static const std::vector<uint8_t> codes = {kMaskKept, kMaskProtected, kEvictedNow, kEvictedEarlier, kOutsideTopK};
+  return codes;
+}
+const std::vector<uint8_t>& ideal_legend_codes() {
+  static const std::vector<uint8_t> codes = {kIdealBoth, kIdealKeptOnly, kIdealTopKOnly, kIdealNeither};
+  return codes;
+}
+const std::vector<uint8_t>& fork_legend_codes() {
+  static const std::vector<uint8_t> codes = {kForkBothKeep, kForkOnlyA, kForkOnlyB, kForkBothEvicted};
+  return codes;
+}
+
+ImU32 im_color(kvscope::Rgb c, int alpha) { return IM_COL32(c.r, c.g, c.b, alpha); }
+
+void init_palette_textures() {
+  for (const std::string& name : kvscope::colormap_names()) {
+    const kvscope::Colormap& cmap = kvscope::colormap(name);
+    std::vector<uint8_t> rgba;
+    for (const kvscope::Rgb& c : cmap.table) rgba.insert(rgba.end(), {c.r, c.g, c.b, 255});
+    g_colormaps[name] = rgba_texture_1d(rgba, 256);
+  }
+  std::vector<uint8_t> rgba;
+  for (int code = 0; code < kPaletteSize; ++code) {
+    const kvscope::Rgb c = code_color(static_cast<uint8_t>(code));
+    rgba.insert(rgba.end(), {c.r, c.g, c.b, 255});
+  }
+  g_palette = rgba_texture_1d(rgba, kPaletteSize);
+}
+
+void release_palette_textures() {
+  for (auto& [name, tex] : g_colormaps) glDeleteTextures(1, &tex);
+  g_colormaps.clear();
+  if (g_palette) glDeleteTextures(1, &g_palette);
+  g_palette = 0;
+}
+
+GLuint colormap_texture(const std::string& name) {
+  auto it = g_colormaps.find(name);
+  if (it != g_colormaps.end()) return it->second;
+  it = g_colormaps.find("viridis");
+  return it == g_colormaps.end() ? 0 : it->second;
+}
+
+GLuint palette_texture() { return g_palette; }
+
+}  // namespace kvscope::gui

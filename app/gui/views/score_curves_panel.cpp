@@ -1,0 +1,267 @@
+// Score curves: the policy statistic of chosen tokens over the steps, for
+// the selected head's KV segment, with the eviction threshold dashed.
+//
+// The threshold at a step is the k-th best statistic of the unit: the
+// lowest statistic among the positions the policy kept on merit (mask
+// "kept", not the sinks and recent window it keeps regardless). A token
+// whose curve falls below it at a step is what the policy evicts there.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "session/figure_export.h"
+#include "views/cell_codes.h"
+#include "views/cell_rows.h"
+#include "views/hover.h"
+#include "views/token_text.h"
+#include "views/views.h"
+#include "views/bench_timer.h"
+
+namespace kvscope::gui {
+namespace {
+
+struct CurveCache {
+  const void* session = nullptr;
+  uint64_t generation = 0;
+  int segment = -1;
+  std::vector<float> threshold;  // per row, grown as rows arrive
+};
+
+CurveCache& cache() {
+  static CurveCache c;
+  return c;
+}
+
+const std::vector<float>& thresholds(const PublishedRun& a, int seg) {
+  CurveCache& c = cache();
+  if (c.session != a.session.get() || c.generation != a.generation || c.segment != seg ||
+      static_cast<int>(c.threshold.size()) > a.rows) {
+    c = {a.session.get(), a.generation, seg, {}};
+  }
+  const Recorder& rec = a.session->recorder();
+  for (int r = static_cast<int>(c.threshold.size()); r < a.rows; ++r) {
+    float lowest = std::nanf("");
+    for (int p = 0; p < rec.positions(); ++p) {
+      if (rec.mask(r, seg, p) != kMaskKept) continue;
+      const float v = rec.score(r, seg, p);
+      if (std::isfinite(v) && !(lowest <= v)) lowest = v;
+    }
+    c.threshold.push_back(lowest);
+  }
+  return c.threshold;
+}
+
+// Without a choice of the user's: the three best-ranked tokens at the shown
+// step, the weakest one kept on merit (the next to go) and the bookmarks.
+std::vector<int> default_positions(const AppState& s, const PublishedRun& a, int seg, int row) {
+  const Recorder& rec = a.session->recorder();
+  std::vector<std::pair<float, int>> kept;
+  for (int p = 0; p < rec.positions(); ++p)
+    if (rec.mask(row, seg, p) == kMaskKept && std::isfinite(rec.score(row, seg, p)))
+      kept.push_back({rec.score(row, seg, p), p});
+  std::sort(kept.begin(), kept.end(), [](auto x, auto y) { return x.first > y.first || (x.first == y.first && x.second < y.second); });
+  std::vector<int> out;
+  for (int i = 0; i < std::min<int>(3, kept.size()); ++i) out.push_back(kept[i].second);
+  if (kept.size() > 3) out.push_back(kept.back().second);
+  for (int p : s.bookmarks)
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  return out;
+}
+
+ImU32 curve_color(int i) {
+  // Okabe-Ito, then repeat.
+  static const ImU32 colors[] = {IM_COL32(0, 114, 178, 255), IM_COL32(230, 159, 0, 255),  IM_COL32(0, 158, 115, 255),
+                                 IM_COL32(204, 121, 167, 255), IM_COL32(86, 180, 233, 255), IM_COL32(213, 94, 0, 255),
+                                 IM_COL32(240, 228, 66, 255), IM_COL32(120, 120, 120, 255)};
+  return colors[i % 8];
+}
+
+void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 color, float thickness, float& phase) {
+  // Dashes of 6 px with 4 px gaps, carried across segments by `phase`.
+  const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
+  float t = 0;
+  while (t < len) {
+    const float in_period = std::fmod(phase, 10.f);
+    const float piece = std::min(len - t, in_period < 6 ? 6 - in_period : 10 - in_period);
+    if (in_period < 6)
+      dl->AddLine(ImVec2(a.x + dx * t / len, a.y + dy * t / len), ImVec2(a.x + dx * (t + piece) / len, a.y + dy * (t + piece) / len),
+                  color, thickness);
+    t += piece;
+    phase += piece;
+  }
+}
+
+std::string tick_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), std::fabs(v) >= 1e4 || (v != 0 && std::fabs(v) < 1e-3) ? "%.1e" : "%.3g", v);
+  return buf;
+}
+
+double nice_step(double span, int count) {
+  const double raw = span / std::max(count, 1), mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double f = raw / mag;
+  return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+}
+
+}  // namespace
+
+void draw_score_curves_panel(AppState& s) {
+  BenchScope bench_scope(3);
+  begin_view_frame(s);
+  const std::shared_ptr<const PublishedRun> a_hold = s.a;
+  if (!a_hold || !a_hold->session || a_hold->rows == 0) {
+    ImGui::TextDisabled("No session yet.");
+    return;
+  }
+  const PublishedRun& a = *a_hold;
+  const int seg = segment_of(a, s.layer, s.head);
+  const int row = s.shown_row(), rows = a.rows;
+  const Recorder& rec = a.session->recorder();
+  const std::vector<float>& threshold = thresholds(a, seg);
+  const std::vector<int> positions = s.curve_positions.empty() ? default_positions(s, a, seg, row) : s.curve_positions;
+
+  // Controls: which tokens.
+  ImGui::TextDisabled("%s \u00b7 layer %d, KV head %d", kvscope::statistic_name(a.config.policy.kind).c_str(), s.layer,
+                      rec.layout().kv_head_of(s.head));
+  ImGui::SameLine();
+  static int add = 0;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
+  ImGui::InputInt("##add", &add, 0);
+  ImGui::SameLine();
+  if (ImGui::SmallButton("add token") && add >= 0 && add < static_cast<int>(a.tokens.size())) {
+    if (s.curve_positions.empty()) s.curve_positions = positions;
+    if (std::find(s.curve_positions.begin(), s.curve_positions.end(), add) == s.curve_positions.end())
+      s.curve_positions.push_back(add);
+  }
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted("Add the curve of this position (or middle-click a token in the token strip).");
+    ImGui::EndTooltip();
+  }
+  ImGui::SameLine();
+  if (ImGui::SmallButton("auto")) s.curve_positions.clear();
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted("The three best-ranked tokens at the shown step, the weakest one kept on merit (next to go) "
+                           "and the bookmarks.");
+    ImGui::EndTooltip();
+  }
+
+  // Value range over what is drawn.
+  double lo = INFINITY, hi = -INFINITY;
+  bool any = false;
+  auto take = [&](float v) {
+    if (!std::isfinite(v)) return;
+    lo = std::min(lo, double(v));
+    hi = std::max(hi, double(v));
+    any = true;
+  };
+  for (int p : positions)
+    for (int r = 0; r < rows; ++r)
+      if (p < rec.positions()) take(rec.score(r, seg, p));
+  for (float t : threshold) take(t);
+  if (!any) {
+    ImGui::TextDisabled("This policy keeps no statistic (full cache, window, sinks): nothing to rank tokens by.");
+    return;
+  }
+  lo = std::min(lo, 0.0);
+  if (!(hi > lo)) hi = lo + 1;
+
+  // Plot area: legend on the right.
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float legend_w = ImGui::CalcTextSize("0000 'wwwwwwwwww'").x + 24;
+  const float left = ImGui::CalcTextSize("-0.00e-00").x + 8, bottom = ImGui::GetTextLineHeight() + 6;
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 size(std::max(60.f, avail.x - legend_w), std::max(60.f, avail.y));
+  const ImVec2 plot0(origin.x + left, origin.y + 4), plot1(origin.x + size.x - 4, origin.y + size.y - bottom);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 axis = ImGui::GetColorU32(ImGuiCol_Text), grid = ImGui::GetColorU32(ImGuiCol_Border);
+  const int x_last = std::max(rows - 1, 1);
+  auto X = [&](double r) { return plot0.x + float(r / x_last) * (plot1.x - plot0.x); };
+  auto Y = [&](double v) { return plot1.y - float((v - lo) / (hi - lo)) * (plot1.y - plot0.y); };
+  dl->AddRect(plot0, plot1, grid);
+  // Ticks.
+  const double ys = nice_step(hi - lo, std::max(2, int((plot1.y - plot0.y) / (ImGui::GetTextLineHeight() * 2.5f))));
+  for (double v = std::ceil(lo / ys) * ys; v <= hi + ys * 1e-6; v += ys) {
+    const float y = Y(v);
+    dl->AddLine(ImVec2(plot0.x - 4, y), ImVec2(plot0.x, y), axis);
+    dl->AddLine(ImVec2(plot0.x, y), ImVec2(plot1.x, y), (grid & 0x00FFFFFF) | 0x40000000);
+    const std::string t = tick_text(std::fabs(v) < ys * 1e-9 ? 0 : v);
+    dl->AddText(ImVec2(plot0.x - 6 - ImGui::CalcTextSize(t.c_str()).x, y - ImGui::GetTextLineHeight() / 2), axis, t.c_str());
+  }
+  const double xs = std::max(1.0, nice_step(x_last, std::max(2, int((plot1.x - plot0.x) / ImGui::CalcTextSize("00000").x / 1.5f))));
+  for (double r = 0; r <= x_last; r += xs) {
+    const float x = X(r);
+    dl->AddLine(ImVec2(x, plot1.y), ImVec2(x, plot1.y + 4), axis);
+    const std::string t = std::to_string(int(r));
+    dl->AddText(ImVec2(x - ImGui::CalcTextSize(t.c_str()).x / 2, plot1.y + 5), axis, t.c_str());
+  }
+  dl->AddLine(ImVec2(X(row), plot0.y), ImVec2(X(row), plot1.y), IM_COL32(255, 60, 200, 160), 1.5f);
+
+  dl->PushClipRect(plot0, plot1, true);
+  float phase = 0;
+  for (int r = 1; r < rows; ++r)
+    if (std::isfinite(threshold[r - 1]) && std::isfinite(threshold[r]))
+      dashed_line(dl, ImVec2(X(r - 1), Y(threshold[r - 1])), ImVec2(X(r), Y(threshold[r])), axis, 1.5f, phase);
+  for (int i = 0; i < static_cast<int>(positions.size()); ++i) {
+    const int p = positions[i];
+    if (p < 0 || p >= rec.positions()) continue;
+    const ImU32 c = curve_color(i);
+    const bool thick = p == s.hovered_position;
+    for (int r = 1; r < rows; ++r) {
+      const float v0 = rec.score(r - 1, seg, p), v1 = rec.score(r, seg, p);
+      const uint8_t before = rec.mask(r - 1, seg, p);  // drawn while the token is in the cache
+      if (std::isfinite(v0) && std::isfinite(v1) && before != kNotSeen && before != kEvictedNow && before != kEvictedEarlier)
+        dl->AddLine(ImVec2(X(r - 1), Y(v0)), ImVec2(X(r), Y(v1)), c, thick ? 3.f : 1.8f);
+    }
+    // A cross where this head's KV segment evicts the token.
+    for (int r = 0; r < rows; ++r)
+      if (rec.mask(r, seg, p) == kEvictedNow && std::isfinite(rec.score(r, seg, p))) {
+        const ImVec2 q(X(r), Y(rec.score(r, seg, p)));
+        dl->AddLine(ImVec2(q.x - 4, q.y - 4), ImVec2(q.x + 4, q.y + 4), c, 2);
+        dl->AddLine(ImVec2(q.x - 4, q.y + 4), ImVec2(q.x + 4, q.y - 4), c, 2);
+      }
+  }
+  dl->PopClipRect();
+  ImGui::Dummy(size);
+  if (ImGui::IsItemHovered()) {
+    const int r = std::clamp(int(std::lround((ImGui::GetIO().MousePos.x - plot0.x) / (plot1.x - plot0.x) * x_last)), 0, rows - 1);
+    ImGui::BeginTooltip();
+    ImGui::Text("step %d", r);
+    if (std::isfinite(threshold[r])) ImGui::Text("threshold (k-th best kept on merit): %.5g", threshold[r]);
+    for (int i = 0; i < static_cast<int>(positions.size()); ++i) {
+      const int p = positions[i];
+      if (p < 0 || p >= rec.positions()) continue;
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(curve_color(i)), "%d '%s': %.5g", p,
+                         display_token(a.token_text, p).c_str(), rec.score(r, seg, p));
+    }
+    ImGui::EndTooltip();
+  }
+
+  // Legend.
+  ImGui::SameLine();
+  ImGui::BeginGroup();
+  {
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    float ph = 0;
+    dashed_line(dl, ImVec2(p.x, p.y + 7), ImVec2(p.x + 16, p.y + 7), axis, 1.5f, ph);
+    ImGui::Dummy(ImVec2(18, 12));
+    ImGui::SameLine();
+    ImGui::TextUnformatted("threshold");
+  }
+  for (int i = 0; i < static_cast<int>(positions.size()); ++i) {
+    const int p = positions[i];
+    const ImVec2 q = ImGui::GetCursorScreenPos();
+    dl->AddLine(ImVec2(q.x, q.y + 7), ImVec2(q.x + 16, q.y + 7), curve_color(i), 2.5f);
+    ImGui::Dummy(ImVec2(18, 12));
+    ImGui::SameLine();
+    ImGui::PushID(i);
+    const bool bookmarked = std::find(s.bookmarks.begin(), s.bookmarks.end(), p) != s.bookmarks.end();
+    ImGui::Text("%d '%s'%s", p, display_token(a.token_text, p).c_str(), bookmarked ? " *" : "");
+    if (ImGui::IsItemHovered()) note_hovered_position(s, p);
+    ImGui::PopID();
+  }
+  ImGui::EndGroup();
+}
+
+}  // namespace kvscope::gui

@@ -1,0 +1,129 @@
+#version 330 core
+// Colours one heatmap (rows = steps, columns = positions) from a float value
+// texture and a mask-code texture, for the window's main view and the grid.
+//
+// Each fragment covers cells_per_pixel cells; when zoomed out it takes the
+// largest value of up to 4 x 4 cells under it (so a thin bright stripe of
+// attention does not vanish between samples) and the mask code of its
+// centre cell. Two ways to colour:
+//   u_categorical = 0: value -> [lo, hi] on a linear or log scale -> the
+//     256-entry colormap texture, entry floor(t * 256) exactly like
+//     engine/io/colormap (so window and exported figures agree), with the
+//     evicted cells marked without hiding their colour (outline or hatch);
+//   u_categorical = 1: the mask code (or a comparison code) -> the palette.
+// NaN values and "not seen" codes are background.
+
+in vec2 v_pixel;
+out vec4 frag_color;
+
+uniform sampler2D u_values;     // R32F, one texel per cell of this tile
+uniform usampler2D u_codes;     // R8UI, common/mask_codes.h (+ comparison codes)
+uniform sampler2D u_colormap;   // 256 x 1 RGBA8
+uniform sampler2D u_palette;    // 32 x 1 RGBA8, by code
+uniform ivec2 u_tile_origin;    // (column, row) of the tile's texel (0, 0)
+uniform ivec2 u_tile_size;      // columns, rows held by the tile
+
+uniform vec4 u_view;            // x0, y0 (cells at the top-left pixel), cells per pixel x, y
+uniform ivec2 u_limit;          // columns >= x and rows > y are background (timeline row)
+// Thumbnail atlases: cells repeat every u_repeat cells; u_limit applies
+// within each repeat (0 = no repeat).
+uniform ivec2 u_repeat;
+
+uniform int u_categorical;
+uniform int u_log_scale;
+uniform float u_lo, u_hi;
+uniform int u_mark;             // 0 none, 1 outline evicted regions (hatch when cells are small)
+uniform vec3 u_evicted_color, u_protected_color;
+uniform vec3 u_background;
+
+const uint kNotSeen = 0u;
+const uint kMaskProtected = 2u;
+const uint kEvictedNow = 3u;
+const uint kEvictedEarlier = 4u;
+
+bool in_tile(ivec2 cell) {
+  ivec2 local = cell - u_tile_origin;
+  return all(greaterThanEqual(local, ivec2(0))) && all(lessThan(local, u_tile_size));
+}
+
+bool visible(ivec2 cell) {
+  ivec2 c = cell;
+  if (u_repeat.x > 0) c.x = c.x % u_repeat.x;
+  if (u_repeat.y > 0) c.y = c.y % u_repeat.y;
+  return c.x < u_limit.x && c.y <= u_limit.y;
+}
+
+uint code_at(ivec2 cell) {
+  if (!in_tile(cell) || !visible(cell)) return kNotSeen;
+  return texelFetch(u_codes, cell - u_tile_origin, 0).r;
+}
+
+bool evicted(uint code) { return code == kEvictedNow || code == kEvictedEarlier; }
+
+float normalized(float v) {
+  if (u_log_scale == 1) {
+    if (v <= u_lo) return 0.0;
+    return clamp((log(v) - log(u_lo)) / (log(u_hi) - log(u_lo)), 0.0, 1.0);
+  }
+  return clamp((v - u_lo) / (u_hi - u_lo), 0.0, 1.0);
+}
+
+vec3 colormap(float t) {
+  int entry = min(int(floor(t * 256.0)), 255);
+  return texelFetch(u_colormap, ivec2(entry, 0), 0).rgb;
+}
+
+void main() {
+  vec2 cellf = u_view.xy + v_pixel * u_view.zw;
+  ivec2 cell = ivec2(floor(cellf));
+  if (!in_tile(cell)) discard;  // another tile draws it
+  if (!visible(cell)) { frag_color = vec4(u_background, 1.0); return; }
+  uint code = texelFetch(u_codes, cell - u_tile_origin, 0).r;
+
+  if (u_categorical == 1) {
+    frag_color = code == kNotSeen ? vec4(u_background, 1.0) : vec4(texelFetch(u_palette, ivec2(int(code), 0), 0).rgb, 1.0);
+    return;
+  }
+
+  // The largest finite value under this pixel (up to 4 x 4 samples).
+  ivec2 steps = clamp(ivec2(ceil(u_view.zw)), ivec2(1), ivec2(4));
+  vec2 stride = max(u_view.zw, vec2(1.0)) / vec2(steps);
+  float best = 0.0;
+  bool any = false;
+  for (int j = 0; j < steps.y; ++j)
+    for (int i = 0; i < steps.x; ++i) {
+      ivec2 c = ivec2(floor(cellf + vec2(i, j) * stride));
+      if (!in_tile(c) || !visible(c)) continue;
+      float v = texelFetch(u_values, c - u_tile_origin, 0).r;
+      if (isnan(v)) continue;
+      best = any ? max(best, v) : v;
+      any = true;
+    }
+  if (!any) { frag_color = vec4(u_background, 1.0); return; }
+  vec3 color = colormap(normalized(best));
+
+  if (u_mark == 1 && (evicted(code) || code == kMaskProtected)) {
+    vec2 pixels_per_cell = 1.0 / u_view.zw;
+    vec3 line = code == kMaskProtected ? u_protected_color : u_evicted_color;
+    if (min(pixels_per_cell.x, pixels_per_cell.y) >= 3.0) {
+      // Outline: the pixels within `width` of an edge where the region
+      // (evicted, or protected) ends.
+      float width = clamp(min(pixels_per_cell.x, pixels_per_cell.y) * 0.12, 1.0, 3.0);
+      vec2 inside = (cellf - vec2(cell)) * pixels_per_cell;  // pixels from the cell's top-left
+      bool same_left = evicted(code_at(cell + ivec2(-1, 0))) == evicted(code) && (code_at(cell + ivec2(-1, 0)) == kMaskProtected) == (code == kMaskProtected);
+      bool same_right = evicted(code_at(cell + ivec2(1, 0))) == evicted(code) && (code_at(cell + ivec2(1, 0)) == kMaskProtected) == (code == kMaskProtected);
+      bool same_up = evicted(code_at(cell + ivec2(0, -1))) == evicted(code) && (code_at(cell + ivec2(0, -1)) == kMaskProtected) == (code == kMaskProtected);
+      bool same_down = evicted(code_at(cell + ivec2(0, 1))) == evicted(code) && (code_at(cell + ivec2(0, 1)) == kMaskProtected) == (code == kMaskProtected);
+      bool edge = (!same_left && inside.x < width) || (!same_right && inside.x > pixels_per_cell.x - width) ||
+                  (!same_up && inside.y < width) || (!same_down && inside.y > pixels_per_cell.y - width);
+      if (edge) color = line;
+    } else if (code != kMaskProtected) {
+      // Cells too small to outline: a sparse diagonal hatch over evicted
+      // cells, every fourth pixel diagonal, so three quarters of their
+      // pixels still show the value's colour.
+      ivec2 p = ivec2(floor(v_pixel));
+      if (((p.x + p.y) & 3) == 0) color = mix(color, line, 0.85);
+    }
+  }
+  frag_color = vec4(color, 1.0);
+}

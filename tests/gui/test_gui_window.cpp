@@ -1,0 +1,348 @@
+// The real window under a private Xvfb (llvmpipe): screenshots checked on
+// their pixels, the window's exports against the CLI's, and a click and
+// keys sent with xdotool. The app tells where its panels are (the
+// screenshot's JSON sidecar and --state-file), so nothing here guesses
+// coordinates.
+//
+// A missing Xvfb or xdotool fails these tests with a message saying what to
+// install; only with KVSCOPE_ALLOW_NO_XVFB=1 and no Xvfb at all do they skip.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <stb_image.h>
+
+#include "file_compare.h"
+#include "test_util.h"
+#include "xvfb_display.h"
+
+namespace fs = std::filesystem;
+using kvscope::test::TempDir;
+using nlohmann::json;
+
+namespace {
+
+const fs::path kApp = KVSCOPE_APP_PATH;
+const fs::path kCli = KVSCOPE_CLI_PATH;
+const fs::path kSessions = KVSCOPE_GUI_SESSIONS;
+
+// One Xvfb for the whole program (started on first use, stopped at exit).
+kvscope::test::XvfbDisplay& shared_display() {
+  static kvscope::test::XvfbDisplay display;
+  return display;
+}
+
+// Whether a private display could be started; when not, `skip` says
+// whether the test may skip (KVSCOPE_ALLOW_NO_XVFB=1 and no Xvfb at all)
+// instead of failing.
+bool display_ready(std::string* why, bool* skip) {
+  const auto& d = shared_display();
+  if (!d.display().empty()) return true;
+  *why = d.error();
+  const char* allow = std::getenv("KVSCOPE_ALLOW_NO_XVFB");
+  *skip = allow && std::string(allow) == "1" && kvscope::test::find_on_path("Xvfb").empty();
+  return false;
+}
+
+#define REQUIRE_DISPLAY()                            \
+  do {                                               \
+    std::string why_;                                \
+    bool skip_ = false;                              \
+    if (!display_ready(&why_, &skip_)) {             \
+      if (skip_) GTEST_SKIP() << why_;               \
+      FAIL() << why_;                                \
+    }                                                \
+  } while (0)
+
+std::string quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The environment of every app run: the private display, software GL, and
+// a settings folder of the test's own (no imgui.ini of the user's).
+std::string app_env(const TempDir& tmp) {
+  return "DISPLAY=" + shared_display().display() + " LIBGL_ALWAYS_SOFTWARE=1 XDG_CONFIG_HOME=" +
+         quoted((tmp / "config").string()) + " ";
+}
+
+// Runs the window to completion (it must --exit); returns its exit code.
+int run_app(const TempDir& tmp, const std::string& args, std::string* output = nullptr) {
+  const fs::path log = tmp / "app.log";
+  const std::string cmd = app_env(tmp) + "timeout 60 " + quoted(kApp.string()) + " " + args + " > " +
+                          quoted(log.string()) + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  if (output) *output = kvscope::test::read_file(log);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+struct Image {
+  int w = 0, h = 0;
+  std::vector<unsigned char> rgb;
+  unsigned pixel(int x, int y) const {
+    const unsigned char* p = &rgb[(static_cast<size_t>(y) * w + x) * 3];
+    return (p[0] << 16) | (p[1] << 8) | p[2];
+  }
+};
+
+Image load_png(const fs::path& p) {
+  Image img;
+  int channels = 0;
+  unsigned char* data = stbi_load(p.c_str(), &img.w, &img.h, &channels, 3);
+  if (!data) return img;
+  img.rgb.assign(data, data + static_cast<size_t>(img.w) * img.h * 3);
+  stbi_image_free(data);
+  return img;
+}
+
+json load_json(const fs::path& p) {
+  std::ifstream in(p);
+  return json::parse(in);
+}
+
+struct Rect {
+  int x = 0, y = 0, w = 0, h = 0;
+};
+Rect rect_of(const json& state, const std::string& name) {
+  const auto& r = state.at("rects").at(name);
+  return {r[0].get<int>(), r[1].get<int>(), r[2].get<int>(), r[3].get<int>()};
+}
+
+// Distinct colours inside a rectangle (a blank panel has a handful: its
+// background, a border, text).
+size_t distinct_colours(const Image& img, Rect r) {
+  std::set<unsigned> colours;
+  for (int y = std::max(0, r.y); y < std::min(img.h, r.y + r.h); ++y)
+    for (int x = std::max(0, r.x); x < std::min(img.w, r.x + r.w); ++x) colours.insert(img.pixel(x, y));
+  return colours.size();
+}
+
+// A screenshot of `session` after 8 steps: the PNG and its sidecar.
+struct Shot {
+  Image image;
+  json state;
+};
+Shot screenshot_of(const TempDir& tmp, const std::string& session, const std::string& name) {
+  const fs::path png = tmp / (name + ".png");
+  std::string out;
+  const int rc = run_app(tmp, "--session " + quoted((kSessions / session).string()) + " --steps 8 --size 1600x1000 --screenshot " +
+                                  quoted(png.string()) + " --exit", &out);
+  EXPECT_EQ(rc, 0) << out;
+  Shot s;
+  s.image = load_png(png);
+  EXPECT_GT(s.image.w, 0) << "no screenshot at " << png << "\n" << out;
+  const fs::path sidecar = tmp / (name + ".json");
+  EXPECT_TRUE(fs::exists(sidecar)) << out;
+  if (fs::exists(sidecar)) s.state = load_json(sidecar);
+  return s;
+}
+
+TEST(GuiWindow, ScreenshotShowsTheHeatmap) {
+  REQUIRE_DISPLAY();
+  TempDir tmp;
+  const Shot shot = screenshot_of(tmp, "h2o.json", "h2o");
+  ASSERT_FALSE(shot.state.is_null());
+  EXPECT_EQ(shot.state["rows"], 9);  // the prefill row and 8 steps
+  EXPECT_EQ(shot.state["layer"], 2);  // the session file's view block
+  EXPECT_EQ(shot.state["head"], 2);
+  EXPECT_EQ(shot.state["window"]["width"], 1600);
+  EXPECT_EQ(shot.image.w, 1600);
+  EXPECT_EQ(shot.image.h, 1000);
+  const Rect main = rect_of(shot.state, "panel.main_view");
+  EXPECT_GT(main.w, 400);
+  EXPECT_GT(main.h, 250);
+  // A heatmap through a colormap gives many colours; an empty panel a few.
+  EXPECT_GT(distinct_colours(shot.image, main), 200u) << "the main view looks blank";
+  // The panels around it are drawn too.
+  for (const char* panel : {"panel.controls", "panel.grid", "panel.token_strip", "panel.metrics", "panel.status"})
+    EXPECT_GT(distinct_colours(shot.image, rect_of(shot.state, panel)), 8u) << panel;
+}
+
+TEST(GuiWindow, AnotherPolicyGivesAnotherHeatmap) {
+  REQUIRE_DISPLAY();
+  TempDir tmp;
+  const Shot h2o = screenshot_of(tmp, "h2o.json", "h2o");
+  const Shot window = screenshot_of(tmp, "window.json", "window");
+  ASSERT_FALSE(h2o.state.is_null());
+  ASSERT_FALSE(window.state.is_null());
+  EXPECT_NE(h2o.state["policy"], window.state["policy"]);
+  const Rect r = rect_of(h2o.state, "panel.main_view");
+  ASSERT_EQ(r.w, rect_of(window.state, "panel.main_view").w);
+  size_t differing = 0, total = 0;
+  for (int y = r.y; y < std::min({r.y + r.h, h2o.image.h, window.image.h}); ++y)
+    for (int x = r.x; x < std::min({r.x + r.w, h2o.image.w, window.image.w}); ++x) {
+      ++total;
+      differing += h2o.image.pixel(x, y) != window.image.pixel(x, y);
+    }
+  ASSERT_GT(total, 0u);
+  EXPECT_GT(static_cast<double>(differing) / total, 0.01) << differing << " of " << total << " pixels differ";
+}
+
+TEST(GuiWindow, ExportEqualsTheCli) {
+  REQUIRE_DISPLAY();
+  TempDir tmp;
+  const std::string session = (kSessions / "h2o.json").string();
+  std::string out;
+  ASSERT_EQ(run_app(tmp, "--session " + quoted(session) + " --steps 8 --export " + quoted((tmp / "app").string()) + " --exit", &out), 0)
+      << out;
+  const std::string cli = quoted(kCli.string()) + " run " + quoted(session) + " --quiet --export " +
+                          quoted((tmp / "cli").string()) + " > /dev/null";
+  ASSERT_EQ(std::system(cli.c_str()), 0);
+  // Every data file the CLI writes, byte for byte (figures are pictures of
+  // the same data; nothing exported carries a timestamp).
+  size_t compared = 0;
+  for (const auto& e : fs::recursive_directory_iterator(tmp / "cli")) {
+    if (!e.is_regular_file()) continue;
+    const std::string ext = e.path().extension().string();
+    if (ext != ".npy" && ext != ".csv" && ext != ".json") continue;
+    const fs::path rel = fs::relative(e.path(), tmp / "cli");
+    const fs::path app_file = tmp / "app" / rel;
+    ASSERT_TRUE(fs::exists(app_file)) << "the app did not export " << rel;
+    EXPECT_EQ(kvscope::test::read_file(app_file), kvscope::test::read_file(e.path())) << rel << " differs";
+    ++compared;
+  }
+  EXPECT_GE(compared, 6u);
+}
+
+// Polls the state file until `pred` holds (or 20 s pass); returns the last state.
+template <class Pred>
+json wait_for_state(const fs::path& file, Pred pred) {
+  json last;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      if (fs::exists(file)) {
+        last = load_json(file);
+        if (pred(last)) return last;
+      }
+    } catch (const std::exception&) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return last;
+}
+
+bool xdotool(const TempDir& tmp, const std::string& args) {
+  const std::string cmd = "DISPLAY=" + shared_display().display() + " xdotool " + args + " > /dev/null 2>&1";
+  (void)tmp;
+  return std::system(cmd.c_str()) == 0;
+}
+
+TEST(GuiWindow, ClicksAndKeysDriveTheWindow) {
+  REQUIRE_DISPLAY();
+  ASSERT_FALSE(kvscope::test::find_on_path("xdotool").empty())
+      << "xdotool not found on PATH: install xdotool (tools/install-deps.sh installs it)";
+  TempDir tmp;
+  const fs::path state_file = tmp / "state.json";
+  const std::string cmd = app_env(tmp) + "exec timeout 60 " + quoted(kApp.string()) + " --session " +
+                          quoted((kSessions / "interactive.json").string()) + " --size 1600x1000 --state-file " +
+                          quoted(state_file.string()) + " > " + quoted((tmp / "app.log").string()) + " 2>&1";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Stops the window however the test ends.
+  struct Reaper {
+    pid_t pid;
+    ~Reaper() {
+      if (pid <= 0) return;
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == 0) {
+        ::kill(pid, SIGTERM);
+        ::waitpid(pid, &status, 0);
+      }
+    }
+  } reaper{pid};
+
+  auto ready = [](const json& s) { return s.value("rows", 0) >= 1 && !s.value("busy", true) && s["rects"].contains("button.step"); };
+  json s = wait_for_state(state_file, ready);
+  ASSERT_TRUE(ready(s)) << "the window never became ready: " << s.dump() << "\n" << kvscope::test::read_file(tmp / "app.log");
+  const int rows0 = s["rows"];
+
+  // Click the Step button where the window says it is.
+  const Rect step = rect_of(s, "button.step");
+  ASSERT_TRUE(xdotool(tmp, "mousemove " + std::to_string(step.x + step.w / 2) + " " + std::to_string(step.y + step.h / 2) +
+                               " sleep 0.2 click 1"));
+  s = wait_for_state(state_file, [&](const json& j) { return j.value("rows", 0) == rows0 + 1 && !j.value("busy", true); });
+  ASSERT_EQ(s["rows"], rows0 + 1) << "the Step button did not step";
+
+  // Right arrow: one more step. The pointer rests on the window, which
+  // has the keyboard focus without a window manager.
+  ASSERT_TRUE(xdotool(tmp, "key Right"));
+  s = wait_for_state(state_file, [&](const json& j) { return j.value("rows", 0) == rows0 + 2 && !j.value("busy", true); });
+  ASSERT_EQ(s["rows"], rows0 + 2) << "Right did not step";
+
+  // Left: the timeline one step back (nothing is recomputed).
+  ASSERT_TRUE(xdotool(tmp, "key Left"));
+  s = wait_for_state(state_file, [&](const json& j) { return j.value("timeline_row", -1) == rows0; });
+  EXPECT_EQ(s["timeline_row"], rows0) << "Left did not scrub back";
+
+  // Space plays (from the scrubbed row), Space again pauses.
+  ASSERT_TRUE(xdotool(tmp, "key space"));
+  s = wait_for_state(state_file, [&](const json& j) { return j.value("playing", false) && j.value("rows", 0) > rows0 + 3; });
+  EXPECT_TRUE(s.value("playing", false)) << "Space did not play";
+  EXPECT_GT(s.value("rows", 0), rows0 + 3) << "playing made no progress";
+  ASSERT_TRUE(xdotool(tmp, "key space"));
+  s = wait_for_state(state_file, [](const json& j) { return !j.value("playing", true); });
+  EXPECT_FALSE(s.value("playing", true)) << "Space did not pause";
+
+  // Ctrl+Q closes the window cleanly.
+  ASSERT_TRUE(xdotool(tmp, "key ctrl+q"));
+  int status = 0;
+  bool exited = false;
+  for (int i = 0; i < 200 && !exited; ++i) {
+    exited = ::waitpid(pid, &status, WNOHANG) == pid;
+    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(exited) << "Ctrl+Q did not close the window";
+  reaper.pid = -1;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << kvscope::test::read_file(tmp / "app.log");
+}
+
+TEST(GuiWindow, BadArgumentsNameTheFlag) {
+  // No display needed: arguments are checked before any window opens.
+  TempDir tmp;
+  for (const std::string args : {"--size 12", "--steps -3", "--view nonsense", "--lesson no_such_lesson", "--bogus"}) {
+    const std::string cmd = quoted(kApp.string()) + " " + args + " 2> " + quoted((tmp / "err").string());
+    const int rc = std::system(cmd.c_str());
+    const std::string err = kvscope::test::read_file(tmp / "err");
+    EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 2) << args << ": " << err;
+    const std::string flag = args.substr(0, args.find(' '));
+    EXPECT_NE(err.find(flag), std::string::npos) << args << ": " << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << args << ": " << err;
+  }
+}
+
+TEST(GuiWindow, MalformedSessionIsReportedNotFatal) {
+  REQUIRE_DISPLAY();
+  TempDir tmp;
+  const fs::path broken = tmp / "broken_session.json";
+  kvscope::test::write_file(broken, R"({"format": "kvscope-session", "version": 1, "prompt": "hi", "policy": {"name": "h2o", "budget": "nonsense"}})");
+  std::string out;
+  const int rc = run_app(tmp, "--session " + quoted(broken.string()) + " --screenshot " + quoted((tmp / "shot.png").string()) + " --exit", &out);
+  // The error is a scripted run's result (exit 1, the engine's line on stderr) ...
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("budget"), std::string::npos) << out;
+  // ... and the window showed it in its banner rather than closing.
+  ASSERT_TRUE(fs::exists(tmp / "shot.json")) << out;
+  const json state = load_json(tmp / "shot.json");
+  EXPECT_NE(state["error"].get<std::string>().find("budget"), std::string::npos) << state.dump();
+  EXPECT_TRUE(state["rects"].contains("banner.error")) << state.dump();
+}
+
+}  // namespace
