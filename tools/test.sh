@@ -2,7 +2,8 @@
 # Builds kvscope and runs every test: the normal build (with the CUDA
 # backend when nvcc is present; CUDA tests skip without a GPU), the same
 # tests under each OpenBLAS kernel set the CPU can run, then the CPU tests
-# again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# again under AddressSanitizer + UndefinedBehaviorSanitizer, then a short
+# libFuzzer round over the loaders.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
@@ -36,4 +37,9 @@ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVSCOPE_SANITIZE=ON
 cmake --build build/asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan --output-on-failure -j"$jobs"
+
+# The loaders against libFuzzer, briefly (tools/fuzz.sh SECONDS for a long
+# run); saved crash inputs are replayed first.
+echo "== fuzzing the loaders (10 s each) ==" >&2
+tools/fuzz.sh 10
 echo "kvscope: all tests passed" >&2

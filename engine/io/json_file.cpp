@@ -24,6 +24,10 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& sourc
     }
     throw Error(source, "", "invalid JSON at line " + std::to_string(line) + ", column " +
                                 std::to_string(col));
+  } catch (const nlohmann::json::exception& e) {
+    // Well-formed text the library still cannot hold (a number past the
+    // double range, 1e400): it carries no position.
+    throw Error(source, "", std::string("invalid JSON: ") + e.what());
   }
 }
 

@@ -136,9 +136,26 @@ NpyArray read_npy(const std::filesystem::path& path) {
     std::string tok;
     while (std::getline(is, tok, ',')) {
       if (tok.find_first_not_of(" ") == std::string::npos) continue;
-      a.shape.push_back(std::stoll(tok));
+      // A dimension is a non-negative integer; anything else (text, a
+      // number past int64) is a malformed header, not an exception of stoll's.
+      std::size_t used = 0;
+      long long v = -1;
+      const auto first = tok.find_first_not_of(' ');
+      try {
+        v = std::stoll(tok.substr(first), &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || tok.find_first_not_of(' ', first + used) != std::string::npos || v < 0)
+        throw Error(path.string(), "shape", "'" + tok + "' is not a dimension");
+      a.shape.push_back(v);
     }
   }
+  // The element count must fit before the size check can use it.
+  int64_t count = 1, bytes = 0;
+  for (int64_t d : a.shape)
+    if (__builtin_mul_overflow(count, d, &count) || __builtin_mul_overflow(count, int64_t(descr_size(a.descr)), &bytes))
+      throw Error(path.string(), "shape", "has more elements than any file can hold");
   const std::size_t nbytes = static_cast<std::size_t>(a.numel()) * descr_size(a.descr);
   if (hstart + hlen + nbytes != s.size()) throw Error(path.string(), "data", "size does not match the shape");
   a.bytes.assign(s.begin() + static_cast<std::ptrdiff_t>(hstart + hlen), s.end());
