@@ -77,6 +77,7 @@ void refresh_from_worker(AppState& s) {
 }
 
 void draw_frame(AppState& s) {
+  s.shell.rects.clear();  // only what is on screen this frame (a dismissed banner, a gone Cancel button drop out)
   draw_main_menu(s);
   const bool expert = !s.presenter;
 

@@ -90,6 +90,8 @@ class EngineWorker {
   void cancel();              // stops the running command (a replay, a run of N steps, play)
 
   // --- reading (any thread; cheap) ---
+  // A snapshot follows every step; while a run of steps or fast play goes
+  // on, at most one per 10 ms (a frame), and always one after the last.
   std::shared_ptr<const PublishedRun> a() const;
   std::shared_ptr<const PublishedRun> b() const;  // nullptr without a fork
   std::shared_ptr<const FullReference> full_reference() const;

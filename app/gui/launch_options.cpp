@@ -63,7 +63,6 @@ std::optional<int> parse_launch_options(int argc, char** argv, LaunchOptions& o)
   auto* layer_opt = app.add_option("--layer", layer, "Layer shown first")->check(CLI::NonNegativeNumber);
   auto* head_opt = app.add_option("--head", head, "Query head shown first")->check(CLI::NonNegativeNumber);
   auto* view_opt = app.add_option("--view", view, "View mode: attention, mask, statistic, diff_full, diff_fork, ideal");
-  session_opt->excludes(lesson_opt);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -75,6 +74,11 @@ std::optional<int> parse_launch_options(int argc, char** argv, LaunchOptions& o)
     return 2;
   }
 
+  // A session file or a lesson names its own model.
+  if (session_opt->count() && lesson_opt->count())
+    return bad_argument("--lesson", "cannot be combined with --session (a lesson is a session file)");
+  if (model_opt->count() && (session_opt->count() || lesson_opt->count()))
+    return bad_argument("--model", "cannot be combined with --session or --lesson (the session file names its model)");
   if (model_opt->count()) o.model = model;
   if (lesson_opt->count()) {
     const auto lessons = find_lessons();

@@ -33,7 +33,7 @@ ImVec4 default_place(PanelSlot slot, float scale, bool presenter) {
     // The lesson is what the audience reads: the top of the left column,
     // above the few controls presenter mode keeps; the grid gets the
     // whole right column.
-    const float lesson_h = 0.5f * (bottom - top);
+    const float lesson_h = 0.6f * (bottom - top);
     switch (slot) {
       case PanelSlot::Lesson: return {0, top, left_w, lesson_h};
       case PanelSlot::Controls: return {0, top + lesson_h, left_w, bottom - top - lesson_h};

@@ -45,11 +45,6 @@ const PolicyInfo& info_of(PolicyKind k) {
   return kPolicies[0];
 }
 
-bool uses_statistic_window(PolicyKind k) {
-  return k == PolicyKind::H2O || k == PolicyKind::TOVA || k == PolicyKind::Keyformer || k == PolicyKind::A2SF ||
-         k == PolicyKind::Random;
-}
-
 // A combo over an enum given by its names; returns true on change.
 template <class E, size_t N>
 bool enum_combo(const char* label, E& value, const std::pair<E, const char*> (&items)[N]) {

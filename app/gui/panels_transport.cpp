@@ -11,6 +11,8 @@ namespace kvscope::gui {
 
 void draw_transport_panel(AppState& s) {
   const bool playing = s.status.playing;
+  const bool no_run = !s.a;  // nothing to step yet (loading, or the model failed to open)
+  ImGui::BeginDisabled(no_run);
   if (ImGui::Button("Step")) action_step(s);
   record_item_rect(s, "button.step");
   help_tooltip("Right arrow: one decoding step (from the scrubbed row when you scrubbed back: the later rows are dropped).");
@@ -47,6 +49,8 @@ void draw_transport_panel(AppState& s) {
     if (ImGui::Button("Drop fork") && s.worker) s.worker->drop_fork();
   }
 
+  ImGui::EndDisabled();
+
   // Busy: what runs, how far, and a way out.
   if (s.status.busy) {
     ImGui::SameLine();
@@ -59,6 +63,7 @@ void draw_transport_panel(AppState& s) {
   }
 
   // The timeline: every recorded row; the right end follows the newest.
+  ImGui::BeginDisabled(no_run);
   const int latest = s.a ? s.a->rows - 1 : 0;
   int row = s.shown_row() < 0 ? 0 : s.shown_row();
   ImGui::SetNextItemWidth(-ImGui::CalcTextSize("latest").x - ImGui::GetFrameHeight() - 2 * ImGui::GetStyle().ItemSpacing.x);
@@ -72,6 +77,7 @@ void draw_transport_panel(AppState& s) {
   ImGui::SameLine();
   bool follow = s.timeline_row < 0;
   if (ImGui::Checkbox("latest", &follow)) s.timeline_row = follow ? -1 : std::max(0, latest);
+  ImGui::EndDisabled();
 }
 
 }  // namespace kvscope::gui

@@ -97,9 +97,10 @@ void expect_same_run(const PublishedRun& p, const Session& s) {
 class Worker : public ::testing::Test {
  protected:
   void open(const SessionConfig& c) {
+    const uint64_t errors = w.status().error_serial;
     w.open(c);
     ASSERT_TRUE(wait_idle(w));
-    ASSERT_EQ(w.status().error, "");
+    ASSERT_EQ(w.status().error_serial, errors) << w.status().error;
     ASSERT_TRUE(w.a());
   }
   void run(const std::function<void()>& command) {

@@ -301,6 +301,22 @@ TEST(GuiWindow, ClicksAndKeysDriveTheWindow) {
   s = wait_for_state(state_file, [](const json& j) { return !j.value("playing", true); });
   EXPECT_FALSE(s.value("playing", true)) << "Space did not pause";
 
+  // . , [ ]: the layer and head move (within the model's 4 layers, 8 heads).
+  const int layer0 = s["layer"], head0 = s["head"];
+  ASSERT_TRUE(xdotool(tmp, layer0 < 3 ? "key period" : "key comma"));
+  const int layer1 = layer0 < 3 ? layer0 + 1 : layer0 - 1;
+  s = wait_for_state(state_file, [&](const json& j) { return j.value("layer", -1) == layer1; });
+  EXPECT_EQ(s["layer"], layer1) << "',' / '.' did not change the layer";
+  ASSERT_TRUE(xdotool(tmp, head0 < 7 ? "key bracketright" : "key bracketleft"));
+  const int head1 = head0 < 7 ? head0 + 1 : head0 - 1;
+  s = wait_for_state(state_file, [&](const json& j) { return j.value("head", -1) == head1; });
+  EXPECT_EQ(s["head"], head1) << "'[' / ']' did not change the head";
+
+  // F1 shows the help overlay.
+  ASSERT_TRUE(xdotool(tmp, "key F1"));
+  s = wait_for_state(state_file, [](const json& j) { return j.value("help", false); });
+  EXPECT_TRUE(s.value("help", false)) << "F1 did not open the help";
+
   // Ctrl+Q closes the window cleanly.
   ASSERT_TRUE(xdotool(tmp, "key ctrl+q"));
   int status = 0;

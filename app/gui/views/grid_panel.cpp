@@ -13,18 +13,21 @@
 #include "views/hover.h"
 #include "views/thumbnail_atlas.h"
 #include "views/views.h"
-#include "views/bench_timer.h"
 #include "views/views_gpu.h"
 
 namespace kvscope::gui {
 namespace {
 
-constexpr long kCellsPerFrame = 3'000'000;  // downsampling work per frame; the rest continues next frame
+constexpr long kCellsPerFrame = 1'000'000;  // downsampling work per frame (a few ms); the rest continues next frame
+// While a long history is being downsampled, redraw the thumbnails at most
+// this often rather than every frame (each redraw is a full atlas pass).
+constexpr double kRedrawWhileFillingSeconds = 0.5;
 
 struct GridState {
   ThumbnailAtlas atlas;
   RenderTarget target;
   std::string rendered;  // what `target` shows
+  double rendered_at = -1e9;
   int atlas_kind = -1;
   int epoch = 0;  // bumps with every atlas reset, so a refilled atlas is drawn again
   std::set<std::pair<uint64_t, int>> fill_requested;
@@ -63,7 +66,6 @@ bool uses_attention(CellKind k) { return k != CellKind::Mask && k != CellKind::S
 }  // namespace
 
 void draw_grid_panel(AppState& s) {
-  BenchScope bench_scope(1);
   GridState& st = state();
   begin_view_frame(s);
   on_views_shutdown(release_gpu);
@@ -127,17 +129,20 @@ void draw_grid_panel(AppState& s) {
   std::snprintf(key, sizeof(key), "%p %d %d %d %s %d %.9g %.9g", owner, st.epoch, st.atlas_kind, int(style.coloring),
                 style.colormap.c_str(), int(style.scale.kind), style.scale.lo, style.scale.hi);
   std::string rendered = key;
-  for (int l = 0; l < L; ++l) rendered += " " + std::to_string(st.atlas.layer_rows(l));
-  if (rendered != st.rendered) {
+  for (int l = 0; l < L; ++l) (rendered += ' ') += std::to_string(st.atlas.layer_rows(l));
+  const bool filling = budget <= 0;  // the budget ran out: more rows wait for the next frames
+  const double now = ImGui::GetTime();
+  if (rendered != st.rendered && (!filling || now - st.rendered_at >= kRedrawWhileFillingSeconds)) {
     HeatmapViewport vp;  // one pixel per thumbnail cell
     render_heatmap(st.target, tex, vp, style);
     st.rendered = rendered;
+    st.rendered_at = now;
   }
 
   // Summaries at the shown row.
   const int row = s.shown_row();
   std::string summary_key = std::to_string(a.generation) + " " + std::to_string(row);
-  for (int l = 0; l < L; ++l) summary_key += " " + std::to_string(reinterpret_cast<uintptr_t>(attention[l].source()));
+  for (int l = 0; l < L; ++l) (summary_key += ' ') += std::to_string(reinterpret_cast<uintptr_t>(attention[l].source()));
   if (summary_key != st.summary_key) {
     st.summary.assign(std::size_t(L) * H, std::nanf(""));
     for (int l = 0; l < L; ++l)

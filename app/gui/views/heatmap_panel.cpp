@@ -105,7 +105,10 @@ PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRe
   float title_h = 0;
   if (!spec.title.empty()) {
     title_h = ImGui::GetTextLineHeightWithSpacing();
+    // Clipped to the panel: titles of panels side by side must not run into each other.
+    dl->PushClipRect(top_left, ImVec2(top_left.x + size.x - 4, top_left.y + title_h), true);
     dl->AddText(ImVec2(top_left.x + row_margin(spec), top_left.y), ImGui::GetColorU32(ImGuiCol_Text), spec.title.c_str());
+    dl->PopClipRect();
   }
   const ImVec2 origin(top_left.x + row_margin(spec), top_left.y + title_h + col_label_height());
   const ImVec2 cells_size(std::max(8.f, size.x - row_margin(spec)), std::max(8.f, size.y - title_h - col_label_height()));

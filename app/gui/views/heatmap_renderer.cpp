@@ -1,5 +1,4 @@
 #include "views/heatmap_renderer.h"
-#include "views/bench_timer.h"
 
 #include "figures/heatmap_panel.h"
 #include "io/colormap.h"
@@ -104,7 +103,6 @@ void release_heatmap_renderer() {
 
 void render_heatmap(RenderTarget& target, const HeatmapTexture& cells, const HeatmapViewport& view,
                     const HeatmapStyle& style) {
-  BenchScope bench_scope(4, true);
   if (!g_program.ok() || !target.framebuffer()) return;
   SavedGlState saved;
   glBindFramebuffer(GL_DRAW_FRAMEBUFFER, target.framebuffer());

@@ -14,7 +14,6 @@
 #include "views/palette.h"
 #include "views/view_toolbar.h"
 #include "views/views.h"
-#include "views/bench_timer.h"
 #include "views/views_gpu.h"
 
 namespace kvscope::gui {
@@ -93,13 +92,21 @@ Camera camera_for(AppState& s, MainViewState& st, ImVec2 cells_size, int rows, i
   }
   cam.cells_per_px_x = v.zoom;
   cam.cells_per_px_y = v.zoom * st.aspect;
+  // Zoomed out as far as the fit or further in both directions: back to fit.
+  if (cam.cells_per_px_x >= fit_x && cam.cells_per_px_y >= fit_y) {
+    v.zoom = 0;
+    return camera_for(s, st, cells_size, rows, cols);
+  }
+  const double shown_rows = cells_size.y * cam.cells_per_px_y, shown_cols = cells_size.x * cam.cells_per_px_x;
   cam.x0 = v.view_x0;
   cam.y0 = v.view_y0;
   if (v.follow_latest) {
-    const double shown_rows = cells_size.y * cam.cells_per_px_y, shown_cols = cells_size.x * cam.cells_per_px_x;
-    cam.y0 = std::max(0.0, rows - shown_rows);
-    if (cam.x0 + shown_cols < cols) cam.x0 = std::max(0.0, cols - shown_cols);
+    cam.y0 = rows - shown_rows;
+    if (cam.x0 + shown_cols < cols) cam.x0 = cols - shown_cols;
   }
+  // Panning stops at the data's edges (no scrolling into emptiness).
+  cam.x0 = std::clamp(cam.x0, 0.0, std::max(0.0, cols - shown_cols));
+  cam.y0 = std::clamp(cam.y0, 0.0, std::max(0.0, rows - shown_rows));
   return cam;
 }
 
@@ -197,32 +204,7 @@ void draw_legend(const ViewSettings& v, CellKind kind, const kvscope::ColorScale
 
 }  // namespace
 
-}  // namespace kvscope::gui
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-namespace kvscope::gui {
-static void bench_log(const AppState& s) {  // TEMPORARY: frame interval stats
-  static auto last = std::chrono::steady_clock::now();
-  static std::vector<double> dts;
-  const auto now = std::chrono::steady_clock::now();
-  dts.push_back(std::chrono::duration<double, std::milli>(now - last).count());
-  last = now;
-  if (dts.size() == 50) {
-    std::vector<double> d = dts;
-    std::sort(d.begin(), d.end());
-    double sum = 0;
-    for (double x : d) sum += x;
-    std::fprintf(stderr, "BENCH rows=%d zoom=%g frame_ms(app)=%.1f interval mean=%.1f median=%.1f p90=%.1f | per frame ms: main %.2f grid %.2f strip %.2f curves %.2f gl-render %.2f\n",
-                 s.a ? s.a->rows : 0, s.view.zoom, s.frame_ms, sum / d.size(), d[d.size() / 2], d[d.size() * 9 / 10],
-                 g_bench_ms[0]/50, g_bench_ms[1]/50, g_bench_ms[2]/50, g_bench_ms[3]/50, g_bench_ms[4]/50);
-    for (double& x : g_bench_ms) x = 0;
-    dts.clear();
-  }
-}
 void draw_main_view(AppState& s) {
-  if (std::getenv("KVSCOPE_BENCH")) bench_log(s);
-  BenchScope bench_scope(0);
   MainViewState& st = state();
   begin_view_frame(s);
   on_views_shutdown(release_gpu);

@@ -15,7 +15,6 @@
 #include "views/hover.h"
 #include "views/token_text.h"
 #include "views/views.h"
-#include "views/bench_timer.h"
 
 namespace kvscope::gui {
 namespace {
@@ -106,7 +105,6 @@ double nice_step(double span, int count) {
 }  // namespace
 
 void draw_score_curves_panel(AppState& s) {
-  BenchScope bench_scope(3);
   begin_view_frame(s);
   const std::shared_ptr<const PublishedRun> a_hold = s.a;
   if (!a_hold || !a_hold->session || a_hold->rows == 0) {

@@ -11,7 +11,6 @@
 #include "views/hover.h"
 #include "views/token_text.h"
 #include "views/views.h"
-#include "views/bench_timer.h"
 
 namespace kvscope::gui {
 namespace {
@@ -43,7 +42,6 @@ void toggle(std::vector<int>& list, int value) {
 }  // namespace
 
 void draw_token_strip(AppState& s) {
-  BenchScope bench_scope(2);
   begin_view_frame(s);
   watch_bookmarks(s);
   const std::shared_ptr<const PublishedRun> a_hold = s.a;
@@ -59,7 +57,7 @@ void draw_token_strip(AppState& s) {
   const int count = std::min<int>(static_cast<int>(a.token_text.size()), a.prompt_length + row);
 
   const std::string alert = fresh_alert();
-  if (!alert.empty()) ImGui::TextColored(ImVec4(1, 0.3f, 0.25f, 1), "\u26a0 %s", alert.c_str());
+  if (!alert.empty()) ImGui::TextColored(ImVec4(1, 0.3f, 0.25f, 1), "! %s", alert.c_str());
   else
     ImGui::TextDisabled("step %d \u00b7 tint = share of the %d KV heads that keep the token \u00b7 right-click: bookmark, "
                         "middle-click: score curve",

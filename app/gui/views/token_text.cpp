@@ -15,7 +15,11 @@ std::string visible_token(const std::string& text) {
 }
 
 std::string display_token(const std::vector<std::string>& texts, int position) {
-  if (position < 0 || position >= static_cast<int>(texts.size())) return "#" + std::to_string(position);
+  if (position < 0 || position >= static_cast<int>(texts.size())) {
+    std::string out = "#";
+    out += std::to_string(position);
+    return out;
+  }
   return visible_token(texts[position]);
 }
 
