@@ -3,8 +3,9 @@
 // texture and a mask-code texture, for the window's main view and the grid.
 //
 // Each fragment covers cells_per_pixel cells; when zoomed out it takes the
-// largest value of up to 4 x 4 cells under it (so a thin bright stripe of
-// attention does not vanish between samples) and the mask code of its
+// largest value (or, for differences, the largest in magnitude) of up to
+// 4 x 4 cells under it (so a thin bright stripe of attention does not
+// vanish between samples) and the mask code of its
 // centre cell. Two ways to colour:
 //   u_categorical = 0: value -> [lo, hi] on a linear or log scale -> the
 //     256-entry colormap texture, entry floor(t * 256) exactly like
@@ -25,11 +26,10 @@ uniform ivec2 u_tile_size;      // columns, rows held by the tile
 
 uniform vec4 u_view;            // x0, y0 (cells at the top-left pixel), cells per pixel x, y
 uniform ivec2 u_limit;          // columns >= x and rows > y are background (timeline row)
-// Thumbnail atlases: cells repeat every u_repeat cells; u_limit applies
-// within each repeat (0 = no repeat).
-uniform ivec2 u_repeat;
 
 uniform int u_categorical;
+uniform int u_pool_magnitude;   // 1: zoomed out, keep the value largest in magnitude (differences: a
+                                // negative peak must not vanish behind a small positive one)
 uniform int u_log_scale;
 uniform float u_lo, u_hi;
 uniform int u_mark;             // 0 none, 1 outline evicted regions (hatch when cells are small)
@@ -46,12 +46,7 @@ bool in_tile(ivec2 cell) {
   return all(greaterThanEqual(local, ivec2(0))) && all(lessThan(local, u_tile_size));
 }
 
-bool visible(ivec2 cell) {
-  ivec2 c = cell;
-  if (u_repeat.x > 0) c.x = c.x % u_repeat.x;
-  if (u_repeat.y > 0) c.y = c.y % u_repeat.y;
-  return c.x < u_limit.x && c.y <= u_limit.y;
-}
+bool visible(ivec2 cell) { return cell.x < u_limit.x && cell.y <= u_limit.y; }
 
 uint code_at(ivec2 cell) {
   if (!in_tile(cell) || !visible(cell)) return kNotSeen;
@@ -96,7 +91,8 @@ void main() {
       if (!in_tile(c) || !visible(c)) continue;
       float v = texelFetch(u_values, c - u_tile_origin, 0).r;
       if (isnan(v)) continue;
-      best = any ? max(best, v) : v;
+      bool better = u_pool_magnitude == 1 ? abs(v) > abs(best) : v > best;
+      best = !any || better ? v : best;
       any = true;
     }
   if (!any) { frag_color = vec4(u_background, 1.0); return; }
@@ -119,10 +115,10 @@ void main() {
       if (edge) color = line;
     } else if (code != kMaskProtected) {
       // Cells too small to outline: a sparse diagonal hatch over evicted
-      // cells, every fourth pixel diagonal, so three quarters of their
-      // pixels still show the value's colour.
+      // cells, every sixth pixel diagonal, half blended, so the evicted
+      // region reads as a texture while most pixels keep the value's colour.
       ivec2 p = ivec2(floor(v_pixel));
-      if (((p.x + p.y) & 3) == 0) color = mix(color, line, 0.85);
+      if ((p.x + p.y) % 6 == 0) color = mix(color, line, 0.6);
     }
   }
   frag_color = vec4(color, 1.0);

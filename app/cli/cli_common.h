@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,12 @@ void create_output_dir(const std::string& dir, const std::string& flag);
 // An engine message "<field>: <what>" with its leading field renamed by
 // the first matching pair (from, to); other messages unchanged.
 std::string rename_field(const std::string& message, const std::vector<std::pair<std::string, std::string>>& renames);
+
+// Ctrl-C honoured between units of work (sweep cells): main prints the
+// message and exits 130, the shell's status for SIGINT.
+struct Interrupted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // Printable form of a token piece: control bytes and newlines escaped.
 std::string escape(const std::string& s);

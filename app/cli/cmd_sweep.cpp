@@ -3,7 +3,9 @@
 // figures. With --dataset each cell is an evaluation (answer accuracy, NLL);
 // without, each cell runs the session itself (KL, top-1 agreement, recall,
 // similarity, and NLL when the session teacher-forces a continuation).
+#include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <sstream>
 #include <algorithm>
@@ -15,7 +17,9 @@
 #include "cli_policy.h"
 #include "figures/heatmap.h"
 #include "figures/line_plot.h"
+#include "io/atomic_file.h"
 #include "io/csv_writer.h"
+#include "io/json_file.h"
 #include "progress_bar.h"
 #include "session/evaluation.h"
 #include "session/figure_export.h"
@@ -32,7 +36,17 @@ struct SweepArgs {
   std::optional<int> limit;  // not given: every item
   FigureFlags figures;
   bool heatmaps = false;
+  bool resume = false;
 };
+
+// Ctrl-C during a sweep: the cell running finishes, every finished cell is
+// already on disk (OUT/cells/), and --resume goes on from there. A second
+// Ctrl-C stops at once (the default action).
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) {
+  g_interrupted = true;
+  std::signal(SIGINT, SIG_DFL);
+}
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -52,6 +66,43 @@ struct Cell {
   HeatmapData heatmap;               // --heatmaps: the cell's attention heatmap
   std::string heatmap_title;
 };
+
+// The settings that make a sweep's cells comparable: a resumed sweep must
+// have the same ones, or its finished cells would be mixed with others.
+nlohmann::json sweep_identity(const SessionConfig& base, const SweepArgs& a, std::size_t items) {
+  nlohmann::json session = base.to_json();
+  session.erase("export");  // figures do not change the numbers
+  return {{"session", session}, {"policies", a.policies}, {"budgets", a.budgets},
+          {"dataset", a.dataset}, {"items", items}, {"heatmaps", a.heatmaps}};
+}
+
+std::filesystem::path cell_file(const std::filesystem::path& out, const std::string& policy, const std::string& budget) {
+  std::string b;
+  for (char c : budget) b += c == '%' ? std::string("pct") : std::string(1, c);
+  return out / "cells" / (policy + "_" + b + ".json");
+}
+
+void save_cell(const std::filesystem::path& out, const Cell& c) {
+  nlohmann::json j = {{"policy", c.policy}, {"budget", c.budget}, {"metrics", c.metrics}, {"se", c.se}, {"n", c.n}};
+  write_text_file(cell_file(out, c.policy, c.budget), j.dump(1) + "\n");
+}
+
+std::optional<Cell> load_cell(const std::filesystem::path& out, const std::string& policy, const std::string& budget,
+                              double budget_value) {
+  const auto f = cell_file(out, policy, budget);
+  std::error_code ec;
+  if (!std::filesystem::exists(f, ec)) return std::nullopt;
+  const nlohmann::json j = read_json_file(f);
+  Cell c{policy, budget, budget_value, {}};
+  try {
+    c.metrics = j.at("metrics").get<std::map<std::string, double>>();
+    c.se = j.at("se").get<std::map<std::string, double>>();
+    c.n = j.at("n").get<int>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(f.string(), "", std::string("not a finished sweep cell: ") + e.what());
+  }
+  return c;
+}
 
 // Standard error of the mean of `v` (sample standard deviation / sqrt(n)).
 double standard_error(const std::vector<double>& v) {
@@ -233,9 +284,29 @@ void run_sweep(const SweepArgs& a) {
       rethrow_for_cell(e, a, policies[pi], budgets[bi], "");
     }
   };
+  // Finished cells are kept in OUT/cells/ as they complete, beside the
+  // settings they belong to; --resume takes them instead of running again.
+  const std::filesystem::path out = a.out;
+  const nlohmann::json identity = sweep_identity(base, a, items.size());
+  if (a.resume) {
+    std::error_code ec;
+    if (!std::filesystem::exists(out / "cells" / "sweep.json", ec))
+      throw Error("--resume", "", "no interrupted sweep in " + a.out + " (cells/sweep.json is missing)");
+    if (read_json_file(out / "cells" / "sweep.json") != identity)
+      throw Error("--resume", "", a.out + " holds a sweep with other settings (session, policies, budgets, dataset or "
+                                  "--heatmaps); run it again without --resume into a new folder");
+  } else {
+    std::error_code ec;
+    if (std::filesystem::exists(out / "cells" / "sweep.json", ec))
+      throw Error("--out", a.out, "holds an interrupted sweep: add --resume to go on with it, or choose another folder");
+  }
   std::unique_ptr<Session> first;
-  if (items.empty()) first = make_session(0, 0);
+  if (items.empty() && !a.resume) first = make_session(0, 0);
   create_output_dir(a.out, "--out");
+  std::filesystem::create_directories(out / "cells");
+  write_text_file(out / "cells" / "sweep.json", identity.dump(1) + "\n");
+  g_interrupted = false;
+  std::signal(SIGINT, on_sigint);
 
   const int total = static_cast<int>(kinds.size() * amounts.size()) * std::max<int>(1, static_cast<int>(items.size()));
   ProgressBar bar("sweep", total);
@@ -245,7 +316,21 @@ void run_sweep(const SweepArgs& a) {
   if (base.export_opts.layer_head_chosen()) heatmap_head = {base.export_opts.csv_layer(), base.export_opts.csv_head()};
   for (std::size_t pi = 0; pi < kinds.size(); ++pi) {
     for (std::size_t bi = 0; bi < amounts.size(); ++bi) {
+      if (g_interrupted) {
+        std::signal(SIGINT, SIG_DFL);
+        bar.finish();
+        throw Interrupted(std::to_string(cells.size()) + " of " + std::to_string(kinds.size() * amounts.size()) +
+                          " cells are saved in " + (out / "cells").string() + "; run the same command with --resume to go on");
+      }
       const SessionConfig cfg = cell_config(pi, bi);
+      // --heatmaps cells hold a picture that is not saved with the numbers: they run again.
+      if (std::optional<Cell> saved; a.resume && !a.heatmaps &&
+                                     (saved = load_cell(out, policies[pi], budgets[bi], amounts[bi].value))) {
+        cells.push_back(std::move(*saved));
+        done += std::max<int>(1, static_cast<int>(items.size()));
+        bar.update(done);
+        continue;
+      }
       Cell c{policies[pi], budgets[bi], amounts[bi].value, {}};
       if (items.empty()) {
         std::unique_ptr<Session> s = first ? std::move(first) : make_session(pi, bi);
@@ -280,10 +365,12 @@ void run_sweep(const SweepArgs& a) {
         c.se = item_standard_errors(r);
         c.n = r.items;
       }
+      save_cell(out, c);
       cells.push_back(std::move(c));
     }
   }
   bar.finish();
+  std::signal(SIGINT, SIG_DFL);
 
   std::vector<std::string> names;
   for (const auto& c : cells)
@@ -313,7 +400,6 @@ void run_sweep(const SweepArgs& a) {
     if (!se_names.empty()) row.emplace_back(int64_t(c.n));
     t.add_row(std::move(row));
   }
-  const std::filesystem::path out(a.out);
   write_csv(out / "sweep.csv", t);
   const bool percent = amounts[0].percent;
   std::vector<double> budget_values;
@@ -380,6 +466,10 @@ void run_sweep(const SweepArgs& a) {
     }
   }
   std::printf("%s", to_csv(t).c_str());
+  // Finished: sweep.csv holds every cell; the checkpoints go, so the
+  // folder reads as one complete sweep (and a rerun starts afresh).
+  std::error_code ec;
+  std::filesystem::remove_all(out / "cells", ec);
   std::fprintf(stderr, "wrote %s/sweep.csv, %zu plots%s\n", a.out.c_str(), plots,
                heatmaps ? (" and " + std::to_string(heatmaps) + " heatmaps").c_str() : "");
 }
@@ -398,6 +488,8 @@ void register_sweep(CLI::App& app) {
   cmd->add_flag("--heatmaps", args->heatmaps,
                 "Also draw each cell's attention heatmap (the session's export layer/head, else the first cell's "
                 "most informative head), one colour range over all cells unless --range says otherwise");
+  cmd->add_flag("--resume", args->resume,
+                "Go on with a sweep interrupted by Ctrl-C in --out: its finished cells (--out/cells) are kept");
   add_figure_flags(*cmd, args->figures);
   cmd->callback([args] { run_sweep(*args); });
 }

@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
       if (c == '\n' || c == '\r') c = ' ';
     std::fprintf(stderr, "kvscope-cli: error: %s (see --help)\n", m.c_str());
     return 1;
+  } catch (const kvscope::cli::Interrupted& e) {
+    std::fprintf(stderr, "kvscope-cli: interrupted: %s\n", e.what());
+    return 130;
   } catch (const kvscope::Error& e) {
     std::fprintf(stderr, "kvscope-cli: error: %s\n", e.what());
     return 1;

@@ -324,5 +324,35 @@ TEST(Cli, DatasetSweepHasStandardErrors) {
   EXPECT_TRUE(std::filesystem::exists(dir / "out" / "sweep_accuracy.svg"));
 }
 
+TEST(Cli, InterruptedSweepResumesToTheSameResult) {
+  // Ctrl-C after the first cells: they stay on disk and --resume finishes
+  // the sweep to exactly the numbers of an uninterrupted one.
+  test::TempDir dir;
+  const auto assets = (test::data_dir() / ".." / ".." / "assets").lexically_normal();
+  const std::string session = test::quote((assets / "sessions" / "story_h2o.json").string());
+  const std::string data = test::quote((assets / "eval" / "story.jsonl").string());
+  const std::string cmd = std::string(KVSCOPE_CLI_PATH) + " sweep " + session + " --dataset " + data +
+                          " --limit 6 --policies h2o,tova,window --budgets 20%,50%,80% --format svg --out ";
+  const std::string cells = test::quote((dir / "a" / "cells").string());
+  // Interrupt once two cells are saved (cells/ also holds sweep.json).
+  const auto r = test::run_shell("(" + cmd + test::quote((dir / "a").string()) + " 2>" +
+                                 test::quote((dir / "err.txt").string()) + " & pid=$!; "
+                                 "for i in $(seq 600); do [ $(ls " + cells + " 2>/dev/null | wc -l) -ge 3 ] && break; sleep 0.05; done; "
+                                 "kill -INT $pid; wait $pid; echo rc=$?)");
+  ASSERT_NE(r.output.find("rc=130"), std::string::npos) << r.output << test::read_file(dir / "err.txt");
+  EXPECT_NE(test::read_file(dir / "err.txt").find("run the same command with --resume"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir / "a" / "sweep.csv"));
+  // Without --resume the folder is not silently reused.
+  const auto again = test::run_shell(cmd + test::quote((dir / "a").string()) + " 2>&1");
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_NE(again.output.find("add --resume"), std::string::npos) << again.output;
+  const auto resumed = test::run_shell(cmd + test::quote((dir / "a").string()) + " --resume 2>&1");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  const auto whole = test::run_shell(cmd + test::quote((dir / "b").string()) + " 2>&1");
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  EXPECT_EQ(test::read_file(dir / "a" / "sweep.csv"), test::read_file(dir / "b" / "sweep.csv"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "a" / "cells")) << "a finished sweep keeps no checkpoints";
+}
+
 }  // namespace
 }  // namespace kvscope

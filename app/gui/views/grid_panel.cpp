@@ -88,7 +88,7 @@ void draw_grid_panel(AppState& s) {
   // Owner key: the session and the mode (a new mode starts the atlas over).
   const void* owner = a.session.get();
   if (!st.atlas.matches(owner, L, H, planned, a.positions) || st.atlas_kind != static_cast<int>(kind)) {
-    st.atlas.reset(owner, L, H, planned, a.positions);
+    st.atlas.reset(owner, L, H, planned, a.positions, /*pool_by_magnitude=*/kind == CellKind::DiffFork);
     st.atlas_kind = static_cast<int>(kind);
     ++st.epoch;
   }
@@ -123,6 +123,7 @@ void draw_grid_panel(AppState& s) {
   style.colormap = diverging ? "coolwarm" : s.view.colormap;
   style.scale = resolve_scale(s.view, value_kind, st.atlas.extent(), diverging);
   style.outline_evicted = false;  // thumbnails are too small for outlines
+  style.pool_by_magnitude = diverging;
   const HeatmapTexture& tex = st.atlas.texture();
   st.target.ensure(tex.cols(), tex.rows());
   char key[256];

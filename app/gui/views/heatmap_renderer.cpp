@@ -122,8 +122,8 @@ void render_heatmap(RenderTarget& target, const HeatmapTexture& cells, const Hea
   glUniform4f(p.uniform("u_view"), float(view.x0), float(view.y0), float(view.cells_per_px_x),
               float(view.cells_per_px_y));
   glUniform2i(p.uniform("u_limit"), view.visible_cols, view.last_row);
-  glUniform2i(p.uniform("u_repeat"), view.repeat_cols, view.repeat_rows);
   glUniform1i(p.uniform("u_categorical"), style.coloring == CellColoring::Codes);
+  glUniform1i(p.uniform("u_pool_magnitude"), style.pool_by_magnitude ? 1 : 0);
   glUniform1i(p.uniform("u_log_scale"), style.scale.kind == kvscope::ScaleKind::log);
   glUniform1f(p.uniform("u_lo"), float(style.scale.lo));
   glUniform1f(p.uniform("u_hi"), float(style.scale.hi));

@@ -36,7 +36,6 @@ struct HeatmapViewport {
   double cells_per_px_x = 1, cells_per_px_y = 1;
   int visible_cols = 1 << 30;              // columns from here on are background
   int last_row = 1 << 30;                  // rows after this are background (the timeline row)
-  int repeat_cols = 0, repeat_rows = 0;    // thumbnail atlases: the limits apply per repeat
 };
 
 enum class CellColoring { Values, Codes };  // colormap of the value, or palette of the code
@@ -46,6 +45,7 @@ struct HeatmapStyle {
   std::string colormap = "viridis";
   kvscope::ColorScale scale;
   bool outline_evicted = true;
+  bool pool_by_magnitude = false;  // differences: zoomed out, show the strongest deviation of either sign
 };
 
 // Builds the program; false (and the message) when the driver refuses it.

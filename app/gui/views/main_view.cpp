@@ -165,14 +165,21 @@ void request_missing(AppState& s, MainViewState& st, const PublishedRun& a, Cell
       st.fill_requested.insert({a.generation, s.layer}).second)
     s.worker->fill_layer(s.layer);
   if (kind == CellKind::DiffFull) {
+    // One request in flight at a time: while a run grows, the next request
+    // goes out when the previous reference has arrived (each one replays
+    // the whole run under a full cache, so asking every step would pile up).
     const FullReference* f = s.full_ref.get();
-    const bool current = f && f->generation == a.generation && f->layer == s.layer && f->rows >= a.rows;
-    const std::tuple<uint64_t, int, int> want{a.generation, s.layer, a.rows};
-    // Once per (generation, layer, rows): a playing run asks again as it grows.
-    if (!current && st.full_requested != want && !(s.status.busy && std::get<1>(st.full_requested) == s.layer &&
-                                                     std::get<0>(st.full_requested) == a.generation)) {
+    auto covers = [&](uint64_t generation, int layer, int rows) {
+      return f && f->generation == generation && f->layer == layer && f->rows >= rows;
+    };
+    const auto [req_generation, req_layer, req_rows] = st.full_requested;
+    // An idle worker that did not deliver (an error, a cancel) is asked
+    // again only once the run has grown, so a failing request is not repeated every frame.
+    const bool in_flight = req_generation == a.generation && req_layer == s.layer &&
+                           !covers(req_generation, req_layer, req_rows) && (!s.worker->idle() || a.rows == req_rows);
+    if (!covers(a.generation, s.layer, a.rows) && !in_flight) {
       s.worker->request_full_reference(s.layer);
-      st.full_requested = want;
+      st.full_requested = {a.generation, s.layer, a.rows};
     }
   }
 }
@@ -291,6 +298,7 @@ void draw_main_view(AppState& s) {
     spec.style.coloring = kind == CellKind::Mask || kind == CellKind::Ideal ? CellColoring::Codes : CellColoring::Values;
     spec.style.colormap = diverging ? "coolwarm" : s.view.colormap;
     spec.style.scale = resolve_scale(s.view, value_kind, own, diverging);
+    spec.style.pool_by_magnitude = diverging;
     if (kind == CellKind::DiffFull) tip.full = full_hold.get();
     hover = draw_picture(s, st.a, spec, cam, panel_size);
     ImGui::SameLine();
@@ -334,6 +342,7 @@ void draw_main_view(AppState& s) {
     sd.style.coloring = masks ? CellColoring::Codes : CellColoring::Values;
     sd.style.colormap = "coolwarm";
     sd.style.scale = resolve_scale(s.view, kDifferenceValues, st.diff.cells.extent_up_to(last_row), true);
+    sd.style.pool_by_magnitude = true;
     const PanelHover ha = draw_picture(s, st.a, sa, cam, panel_size);
     ImGui::SameLine(0, 0);
     sb.row_labels = sd.row_labels = false;

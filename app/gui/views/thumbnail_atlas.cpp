@@ -31,8 +31,10 @@ bool ThumbnailAtlas::matches(const void* owner_key, int layers, int heads, int p
          texture_.rows() > 0;
 }
 
-void ThumbnailAtlas::reset(const void* owner_key, int layers, int heads, int planned_rows, int positions) {
+void ThumbnailAtlas::reset(const void* owner_key, int layers, int heads, int planned_rows, int positions,
+                           bool pool_by_magnitude) {
   owner_ = owner_key;
+  by_magnitude_ = pool_by_magnitude;
   layers_ = layers;
   heads_ = heads;
   rows_ = std::max(planned_rows, 1);
@@ -75,6 +77,7 @@ long ThumbnailAtlas::update_layer(int layer, const void* source, int rows, const
     done_[layer] = 0;
   }
   if (done_[layer] >= rows || !fill) return 0;
+  auto stronger = [this](float x, float y) { return by_magnitude_ ? std::fabs(x) > std::fabs(y) : x > y; };
   std::vector<RowFiller> fillers;
   for (int h = 0; h < heads_; ++h) fillers.push_back(fill(h));
   row_values_.resize(cols_);
@@ -95,13 +98,13 @@ long ThumbnailAtlas::update_layer(int layer, const void* source, int rows, const
         uint8_t code = kNotSeen;
         for (int p = p0; p < p1; ++p) {
           const float v = row_values_[p];
-          if (!std::isnan(v) && !(best >= v)) best = v;
+          if (!std::isnan(v) && (std::isnan(best) || stronger(v, best))) best = v;
           if (priority(row_codes_[p]) > priority(code)) code = row_codes_[p];
         }
-        // Rows in one thumbnail row: values keep their maximum; the code
+        // Rows in one thumbnail row: values keep their strongest; the code
         // is the latest row's (the mask as it now stands).
         if (block_start || std::isnan(out_v[c])) out_v[c] = best;
-        else if (!std::isnan(best)) out_v[c] = std::max(out_v[c], best);
+        else if (!std::isnan(best) && stronger(best, out_v[c])) out_v[c] = best;
         if (block_start || code != kNotSeen) out_c[c] = code;
       }
     }

@@ -1,7 +1,7 @@
 // Every head's picture at thumbnail size, in one texture: layer l, head h
 // is the block at rows l*T_r.., columns h*T_c.. (T at most 128 per side).
 // A thumbnail cell holds the largest value of the recorder cells it covers
-// and the most telling mask code among them (an eviction now beats kept),
+// (or the largest in magnitude, for differences) and the most telling mask code among them (an eviction now beats kept),
 // so a 2048 x 2048 head becomes 128 x 128 without losing its bright spots.
 // The mapping from recorder cells to thumbnail cells is fixed by the
 // session's planned size, so new rows update only the thumbnail rows they
@@ -21,8 +21,9 @@ class ThumbnailAtlas {
   static constexpr int kMaxSide = 128;
 
   // Starts over (all background) for a picture of layers x heads blocks of
-  // planned_rows x positions cells each.
-  void reset(const void* owner_key, int layers, int heads, int planned_rows, int positions);
+  // planned_rows x positions cells each. `pool_by_magnitude`: a thumbnail
+  // cell keeps the value largest in magnitude (differences), not the largest.
+  void reset(const void* owner_key, int layers, int heads, int planned_rows, int positions, bool pool_by_magnitude);
   bool matches(const void* owner_key, int layers, int heads, int planned_rows, int positions) const;
   // Brings layer `layer` up to `rows` rows, reading rows with fill(head)
   // (a filler per head). `source` identifies the layer's data: a change
@@ -45,6 +46,7 @@ class ThumbnailAtlas {
  private:
   const void* owner_ = nullptr;
   int layers_ = 0, heads_ = 0, rows_ = 0, cols_ = 0, tr_ = 1, tc_ = 1;
+  bool by_magnitude_ = false;
   HeatmapTexture texture_;
   std::vector<float> values_;   // atlas, row-major
   std::vector<uint8_t> codes_;
