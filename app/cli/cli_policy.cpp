@@ -20,7 +20,7 @@ bool PolicyFlags::given(const std::string& flag) const {
 
 namespace {
 
-// Which policies read each eviction flag (POLICIES.md). A flag typed for a
+// Which policies read each eviction flag (docs/policies.md). A flag typed for a
 // policy that ignores it is an error: the run would silently differ from
 // what the user asked for.
 struct FlagUse {

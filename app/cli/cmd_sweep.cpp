@@ -170,7 +170,7 @@ std::map<std::string, double> session_means(const Session& s) {
   return out;
 }
 
-// What a metric column means, for its plot's axis (POLICIES.md, "Metrics").
+// What a metric column means, for its plot's axis (docs/policies.md, "Metrics").
 std::string axis_label(const std::string& metric) {
   static const std::map<std::string, std::string> kLabels = {
       {"accuracy", "answer accuracy"},

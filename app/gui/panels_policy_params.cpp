@@ -1,4 +1,4 @@
-// The editor of one eviction policy's parameters (POLICIES.md), used for A
+// The editor of one eviction policy's parameters (docs/policies.md), used for A
 // and for the fork B. Every control says in its tooltip what it does and
 // which paper it comes from; the engine's resolve_policy is the judge of
 // what is possible, so the panel shows its message instead of guessing.

@@ -60,7 +60,7 @@ struct ForwardOutput {
   std::vector<AttentionRows> attention;  // one per captured layer, in capture_layers order
 };
 
-// Where rotary keys sit after eviction (POLICIES.md, "Positions after eviction").
+// Where rotary keys sit after eviction (docs/policies.md, "Positions after eviction").
 enum class PositionMode { Original, Compacted };
 
 struct BackendOptions {

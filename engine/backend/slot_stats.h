@@ -1,5 +1,5 @@
 // Per-slot statistics that eviction policies rank slots by, accumulated by
-// the backend inside its attention step (POLICIES.md): for every KV segment,
+// the backend inside its attention step (docs/policies.md): for every KV segment,
 //   S = decay * S + f,
 // where f is each reader's post-softmax attention (H2O, TOVA, A2SF, ideal) or
 // a Gumbel softmax of its pre-softmax logits (Keyformer), combined over the

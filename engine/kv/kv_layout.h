@@ -1,5 +1,5 @@
 // Which layers own KV and which KV head each query head reads: MHA, GQA, MQA
-// and MLKV are all one (m, g) layout (see POLICIES.md, "KV sharing").
+// and MLKV are all one (m, g) layout (see docs/policies.md, "KV sharing").
 #pragma once
 
 #include <cstdint>

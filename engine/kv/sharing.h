@@ -1,5 +1,5 @@
 // KV-sharing layouts and the conversion of a loaded checkpoint to one
-// without training (POLICIES.md, "KV sharing"): a layout is (m, g), m layers
+// without training (docs/policies.md, "KV sharing"): a layout is (m, g), m layers
 // owning KV and g KV heads per owning layer. Merged K/V projections
 // (weights and biases) are averaged uniformly — what GQA and MLKV do before
 // uptraining — so quality drops; showing that next to the memory saved is

@@ -85,7 +85,7 @@ ResolvedPolicy resolve_policy(const PolicyParams& p, int prompt_len, int context
   if (r.k > context)
     throw Error("--budget", "", std::to_string(r.k) + " tokens is larger than the context (" + std::to_string(context) + " tokens)");
 
-  // Per-policy defaults (POLICIES.md, table "Policies").
+  // Per-policy defaults (docs/policies.md, table "Policies").
   Amount w_default{0, false};
   int s_default = 0;
   Granularity g_default = Granularity::KvHead;

@@ -1,4 +1,4 @@
-// What the user sets for eviction (POLICIES.md): the policy, its budget and
+// What the user sets for eviction (docs/policies.md): the policy, its budget and
 // protected tokens, granularity, prefill and position modes, Keyformer's
 // temperature schedule and noise, A2SF's forgetting factor. `resolve` turns
 // it into plain numbers for one prompt, applying each policy's defaults, and

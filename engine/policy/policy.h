@@ -1,5 +1,5 @@
 // An eviction policy: which statistic the backend accumulates for it each
-// step, and how slots are ranked for keeping. The rules are in POLICIES.md;
+// step, and how slots are ranked for keeping. The rules are in docs/policies.md;
 // each policy is one small file (full.cpp, h2o.cpp, ...). Choosing the slots
 // from the ranking — budgets, sinks, the recent window, granularity — is
 // shared by all of them (selection.h).

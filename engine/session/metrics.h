@@ -1,5 +1,5 @@
 // Per-step comparisons of a policy run against the shadow full-cache run on
-// the same tokens (POLICIES.md, "Metrics"): KL of the next-token
+// the same tokens (docs/policies.md, "Metrics"): KL of the next-token
 // distributions, top-1 agreement, NLL, attention recall and ideal
 // similarity. Pure functions over logits and attention rows laid out over
 // absolute positions (0 where a slot is absent).

@@ -1,5 +1,5 @@
 // Sharing conversion of checkpoints whose K/V projections carry biases
-// (POLICIES.md, "KV sharing": weights AND biases of the merged heads and
+// (docs/policies.md, "KV sharing": weights AND biases of the merged heads and
 // layers are averaged uniformly): Qwen2 (GQA, fp16, qkv biases) and
 // GPT-NeoX (MHA, attention_bias), against averages computed here by hand.
 #include <gtest/gtest.h>

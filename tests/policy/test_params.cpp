@@ -1,4 +1,4 @@
-// Policy settings: defaults per policy (POLICIES.md) and the bad inputs the
+// Policy settings: defaults per policy (docs/policies.md) and the bad inputs the
 // CLI and session files must refuse with a message naming the setting.
 #include <gtest/gtest.h>
 

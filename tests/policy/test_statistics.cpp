@@ -1,6 +1,6 @@
 // The per-slot statistics the CPU backend accumulates inside attention,
 // against the policies' equations evaluated here from the captured attention
-// (POLICIES.md): H2O's column sums and running sums, A2SF's forgetting
+// (docs/policies.md): H2O's column sums and running sums, A2SF's forgetting
 // factor, TOVA's current row, Keyformer's Gumbel softmax of the logits with
 // seeded noise and its temperature, and the max-over-readers option. MLKV
 // makes several layers read one segment.

@@ -1,4 +1,4 @@
-// Keyformer's Algorithm 1 (keyformer-paper.md; POLICIES.md) worked by hand:
+// Keyformer's Algorithm 1 (keyformer-paper.md; docs/policies.md) worked by hand:
 //   tau_t = tau_init + t (tau_end - tau_init) / T   (t = 0 at the prefill)
 //   G_t   = softmax((X_t + g) / tau_t)               (per reader, then the mean over a KV head's readers)
 //   F_t   = F_{t-1} + G_t                            (one-shot prefill: column sums of G over the prompt rows)
@@ -160,7 +160,7 @@ Expected replay_keyformer_by_hand(const std::string& model, NoiseKind noise, uin
   EXPECT_EQ(r.s, 0);
   EXPECT_EQ(rec.rows_recorded(), T + 1);
   for (int l = 0; l < L; ++l) EXPECT_TRUE(rec.records_layer(l));
-  // Defaults tau_init = 1, tau_end = 2 (POLICIES.md), written out here.
+  // Defaults tau_init = 1, tau_end = 2 (docs/policies.md), written out here.
   auto tau_at = [&](int t) { return 1.0 + t * (2.0 - 1.0) / T; };
 
   std::vector<std::vector<std::pair<int, int>>> readers(S);

@@ -1,4 +1,4 @@
-// The metrics of engine/session/metrics.h and generator.h (POLICIES.md,
+// The metrics of engine/session/metrics.h and generator.h (docs/policies.md,
 // "Metrics") with hand-computed numbers: KL(p_full || p_policy) (its
 // direction), top-1 agreement, attention recall, ideal similarity, NLL and
 // perplexity; then a session's metric rows against the same quantities

@@ -1,4 +1,4 @@
-// TOVA's one-shot prefill (POLICIES.md): S = A_t of the current row only,
+// TOVA's one-shot prefill (docs/policies.md): S = A_t of the current row only,
 // so right after the prompt (row 0) the statistic of a KV head is the LAST
 // prompt query's attention, averaged over the query heads (and, with MLKV,
 // the layers) that read it -- not the column sums over the prompt rows that
