@@ -93,7 +93,7 @@ std::optional<Cell> load_cell(const std::filesystem::path& out, const std::strin
   std::error_code ec;
   if (!std::filesystem::exists(f, ec)) return std::nullopt;
   const nlohmann::json j = read_json_file(f);
-  Cell c{policy, budget, budget_value, {}};
+  Cell c{policy, budget, budget_value, {}, {}, 1, {}, {}};
   try {
     c.metrics = j.at("metrics").get<std::map<std::string, double>>();
     c.se = j.at("se").get<std::map<std::string, double>>();
@@ -331,7 +331,7 @@ void run_sweep(const SweepArgs& a) {
         bar.update(done);
         continue;
       }
-      Cell c{policies[pi], budgets[bi], amounts[bi].value, {}};
+      Cell c{policies[pi], budgets[bi], amounts[bi].value, {}, {}, 1, {}, {}};
       if (items.empty()) {
         std::unique_ptr<Session> s = first ? std::move(first) : make_session(pi, bi);
         s->run_to_end();
