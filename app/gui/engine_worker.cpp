@@ -257,7 +257,13 @@ struct EngineWorker::Impl {
     return p;
   }
 
-  void publish(double ms_a = 0, double ms_b = 0) {
+  // Step times < 0: the last ones measured (a new session opened by
+  // stepping keeps showing what its steps cost).
+  void publish(double ms_a = -1, double ms_b = -1) {
+    if (ms_a >= 0) last_ms_a = ms_a;
+    if (ms_b >= 0) last_ms_b = ms_b;
+    ms_a = last_ms_a;
+    ms_b = last_ms_b;
     std::shared_ptr<const PublishedRun> prev_a, prev_b;
     {
       std::lock_guard lk(mu);
@@ -332,8 +338,18 @@ struct EngineWorker::Impl {
   bool advance(Session& a, Session* b, int row, int done, int total) {
     while (below(a, row) || (b && below(*b, row))) {
       if (canceled()) return false;
-      if (below(a, row)) a.step();
-      if (b && below(*b, row)) b->step();
+      // Timed like a step of the transport, so the status bar shows what a
+      // step costs after a replay or an opened session too.
+      if (below(a, row)) {
+        const auto t0 = Clock::now();
+        a.step();
+        last_ms_a = ms_since(t0);
+      }
+      if (b && below(*b, row)) {
+        const auto t0 = Clock::now();
+        b->step();
+        last_ms_b = ms_since(t0);
+      }
       ++done;
       set_progress(total > 0 ? std::min(1.0, double(done) / total) : -1);
     }

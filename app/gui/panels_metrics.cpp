@@ -1,6 +1,7 @@
 // Memory and quality over the steps, for A and (when forked) B: KV bytes
 // now / full / native, then KL, top-1 agreement, NLL and attention recall
-// as small plots (ImGui::PlotLines), each with its latest value.
+// as small plots (ImGui::PlotLines), each with its latest value; under a
+// sharing conversion also KL and top-1 against the native model.
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -62,6 +63,19 @@ void draw_run_metrics(const char* name, const PublishedRun& r, int row) {
   plot("recall", "Attention recall: the share of the full cache's attention mass on the slots the policy kept "
                  "(per head, averaged). 1 = nothing the full model looks at was evicted.",
        series(r, row, [](const StepMetrics& m) { return m.attention_recall; }), 0, 1, w);
+  // Under a sharing conversion the plots above compare against the
+  // converted model (eviction alone); these against the checkpoint as
+  // trained (conversion and eviction together).
+  if (r.config.sharing.kind != SharingLayout::Kind::Native) {
+    plot("KL native", "KL(p_native || p_policy): against the checkpoint's own model with a full cache, so the cost of "
+                      "the sharing conversion shows (the KL above is against the converted model's full cache).",
+         series(r, row, [](const StepMetrics& m) { return m.kl_native; }), 0, autoscale, w);
+    ImGui::SameLine();
+    plot("top-1 native", "Top-1 agreement with the checkpoint's own model (full cache, native KV layout).",
+         series(r, row, [](const StepMetrics& m) {
+           return m.top1_agree_native < 0 ? std::nan("") : double(m.top1_agree_native);
+         }), 0, 1, w);
+  }
   ImGui::PopID();
 }
 

@@ -151,7 +151,7 @@ void draw_grid_panel(AppState& s) {
     st.summary_key = summary_key;
   }
 
-  ImGui::TextDisabled("%s%s \u00b7 number = attention kept at step %d (?)",
+  ImGui::TextDisabled("%s%s \u00b7 number = attention still held at step %d (?)",
                       kind == CellKind::Mask ? "mask" : kind == CellKind::Statistic ? "statistic"
                       : kind == CellKind::Ideal ? "ideal overlay" : kind == CellKind::DiffFork ? "attention A - B" : "attention",
                       s.view.mode == ViewMode::DiffFull ? " (the full-cache difference is in the main view)" : "", row);
@@ -169,12 +169,24 @@ void draw_grid_panel(AppState& s) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gap = 4;
   float thumb = std::floor((avail.x - label_w) / H - gap);
-  thumb = std::min(thumb, std::floor((avail.y - line) / L - line - gap));
+  thumb = std::min(thumb, std::floor((avail.y - 2 * line) / L - line - gap));  // the header line and a share line per layer
   thumb = std::max(thumb, 24.f);
   const int tr_end = st.atlas.thumb_row_of(row) + 1;
   const int tc_end = std::max(1, st.atlas.thumb_col_end(static_cast<int>(a.tokens.size())));
   const float atlas_w = float(tex.cols()), atlas_h = float(tex.rows());
   ImDrawList* dl = ImGui::GetWindowDrawList();
+  // Head numbers once above the columns; under each thumbnail only its
+  // share, so eight or more heads fit the column without scrolling.
+  ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);
+  for (int h = 0; h < H; ++h) {
+    char name[8];
+    std::snprintf(name, sizeof(name), "H%d", h);
+    const float x = ImGui::GetCursorPosX();
+    ImGui::SetCursorPosX(x + std::max(0.f, (thumb - ImGui::CalcTextSize(name).x) / 2));
+    ImGui::TextDisabled("%s", name);
+    ImGui::SameLine(x + thumb + gap);
+  }
+  ImGui::NewLine();
   for (int l = 0; l < L; ++l) {
     ImGui::PushID(l);
     ImGui::AlignTextToFramePadding();
@@ -203,9 +215,13 @@ void draw_grid_panel(AppState& s) {
       if (selected) dl->AddRect(ImVec2(p.x - 2, p.y - 2), ImVec2(p.x + thumb + 2, p.y + thumb + 2), IM_COL32(255, 200, 0, 255), 0, 0, 2.5f);
       const float share = st.summary[std::size_t(l) * H + h];
       char text[24];
-      if (std::isnan(share)) std::snprintf(text, sizeof(text), "H%d \u2014", h);
-      else std::snprintf(text, sizeof(text), "H%d %.0f%%", h, share * 100);
+      if (std::isnan(share)) std::snprintf(text, sizeof(text), "\u2014");
+      else std::snprintf(text, sizeof(text), "%.0f%%", share * 100);
+      // Centred under the thumbnail, in the thumbnail's width.
+      const float tw = ImGui::CalcTextSize(text).x;
+      ImGui::SetCursorPosX(ImGui::GetCursorPosX() + std::max(0.f, (thumb - tw) / 2));
       ImGui::TextUnformatted(text);
+      ImGui::Dummy(ImVec2(thumb, 0));
       ImGui::EndGroup();
       if (ImGui::IsItemClicked()) {
         s.layer = l;
@@ -216,7 +232,7 @@ void draw_grid_panel(AppState& s) {
         ImGui::BeginTooltip();
         ImGui::Text("layer %d, head %d (KV head %d)%s", l, h, a.session->recorder().layout().kv_head_of(h),
                     l == a.informative_layer && h == a.informative_head ? " \u2014 the most informative head" : "");
-        if (!std::isnan(share)) ImGui::Text("attention kept at step %d: %.1f%%", row, share * 100);
+        if (!std::isnan(share)) ImGui::Text("attention still held at step %d: %.1f%%", row, share * 100);
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
         ImGui::TextDisabled("%s", kHeadSummaryRule);
         ImGui::PopTextWrapPos();

@@ -1,5 +1,6 @@
 #include "views/head_summary.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "views/cell_codes.h"
@@ -8,20 +9,22 @@
 namespace kvscope::gui {
 
 const char* const kHeadSummaryRule =
-    "Attention kept: the share of this head's attention at the shown step that falls on tokens its KV head keeps "
-    "after that step's eviction (100% = the eviction took nothing this head reads).";
+    "Attention still held: of the attention this head paid over the last 32 steps up to the shown one, the share "
+    "that went to tokens its KV head still keeps at the shown step (100% = the policy dropped nothing this head "
+    "has been reading).";
 
 float kept_attention_share(const PublishedRun& run, const RunAttention& attention, int layer, int head, int row) {
-  const float* a = attention.row(row, head);
-  if (!a) return std::numeric_limits<float>::quiet_NaN();
   const Recorder& rec = run.session->recorder();
   const int seg = segment_of(run, layer, head);
   double kept = 0, total = 0;
-  for (int p = 0; p < rec.positions(); ++p) {
-    const uint8_t code = rec.mask(row, seg, p);
-    if (code == kNotSeen) continue;
-    total += a[p];
-    if (is_kept(code)) kept += a[p];
+  for (int r = std::max(0, row - kHeadSummarySteps + 1); r <= row; ++r) {
+    const float* a = attention.row(r, head);
+    if (!a) continue;
+    for (int p = 0; p < rec.positions(); ++p) {
+      if (rec.mask(r, seg, p) == kNotSeen) continue;
+      total += a[p];
+      if (is_kept(rec.mask(row, seg, p))) kept += a[p];
+    }
   }
   return total > 0 ? float(kept / total) : std::numeric_limits<float>::quiet_NaN();
 }

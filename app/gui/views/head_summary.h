@@ -1,11 +1,11 @@
-// The number under each grid thumbnail: the share of the head's attention
-// at the shown step that lands on tokens its KV head keeps after that
-// step's eviction. 100% means eviction took nothing this head was reading;
-// a low share means the policy dropped (or is about to drop) what the head
-// attends to — the heads where eviction hurts. The attention row at step r
-// is computed over the cache before step r's eviction, so the positions
-// evicted at r still carry their weight and the share is honest about the
-// loss. Needs the layer's attention (recorded, or replayed).
+// The number under each grid thumbnail: of the attention this head paid
+// over the recent steps (up to 32, ending at the shown one), the share that
+// went to tokens its KV head still holds at the shown step. 100% means the
+// policy kept everything the head has been reading; a low share means it
+// has since dropped what the head attended to — the heads where eviction
+// hurts. (The share at a single step says little: a step's attention is
+// computed over the cache it had, so it lands almost entirely on kept
+// tokens.) Needs the layer's attention (recorded, or replayed).
 #pragma once
 
 #include "published_run.h"
@@ -13,7 +13,9 @@
 
 namespace kvscope::gui {
 
-// NaN when the row has no attention.
+inline constexpr int kHeadSummarySteps = 32;
+
+// NaN when the rows have no attention.
 float kept_attention_share(const PublishedRun& run, const RunAttention& attention, int layer, int head, int row);
 extern const char* const kHeadSummaryRule;  // the rule above in one sentence, for tooltips
 
