@@ -58,6 +58,9 @@ std::optional<int> parse_launch_options(int argc, char** argv, LaunchOptions& o)
   app.add_flag("--exit", o.exit_when_done, "Quit when the steps, export and screenshot are done");
   app.add_option("--state-file", o.state_file, "Write the state as JSON whenever it changes (for tests)");
   app.add_option("--export", o.export_dir, "Export everything into DIR when the steps are done");
+  app.add_option("--bench-frames", o.bench_frames,
+                 "After the run, draw N frames still, panning and zooming, print the frame times and quit")
+      ->check(CLI::PositiveNumber);
   app.add_flag("--presenter", o.presenter, "Presenter mode: large fonts, expert panels hidden");
   auto* size_opt = app.add_option("--size", size, "Window size WxH (default: the remembered one)");
   auto* layer_opt = app.add_option("--layer", layer, "Layer shown first")->check(CLI::NonNegativeNumber);

@@ -26,10 +26,13 @@ struct LaunchOptions {
   int width = 0, height = 0;  // 0: the remembered size
   std::optional<int> layer, head;
   std::optional<ViewMode> view_mode;
+  int bench_frames = 0;  // --bench-frames N: frame times after the run (frame_bench.h)
 
   // A run driven from the command line: it waits for the engine, then
   // exports / captures / exits, and leaves the user's settings alone.
-  bool scripted() const { return steps >= 0 || !screenshot.empty() || exit_when_done || !export_dir.empty(); }
+  bool scripted() const {
+    return steps >= 0 || !screenshot.empty() || exit_when_done || !export_dir.empty() || bench_frames > 0;
+  }
 };
 
 // Returns the exit code when the program should stop now (--help: 0, bad

@@ -61,9 +61,18 @@ void draw_colorbar(const kvscope::ColorScale& scale, const std::string& colormap
   ImGui::Dummy(ImVec2(colorbar_width(), height));
 }
 
-void draw_code_legend(const std::vector<uint8_t>& codes) {
+void draw_code_legend(const std::vector<uint8_t>& codes, bool in_a_row) {
   const float box = ImGui::GetTextLineHeight() * 0.8f;
+  const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+  bool first = true;
   for (uint8_t code : codes) {
+    if (in_a_row && !first) {
+      // Next to the previous entry while it fits, else on a new line.
+      const float w = box + 4 + ImGui::GetStyle().ItemSpacing.x + ImGui::CalcTextSize(code_label(code).c_str()).x;
+      ImGui::SameLine(0, ImGui::GetFontSize());
+      if (ImGui::GetCursorScreenPos().x + w > right) ImGui::NewLine();
+    }
+    first = false;
     const ImVec2 p = ImGui::GetCursorScreenPos();
     ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + 2), ImVec2(p.x + box, p.y + 2 + box),
                                               im_color(code_color(code)));

@@ -15,6 +15,7 @@ namespace kvscope::gui {
 float colorbar_width();
 // Draws at the cursor, `height` tall; `label` runs along it ("attention").
 void draw_colorbar(const kvscope::ColorScale& scale, const std::string& colormap, const std::string& label, float height);
-void draw_code_legend(const std::vector<uint8_t>& codes);
+// in_a_row: the entries side by side, wrapping (above a picture), else one per line.
+void draw_code_legend(const std::vector<uint8_t>& codes, bool in_a_row = false);
 
 }  // namespace kvscope::gui

@@ -245,16 +245,25 @@ void draw_main_view(AppState& s) {
 
   const int last_row = s.shown_row();
   const int cols = std::min<int>(a.positions, static_cast<int>(a.tokens.size()));
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  ImVec2 avail = ImGui::GetContentRegionAvail();
   const std::vector<uint8_t>* legend_codes = kind == CellKind::Mask    ? &mask_legend_codes()
                                              : kind == CellKind::Ideal ? &ideal_legend_codes()
                                              : fork_view && st.fork_difference == ForkDifference::Masks ? &fork_legend_codes()
                                                                                                         : nullptr;
   float legend_w = colorbar_width();
+  bool legend_above = false;
   if (legend_codes) {
     legend_w = 0;
     for (uint8_t c : *legend_codes) legend_w = std::max(legend_w, ImGui::CalcTextSize(code_label(c).c_str()).x);
     legend_w += ImGui::GetFontSize() * 2;
+    // A legend that would take more than a quarter of the width (large
+    // presenter fonts, a narrow window) goes above the picture in a row.
+    if (legend_w > avail.x * 0.25f) {
+      draw_code_legend(*legend_codes, true);
+      legend_w = 0;
+      legend_above = true;
+      avail = ImGui::GetContentRegionAvail();
+    }
   }
   // Panels side by side share one camera, so their cell areas are equally
   // wide: the first carries the row labels, the others a narrow margin.
@@ -301,8 +310,10 @@ void draw_main_view(AppState& s) {
     spec.style.pool_by_magnitude = diverging;
     if (kind == CellKind::DiffFull) tip.full = full_hold.get();
     hover = draw_picture(s, st.a, spec, cam, panel_size);
-    ImGui::SameLine();
-    draw_legend(s.view, kind, spec.style.scale, spec.style.colormap, a, st.fork_difference, panel_size.y);
+    if (!legend_above) {
+      ImGui::SameLine();
+      draw_legend(s.view, kind, spec.style.scale, spec.style.colormap, a, st.fork_difference, panel_size.y);
+    }
   } else {
     // A | B | difference, one camera.
     const PublishedRun& b = *b_hold;
@@ -349,8 +360,10 @@ void draw_main_view(AppState& s) {
     const PanelHover hb = draw_picture(s, st.b, sb, cam, side_panel_size);
     ImGui::SameLine(0, 0);
     const PanelHover hd = draw_picture(s, st.diff, sd, cam, side_panel_size);
-    ImGui::SameLine();
-    draw_legend(s.view, CellKind::DiffFork, sd.style.scale, "coolwarm", a, st.fork_difference, panel_size.y);
+    if (!legend_above) {
+      ImGui::SameLine();
+      draw_legend(s.view, CellKind::DiffFork, sd.style.scale, "coolwarm", a, st.fork_difference, panel_size.y);
+    }
     hover = ha.hovered ? ha : hb.hovered ? hb : hd;
     tip.b = &b;
     tip.attention_b = &in.attention_b;
