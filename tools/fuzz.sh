@@ -38,6 +38,7 @@ done
 
 mkdir -p "$build/findings"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0
 status=0
 for h in "${harnesses[@]}"; do
   bin=$build/tests/fuzz/fuzz_$h

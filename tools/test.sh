@@ -36,6 +36,7 @@ echo "== AddressSanitizer + UndefinedBehaviorSanitizer build (CPU) ==" >&2
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVSCOPE_SANITIZE=ON -DKVSCOPE_BUILD_BENCH=OFF -DKVSCOPE_BUILD_APP=OFF
 cmake --build build/asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0 \
   ctest --test-dir build/asan --output-on-failure -j"$jobs"
 
 # The loaders against libFuzzer, briefly (tools/fuzz.sh SECONDS for a long
