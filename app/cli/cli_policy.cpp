@@ -141,26 +141,37 @@ void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export) {
   add_figure_flags(cmd, f.figures);
 }
 
-void apply_policy_flags(const PolicyFlags& f, SessionConfig& cfg) {
+namespace {
+
+// The policy, sharing and recording flags into `cfg`: every one (with its
+// default when not typed), or only those the user typed.
+void set_policy_fields(const PolicyFlags& f, SessionConfig& cfg, bool only_typed) {
+  auto take = [&](const char* flag) { return !only_typed || f.given(flag); };
   PolicyParams& p = cfg.policy;
-  p.kind = parse_policy(f.policy);
+  if (take("--policy")) p.kind = parse_policy(f.policy);
   check_flags_have_effect(f, p.kind);
-  p.budget = Amount::parse(f.budget, "--budget");
-  if (!f.window.empty()) p.window = Amount::parse(f.window, "--window");
-  p.sinks = f.sinks;
-  if (!f.granularity.empty()) p.granularity = parse_granularity(f.granularity);
-  p.prefill = parse_prefill(f.prefill);
-  p.positions = parse_positions(f.positions);
-  p.tau_init = f.tau_init;
-  p.tau_end = f.tau_end;
-  p.tau_schedule = parse_tau_schedule(f.tau_schedule);
-  p.noise = parse_noise(f.noise);
-  p.alpha = f.alpha;
-  p.reduce = parse_reduce(f.reduce);
+  if (take("--budget")) p.budget = Amount::parse(f.budget, "--budget");
+  if (take("--window") && !f.window.empty()) p.window = Amount::parse(f.window, "--window");
+  if (take("--sinks")) p.sinks = f.sinks;
+  if (take("--granularity") && !f.granularity.empty()) p.granularity = parse_granularity(f.granularity);
+  if (take("--prefill")) p.prefill = parse_prefill(f.prefill);
+  if (take("--positions")) p.positions = parse_positions(f.positions);
+  if (take("--tau-init")) p.tau_init = f.tau_init;
+  if (take("--tau-end")) p.tau_end = f.tau_end;
+  if (take("--tau-schedule")) p.tau_schedule = parse_tau_schedule(f.tau_schedule);
+  if (take("--noise")) p.noise = parse_noise(f.noise);
+  if (take("--alpha")) p.alpha = f.alpha;
+  if (take("--reduce")) p.reduce = parse_reduce(f.reduce);
   p.seed = cfg.seed;
-  cfg.sharing = SharingLayout::parse(f.sharing);
-  cfg.recording.layers = f.record_layers;
-  cfg.recording.metrics = !f.no_metrics;
+  if (take("--sharing")) cfg.sharing = SharingLayout::parse(f.sharing);
+  if (take("--record-layers")) cfg.recording.layers = f.record_layers;
+  if (take("--no-metrics")) cfg.recording.metrics = !f.no_metrics;
+}
+
+}  // namespace
+
+void apply_policy_flags(const PolicyFlags& f, SessionConfig& cfg) {
+  set_policy_fields(f, cfg, /*only_typed=*/false);
   cfg.export_opts.layer = f.export_layer;
   cfg.export_opts.head = f.export_head;
   cfg.export_opts.colormap = f.colormap;
@@ -169,26 +180,9 @@ void apply_policy_flags(const PolicyFlags& f, SessionConfig& cfg) {
 }
 
 void override_policy_flags(const PolicyFlags& f, SessionConfig& cfg) {
-  PolicyParams& p = cfg.policy;
-  if (f.given("--policy")) p.kind = parse_policy(f.policy);
-  check_flags_have_effect(f, p.kind);
-  if (f.given("--budget")) p.budget = Amount::parse(f.budget, "--budget");
-  if (f.given("--window")) p.window = Amount::parse(f.window, "--window");
-  if (f.given("--sinks")) p.sinks = f.sinks;
-  if (f.given("--granularity")) p.granularity = parse_granularity(f.granularity);
-  if (f.given("--prefill")) p.prefill = parse_prefill(f.prefill);
-  if (f.given("--positions")) p.positions = parse_positions(f.positions);
-  if (f.given("--tau-init")) p.tau_init = f.tau_init;
-  if (f.given("--tau-end")) p.tau_end = f.tau_end;
-  if (f.given("--tau-schedule")) p.tau_schedule = parse_tau_schedule(f.tau_schedule);
-  if (f.given("--noise")) p.noise = parse_noise(f.noise);
-  if (f.given("--alpha")) p.alpha = f.alpha;
-  if (f.given("--reduce")) p.reduce = parse_reduce(f.reduce);
-  if (f.given("--sharing")) cfg.sharing = SharingLayout::parse(f.sharing);
-  if (f.given("--record-layers")) cfg.recording.layers = f.record_layers;
-  if (f.given("--no-metrics")) cfg.recording.metrics = false;
-  // A policy change typed on the command line replaces the file's whole
-  // schedule: its later changes were written for the file's policy.
+  set_policy_fields(f, cfg, /*only_typed=*/true);
+  // A policy typed on the command line replaces the file's whole schedule:
+  // its later changes were written for the file's policy.
   if (f.given("--policy")) cfg.policy_changes.clear();
 }
 

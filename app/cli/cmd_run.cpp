@@ -36,13 +36,7 @@ void run_run(const RunArgs& a) {
     if (*a.max_new_tokens < 0) throw Error("--max-new-tokens", "", "must be >= 0");
     f.cfg.max_new_tokens = *a.max_new_tokens;
   }
-  if (a.seed) {
-    f.cfg.seed = *a.seed;
-    f.cfg.policy.seed = f.cfg.sampling.seed = *a.seed;
-    for (auto& c : f.cfg.policy_changes) c.policy.seed = *a.seed;
-    if (f.cfg.fork) f.cfg.fork->policy.seed = *a.seed;
-  }
-  f.cfg.policy.seed = f.cfg.seed;
+  if (a.seed) f.cfg.seed = *a.seed;  // the Session keys every draw by it (policies, sampling, the fork)
   validate_sampling(f.cfg.sampling);
   Session s(f.bundle, f.cfg);  // its errors name the file and field (cfg.source)
   // A "fork" block is the window's second configuration B: the same run up

@@ -17,4 +17,23 @@ namespace kvscope::gui {
 
 inline ImTextureID texture_id(GLuint tex) { return reinterpret_cast<ImTextureID>(static_cast<intptr_t>(tex)); }
 
+// A w x h 2D texture with nearest filtering and clamped edges, filled from
+// `data` (nullptr: left undefined), unbound afterwards. Every texture of
+// the views is of this kind: cells are fetched with texelFetch (integer
+// formats cannot be filtered linearly), colormaps are looked up by index,
+// and render targets are shown 1:1, where filtering would only blur.
+inline GLuint make_nearest_texture(GLint internal_format, GLenum format, GLenum type, int w, int h, const void* data) {
+  GLuint tex = 0;
+  glGenTextures(1, &tex);
+  glBindTexture(GL_TEXTURE_2D, tex);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  glTexImage2D(GL_TEXTURE_2D, 0, internal_format, w, h, 0, format, type, data);
+  glBindTexture(GL_TEXTURE_2D, 0);
+  return tex;
+}
+
 }  // namespace kvscope::gui

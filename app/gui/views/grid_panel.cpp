@@ -32,7 +32,9 @@ struct GridState {
   int epoch = 0;  // bumps with every atlas reset, so a refilled atlas is drawn again
   std::set<std::pair<uint64_t, int>> fill_requested;
   // Summaries of the shown row, recomputed when the row or the data change.
-  std::string summary_key;
+  std::string summary_source;  // what the summaries were computed from
+  int summary_row = -1;
+  double summarized_at = -1e9;
   std::vector<float> summary;  // [layer * heads + head]
 };
 
@@ -142,19 +144,28 @@ void draw_grid_panel(AppState& s) {
 
   // Summaries at the shown row.
   const int row = s.shown_row();
-  std::string summary_key = std::to_string(a.generation) + " " + std::to_string(row);
-  for (int l = 0; l < L; ++l) (summary_key += ' ') += std::to_string(reinterpret_cast<uintptr_t>(attention[l].source()));
-  if (summary_key != st.summary_key) {
+  // The summaries depend on the session, the layers' attention and the row.
+  std::string summary_source = std::to_string(a.generation);
+  for (int l = 0; l < L; ++l) (summary_source += ' ') += std::to_string(reinterpret_cast<uintptr_t>(attention[l].source()));
+  // Each summary reads 32 rows of every head, a few milliseconds on a large
+  // model: while rows stream in at the latest step (play) they are
+  // refreshed a few times a second, not every frame; a scrub, another
+  // session or another layer's data at once.
+  const bool changed = summary_source != st.summary_source || row != st.summary_row;
+  const bool streaming = summary_source == st.summary_source && s.timeline_row < 0;
+  if (changed && (!streaming || now - st.summarized_at >= 0.25)) {
+    st.summarized_at = now;
+    st.summary_source = summary_source;
+    st.summary_row = row;
     st.summary.assign(std::size_t(L) * H, std::nanf(""));
     for (int l = 0; l < L; ++l)
       for (int h = 0; h < H; ++h) st.summary[std::size_t(l) * H + h] = kept_attention_share(a, attention[l], l, h, row);
-    st.summary_key = summary_key;
   }
 
   ImGui::TextDisabled("%s%s \u00b7 number = attention still held at step %d (?)",
                       kind == CellKind::Mask ? "mask" : kind == CellKind::Statistic ? "statistic"
                       : kind == CellKind::Ideal ? "ideal overlay" : kind == CellKind::DiffFork ? "attention A - B" : "attention",
-                      s.view.mode == ViewMode::DiffFull ? " (the full-cache difference is in the main view)" : "", row);
+                      s.view.mode == ViewMode::DiffFull ? " (the full-cache difference is in the main view)" : "", st.summary_row);
   if (ImGui::IsItemHovered()) {
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
@@ -179,7 +190,7 @@ void draw_grid_panel(AppState& s) {
   // share, so eight or more heads fit the column without scrolling.
   ImGui::SetCursorPosX(ImGui::GetCursorPosX() + label_w);
   for (int h = 0; h < H; ++h) {
-    char name[8];
+    char name[16];
     std::snprintf(name, sizeof(name), "H%d", h);
     const float x = ImGui::GetCursorPosX();
     ImGui::SetCursorPosX(x + std::max(0.f, (thumb - ImGui::CalcTextSize(name).x) / 2));
@@ -232,7 +243,7 @@ void draw_grid_panel(AppState& s) {
         ImGui::BeginTooltip();
         ImGui::Text("layer %d, head %d (KV head %d)%s", l, h, a.session->recorder().layout().kv_head_of(h),
                     l == a.informative_layer && h == a.informative_head ? " \u2014 the most informative head" : "");
-        if (!std::isnan(share)) ImGui::Text("attention still held at step %d: %.1f%%", row, share * 100);
+        if (!std::isnan(share)) ImGui::Text("attention still held at step %d: %.1f%%", st.summary_row, share * 100);
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
         ImGui::TextDisabled("%s", kHeadSummaryRule);
         ImGui::PopTextWrapPos();

@@ -61,16 +61,7 @@ void RenderTarget::ensure(int width, int height) {
   release();
   w_ = width;
   h_ = height;
-  glGenTextures(1, &color_);
-  glBindTexture(GL_TEXTURE_2D, color_);
-  // Nearest: the target is made at the displayed pixel size, so ImGui
-  // shows it 1:1 and any filtering would only blur cell borders.
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w_, h_, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
-  glBindTexture(GL_TEXTURE_2D, 0);
+  color_ = make_nearest_texture(GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, w_, h_, nullptr);
   GLint previous = 0;
   glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &previous);
   glGenFramebuffers(1, &fbo_);

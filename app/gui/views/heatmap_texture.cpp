@@ -8,21 +8,6 @@ namespace {
 
 int g_max_side_override = 0;
 
-GLuint make_texture(GLint internal_format, GLenum format, GLenum type, int w, int h, const void* fill) {
-  GLuint tex = 0;
-  glGenTextures(1, &tex);
-  glBindTexture(GL_TEXTURE_2D, tex);
-  // Cells are fetched with texelFetch; nearest filtering keeps the texture
-  // complete for integer formats, which cannot be filtered linearly.
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-  glTexImage2D(GL_TEXTURE_2D, 0, internal_format, w, h, 0, format, type, fill);
-  return tex;
-}
-
 }  // namespace
 
 int HeatmapTexture::max_tile_side() {
@@ -63,8 +48,8 @@ void HeatmapTexture::allocate(int rows, int cols) {
       t.rows = std::min(side, rows_ - r0);
       nan_fill.assign(std::size_t(t.cols) * t.rows, std::numeric_limits<float>::quiet_NaN());
       zero_fill.assign(nan_fill.size(), 0);
-      t.values = make_texture(GL_R32F, GL_RED, GL_FLOAT, t.cols, t.rows, nan_fill.data());
-      t.codes = make_texture(GL_R8UI, GL_RED_INTEGER, GL_UNSIGNED_BYTE, t.cols, t.rows, zero_fill.data());
+      t.values = make_nearest_texture(GL_R32F, GL_RED, GL_FLOAT, t.cols, t.rows, nan_fill.data());
+      t.codes = make_nearest_texture(GL_R8UI, GL_RED_INTEGER, GL_UNSIGNED_BYTE, t.cols, t.rows, zero_fill.data());
       tiles_.push_back(t);
     }
   glBindTexture(GL_TEXTURE_2D, 0);

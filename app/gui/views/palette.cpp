@@ -11,20 +11,10 @@ namespace {
 std::map<std::string, GLuint> g_colormaps;
 GLuint g_palette = 0;
 
+// A 2D texture one texel high: GL 3.3 core has 1D textures, but a
+// sampler2D lets ImGui show the same texture as a colorbar image.
 GLuint rgba_texture_1d(const std::vector<uint8_t>& rgba, int width) {
-  // A 2D texture one texel high: GL 3.3 core has 1D textures, but a
-  // sampler2D lets ImGui show the same texture as a colorbar image.
-  GLuint tex = 0;
-  glGenTextures(1, &tex);
-  glBindTexture(GL_TEXTURE_2D, tex);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
-  glBindTexture(GL_TEXTURE_2D, 0);
-  return tex;
+  return make_nearest_texture(GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, width, 1, rgba.data());
 }
 
 }  // namespace
