@@ -153,6 +153,18 @@ TensorStore TensorStore::from_files(std::vector<SafetensorsFile> files, std::str
   return s;
 }
 
+TensorStore TensorStore::from_views(std::vector<TensorView> views, std::shared_ptr<const void> keepalive,
+                                    std::string description) {
+  TensorStore s;
+  s.views_ = std::move(views);
+  s.keepalive_ = std::move(keepalive);
+  s.description_ = std::move(description);
+  for (std::size_t i = 0; i < s.views_.size(); ++i)
+    if (!s.view_index_.emplace(s.views_[i].name, i).second)
+      throw Error(s.description_, "tensor '" + s.views_[i].name + "'", "appears twice");
+  return s;
+}
+
 TensorStore TensorStore::open_model_dir(const std::filesystem::path& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -200,6 +212,7 @@ TensorStore TensorStore::open_model_dir(const std::filesystem::path& dir) {
 }
 
 const TensorView* TensorStore::find(const std::string& name) const {
+  if (auto v = view_index_.find(name); v != view_index_.end()) return &views_[v->second];
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : &files_[it->second.first].tensors()[it->second.second];
 }
@@ -208,6 +221,7 @@ std::vector<std::string> TensorStore::names() const {
   std::vector<std::string> out;
   out.reserve(by_name_.size());
   for (const auto& [n, _] : by_name_) out.push_back(n);
+  for (const auto& [n, _] : view_index_) out.push_back(n);
   return out;
 }
 
@@ -215,6 +229,7 @@ std::size_t TensorStore::total_bytes() const {
   std::size_t n = 0;
   for (const auto& f : files_)
     for (const auto& t : f.tensors()) n += t.nbytes;
+  for (const auto& t : views_) n += t.nbytes;
   return n;
 }
 

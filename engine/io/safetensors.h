@@ -57,6 +57,10 @@ class TensorStore {
   // how to convert it.
   static TensorStore open_model_dir(const std::filesystem::path& dir);
   static TensorStore from_files(std::vector<SafetensorsFile> files, std::string description);
+  // Tensors that live elsewhere (a GGUF file dequantized on load): `keepalive`
+  // owns the memory the views point into for as long as the store lives.
+  static TensorStore from_views(std::vector<TensorView> views, std::shared_ptr<const void> keepalive,
+                                std::string description);
 
   const TensorView* find(const std::string& name) const;
   std::vector<std::string> names() const;
@@ -66,6 +70,9 @@ class TensorStore {
  private:
   std::vector<SafetensorsFile> files_;
   std::map<std::string, std::pair<std::size_t, std::size_t>> by_name_;  // (file, tensor)
+  std::vector<TensorView> views_;                   // from_views: no files
+  std::map<std::string, std::size_t> view_index_;
+  std::shared_ptr<const void> keepalive_;
   std::string description_;
 };
 

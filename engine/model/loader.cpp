@@ -4,6 +4,7 @@
 #include "io/safetensors.h"
 #include "model/architectures.h"
 #include "model/config_parse.h"
+#include "model/gguf_model.h"
 
 namespace kvscope {
 
@@ -22,7 +23,9 @@ ModelFiles load_model_files(const std::filesystem::path& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::exists(dir, ec)) throw Error(dir.string(), "", "model directory not found");
-  if (!fs::is_directory(dir, ec)) throw Error(dir.string(), "", "not a directory (expected a Hugging Face model directory)");
+  if (is_gguf_file(dir)) return load_gguf_model(dir);
+  if (!fs::is_directory(dir, ec))
+    throw Error(dir.string(), "", "not a directory or a GGUF file (expected a Hugging Face model directory or a .gguf file)");
   ModelFiles m;
   m.dir = dir;
   const fs::path config_path = dir / "config.json";

@@ -14,6 +14,7 @@ struct ModelFiles {
   ModelWeights weights;
 };
 
+// A .gguf file (see gguf_model.h) is loaded the same way from its metadata.
 // Reads config.json (and generation_config.json for BOS/EOS), opens the
 // safetensors files and maps every tensor the architecture needs. Throws
 // kvscope::Error naming the file and the field or tensor.

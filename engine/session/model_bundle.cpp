@@ -7,6 +7,8 @@
 
 #include "common/error.h"
 #include "io/json_file.h"
+#include "model/gguf_model.h"
+#include "session/gguf_tokenizer.h"
 
 namespace kvscope {
 namespace fs = std::filesystem;
@@ -30,6 +32,18 @@ std::string special_name(const nlohmann::json& v) {
 ModelBundle load_model_bundle(const fs::path& dir) {
   ModelBundle b;
   b.files = load_model_files(dir);
+  if (is_gguf_file(dir)) {
+    // Everything is in the one file; the tokenizer comes from its metadata.
+    const GgufFile f = GgufFile::open(dir);
+    b.tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_json_string(gguf_tokenizer_json(f), f.source()));
+    const auto& cfg = b.files.config;
+    if (b.tokenizer->vocab_size() > cfg.vocab_size)
+      throw Error(f.source(), "tokenizer.ggml.tokens",
+                  std::to_string(b.tokenizer->vocab_size()) + " tokens but the model has " + std::to_string(cfg.vocab_size) + " rows");
+    for (int e : cfg.eos_ids)
+      if (e < 0 || e >= cfg.vocab_size) throw Error(f.source(), "tokenizer.ggml.eos_token_id", "id " + std::to_string(e) + " outside the vocabulary");
+    return b;
+  }
   const fs::path tok_path = dir / "tokenizer.json";
   std::error_code ec;
   if (!fs::exists(tok_path, ec)) throw Error(tok_path.string(), "", "file not found (kvscope reads Hugging Face tokenizer.json)");

@@ -1,0 +1,186 @@
+#include "model/gguf_model.h"
+
+#include <cstring>
+#include <fstream>
+
+#include "common/error.h"
+#include "io/gguf_dequant.h"
+#include "io/safetensors.h"
+#include "model/config_parse.h"
+
+namespace kvscope {
+namespace fs = std::filesystem;
+
+namespace {
+
+// GGUF architecture names kvscope reads, with the model_type transformers
+// gives them.
+std::string model_type_of(const GgufFile& f, const std::string& arch) {
+  if (arch == "llama") {
+    // transformers' own rule: a llama file whose general.name is exactly
+    // "mistral" loads as Mistral (llama.cpp writes both as "llama").
+    return f.get_string_if("general.name").value_or("") == "mistral" ? "mistral" : "llama";
+  }
+  if (arch == "qwen2") return "qwen2";
+  throw Error(f.source(), "general.architecture",
+              "architecture \"" + arch + "\" is not supported in GGUF files (llama, qwen2 are)");
+}
+
+// Metadata that would make llama.cpp compute something transformers does not
+// (or the reverse): refused by name rather than run one way or the other.
+void refuse_unsupported_keys(const GgufFile& f, const std::string& arch) {
+  for (const auto& [key, value] : f.metadata()) {
+    if (key.rfind(arch + ".rope.scaling.", 0) == 0 && !(key.ends_with(".type") && value.type == GgufValueType::String &&
+                                                       (value.string == "none" || value.string.empty())))
+      throw Error(f.source(), key, "RoPE scaling in GGUF files is not supported (transformers ignores it, llama.cpp applies it)");
+    if (key == arch + ".expert_count" && value.is_integer() && value.integer > 0)
+      throw Error(f.source(), key, "mixture-of-experts models are not supported");
+    if (key == arch + ".attention.sliding_window")
+      throw Error(f.source(), key, "sliding-window attention from GGUF metadata is not supported");
+  }
+  if (f.find_tensor("rope_freqs.weight"))
+    throw Error(f.source(), "rope_freqs.weight", "RoPE frequency factors (Llama 3 scaling) are not supported");
+}
+
+// HF name of a GGUF tensor of the llama/qwen2 families.
+std::string hf_tensor_name(const std::string& g) {
+  static const std::pair<const char*, const char*> top[] = {
+      {"token_embd.weight", "model.embed_tokens.weight"},
+      {"output_norm.weight", "model.norm.weight"},
+      {"output.weight", "lm_head.weight"},
+  };
+  for (const auto& [from, to] : top)
+    if (g == from) return to;
+  if (g.rfind("blk.", 0) != 0) return g;
+  const auto dot = g.find('.', 4);
+  if (dot == std::string::npos) return g;
+  const std::string layer = g.substr(4, dot - 4), rest = g.substr(dot + 1);
+  static const std::pair<const char*, const char*> parts[] = {
+      {"attn_norm.", "input_layernorm."},        {"ffn_norm.", "post_attention_layernorm."},
+      {"attn_q.", "self_attn.q_proj."},          {"attn_k.", "self_attn.k_proj."},
+      {"attn_v.", "self_attn.v_proj."},          {"attn_output.", "self_attn.o_proj."},
+      {"ffn_gate.", "mlp.gate_proj."},           {"ffn_up.", "mlp.up_proj."},
+      {"ffn_down.", "mlp.down_proj."},
+  };
+  for (const auto& [from, to] : parts) {
+    const std::size_t n = std::strlen(from);
+    if (rest.compare(0, n, from) == 0) return "model.layers." + layer + "." + to + rest.substr(n);
+  }
+  return g;  // left for the architecture mapping to report as unexpected
+}
+
+// llama.cpp's converter interleaves the two rotary halves of every head's
+// rows of q_proj and k_proj (for its RoPE kernel); transformers undoes it on
+// load, and so does this. Row 2p+h of a head came from row h*(hd/2)+p.
+void undo_rotary_interleave(std::vector<float>& w, int64_t rows, int64_t cols, int64_t heads,
+                            const std::string& source, const std::string& name) {
+  if (heads <= 0 || rows % (2 * heads) != 0)
+    throw Error(source, name, std::to_string(rows) + " rows cannot be split into " + std::to_string(heads) +
+                                  " heads of even size");
+  const int64_t hd = rows / heads, half = hd / 2;
+  std::vector<float> out(w.size());
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t p = 0; p < half; ++p)
+      for (int64_t s = 0; s < 2; ++s) {
+        const float* src = w.data() + (h * hd + 2 * p + s) * cols;
+        std::copy(src, src + cols, out.data() + (h * hd + s * half + p) * cols);
+      }
+  w.swap(out);
+}
+
+struct OwnedTensors {
+  std::shared_ptr<const MappedFile> mapping;
+  std::vector<std::vector<float>> buffers;
+};
+
+}  // namespace
+
+bool is_gguf_file(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return false;
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  return in.gcount() == 4 && std::memcmp(magic, "GGUF", 4) == 0;
+}
+
+nlohmann::json gguf_model_config_json(const GgufFile& f) {
+  const std::string arch = f.get_string("general.architecture");
+  const std::string type = model_type_of(f, arch);
+  refuse_unsupported_keys(f, arch);
+  const auto key = [&](const char* k) { return arch + "." + k; };
+  nlohmann::json j;
+  j["model_type"] = type;
+  j["hidden_size"] = f.get_int(key("embedding_length"));
+  j["intermediate_size"] = f.get_int(key("feed_forward_length"));
+  j["num_hidden_layers"] = f.get_int(key("block_count"));
+  const int64_t heads = f.get_int(key("attention.head_count"));
+  j["num_attention_heads"] = heads;
+  j["num_key_value_heads"] = f.get_int_if(key("attention.head_count_kv")).value_or(heads);
+  if (auto ctx = f.get_int_if(key("context_length"))) j["max_position_embeddings"] = *ctx;
+  if (auto theta = f.get_real_if(key("rope.freq_base"))) j["rope_theta"] = *theta;
+  if (auto eps = f.get_real_if(key("attention.layer_norm_rms_epsilon"))) j["rms_norm_eps"] = *eps;
+  // transformers takes llama's head_dim from the rotary width (a partial
+  // rotary llama does not exist in its code); qwen2 derives it.
+  int64_t head_dim = j["hidden_size"].get<int64_t>() / std::max<int64_t>(heads, 1);
+  if (type != "qwen2") {
+    if (auto rd = f.get_int_if(key("rope.dimension_count"))) head_dim = *rd;
+    j["head_dim"] = head_dim;
+  }
+  for (const char* k : {"attention.key_length", "attention.value_length"})
+    if (auto v = f.get_int_if(key(k)); v && *v != head_dim)
+      throw Error(f.source(), key(k), std::to_string(*v) + " differs from the head size " + std::to_string(head_dim) +
+                                          " (kvscope and transformers need them equal)");
+  const GgufValue* tokens = f.find("tokenizer.ggml.tokens");
+  if (auto v = f.get_int_if(key("vocab_size"))) j["vocab_size"] = *v;
+  else if (tokens && tokens->is_array()) j["vocab_size"] = tokens->array_size();
+  else if (const auto* emb = f.find_tensor("token_embd.weight"); emb && emb->dims.size() == 2) j["vocab_size"] = emb->dims[1];
+  else throw Error(f.source(), key("vocab_size"), "missing (and no tokenizer.ggml.tokens to count)");
+  j["tie_word_embeddings"] = f.find_tensor("output.weight") == nullptr;
+  j["hidden_act"] = "silu";
+  if (type == "llama" || type == "mistral") j["attention_bias"] = f.find_tensor("blk.0.attn_q.bias") != nullptr;
+  if (auto b = f.get_int_if("tokenizer.ggml.bos_token_id")) j["bos_token_id"] = *b;
+  if (auto e = f.get_int_if("tokenizer.ggml.eos_token_id")) j["eos_token_id"] = *e;
+  return j;
+}
+
+ModelFiles load_gguf_model(const fs::path& path) {
+  const GgufFile f = GgufFile::open(path);
+  ModelFiles m;
+  m.dir = path;
+  m.config = parse_model_config(gguf_model_config_json(f), f.source());
+  const ModelConfig& cfg = m.config;
+  const bool interleaved_rotary = f.get_string("general.architecture") == "llama";
+
+  auto owned = std::make_shared<OwnedTensors>();
+  owned->mapping = f.mapping();
+  owned->buffers.reserve(f.tensors().size());
+  std::vector<TensorView> views;
+  views.reserve(f.tensors().size());
+  for (const GgufTensorInfo& t : f.tensors()) {
+    TensorView v;
+    v.name = hf_tensor_name(t.name);
+    v.stored_dtype = "F32";
+    v.dtype = DType::F32;
+    v.shape = t.torch_shape();
+    v.file = f.source();
+    v.nbytes = static_cast<std::size_t>(t.numel()) * 4;
+    const bool is_q = v.name.ends_with("self_attn.q_proj.weight"), is_k = v.name.ends_with("self_attn.k_proj.weight");
+    if (t.type == GgmlType::F32 && !(interleaved_rotary && (is_q || is_k))) {
+      v.data = t.data;  // used in place, inside the mapping
+    } else {
+      std::vector<float> buf(static_cast<std::size_t>(t.numel()));
+      dequantize_ggml(t.type, t.data, t.numel(), buf.data());
+      if (interleaved_rotary && (is_q || is_k) && v.shape.size() == 2)
+        undo_rotary_interleave(buf, v.shape[0], v.shape[1], is_q ? cfg.n_heads : cfg.n_kv_heads, f.source(), t.name);
+      owned->buffers.push_back(std::move(buf));
+      v.data = reinterpret_cast<const std::byte*>(owned->buffers.back().data());
+    }
+    views.push_back(std::move(v));
+  }
+  auto store = std::make_shared<TensorStore>(TensorStore::from_views(std::move(views), owned, f.source()));
+  m.weights = map_weights(cfg, store, f.source());
+  return m;
+}
+
+}  // namespace kvscope

@@ -1,0 +1,18 @@
+// The tokenizer a GGUF file describes in its metadata (token list, merges,
+// token types, pre-tokenizer name, special ids), written as the
+// tokenizer.json transformers 5.23.0 builds from the same file, so the ids
+// match it and the tokenizer module needs no second parser.
+#pragma once
+
+#include <string>
+
+#include "io/gguf.h"
+
+namespace kvscope {
+
+// Throws kvscope::Error naming the file and the metadata key for a tokenizer
+// kind kvscope cannot build (only tokenizer.ggml.model = "gpt2", byte-level
+// BPE, is supported) or inconsistent metadata.
+std::string gguf_tokenizer_json(const GgufFile& file);
+
+}  // namespace kvscope

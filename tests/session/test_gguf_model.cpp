@@ -1,0 +1,136 @@
+// A GGUF file as a model, against transformers loading the same file
+// (tests/data/gguf/tiny_llama.gguf and its goldens, tools/goldens_gguf.py):
+// prompt logits, the greedy continuation, and the tokenizer built from the
+// metadata on the hard-string corpus. Metadata kvscope cannot compute like
+// transformers is refused by key before any work.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "backend/backend.h"
+#include "common/error.h"
+#include "io/gguf.h"
+#include "io/json_file.h"
+#include "io/npy.h"
+#include "model/gguf_model.h"
+#include "session/gguf_tokenizer.h"
+#include "session/model_bundle.h"
+#include "test_util.h"
+
+namespace kvscope {
+namespace {
+
+std::filesystem::path tiny_gguf() { return test::data_dir() / "gguf" / "tiny_llama.gguf"; }
+nlohmann::json tiny_golden() { return read_json_file(test::data_dir() / "gguf" / "tiny_llama.golden.json"); }
+
+TEST(GgufModel, ConfigComesFromTheMetadata) {
+  ASSERT_TRUE(is_gguf_file(tiny_gguf()));
+  EXPECT_FALSE(is_gguf_file(test::model_dir("llama_gqa")));
+  EXPECT_FALSE(is_gguf_file(test::model_dir("llama_gqa") / "config.json"));
+  const auto b = load_model_bundle(tiny_gguf());
+  const ModelConfig& c = b.config();
+  EXPECT_EQ(c.arch, Arch::Llama);
+  EXPECT_EQ(c.n_layers, 2);
+  EXPECT_EQ(c.n_heads, 4);
+  EXPECT_EQ(c.n_kv_heads, 2);
+  EXPECT_EQ(c.head_dim, 64);
+  EXPECT_EQ(c.hidden, 256);
+  EXPECT_EQ(c.vocab_size, 319);
+  EXPECT_FALSE(c.tied_embeddings);  // the file has output.weight
+  EXPECT_EQ(c.bos_id, 0);
+  EXPECT_TRUE(b.is_eos(0));
+}
+
+TEST(GgufModel, PromptLogitsAndGreedyContinuationMatchTransformers) {
+  const auto g = tiny_golden();
+  const auto prompt = g.at("prompt").get<std::vector<int>>();
+  const auto greedy = g.at("greedy").get<std::vector<int>>();
+  const auto want = read_npy(test::data_dir() / "gguf" / "tiny_llama.logits.npy").as_f32();
+  const auto b = load_model_bundle(tiny_gguf());
+  // The prompt as the GGUF's own tokenizer writes it (BOS added by the file's
+  // add_bos_token), identical to transformers' ids.
+  EXPECT_EQ(b.tokenizer->encode(g.at("prompt_text").get<std::string>()), prompt);
+
+  const int V = b.config().vocab_size, n = static_cast<int>(prompt.size());
+  ASSERT_EQ(want.size(), std::size_t(n) * V);
+  BackendOptions bo;
+  bo.max_tokens = n + static_cast<int>(greedy.size());
+  auto be = make_backend(Device::Cpu, b.config(), b.files.weights, bo);
+  ForwardOptions fo;
+  fo.all_logits = true;
+  ForwardOutput out;
+  be->forward(prompt, fo, out);
+  const double rel = test::max_rel_error(out.logits, want);
+  EXPECT_LT(rel, 1e-4) << "logits differ from transformers by " << rel << " of the largest |logit|";
+
+  std::vector<int> got;
+  fo.all_logits = false;
+  std::vector<float> last(out.logits.end() - V, out.logits.end());
+  for (std::size_t s = 0; s < greedy.size(); ++s) {
+    int best = 0;
+    for (int i = 1; i < V; ++i)
+      if (last[i] > last[best]) best = i;
+    got.push_back(best);
+    const int tok[1] = {best};
+    be->forward(tok, fo, out);
+    last.assign(out.logits.begin(), out.logits.begin() + V);
+  }
+  EXPECT_EQ(got, greedy);
+}
+
+TEST(GgufModel, TokenizerFromMetadataMatchesTransformersOnTheHardStrings) {
+  const auto g = tiny_golden();
+  const auto b = load_model_bundle(tiny_gguf());
+  int n = 0;
+  for (const auto& s : g.at("strings")) {
+    const auto text = s.at("text").get<std::string>();
+    SCOPED_TRACE(text);
+    EXPECT_EQ(b.tokenizer->encode(text, true), s.at("ids").get<std::vector<int>>());
+    EXPECT_EQ(b.tokenizer->encode(text, false), s.at("ids_no_special").get<std::vector<int>>());
+    ++n;
+  }
+  EXPECT_GT(n, 50);
+}
+
+// The tiny file's metadata with one key changed, written as GGUF again by
+// copying its bytes: the key's string value is patched in place (same length).
+std::filesystem::path with_string_patched(const std::string& from, const std::string& to, const std::string& name) {
+  EXPECT_EQ(from.size(), to.size());
+  std::ifstream in(tiny_gguf(), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto at = bytes.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  bytes.replace(at, from.size(), to);
+  const auto path = std::filesystem::path(::testing::TempDir()) / name;
+  test::write_file(path, bytes);
+  return path;
+}
+
+std::string bundle_error(const std::filesystem::path& p) {
+  try {
+    (void)load_model_bundle(p);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(loaded without an error)";
+}
+
+TEST(GgufModel, UnsupportedMetadataIsRefusedByKey) {
+  // general.architecture "llama" -> "lla.a": an architecture kvscope does not read.
+  auto m = bundle_error(with_string_patched(std::string("\x05\0\0\0\0\0\0\0llama", 13),
+                                            std::string("\x05\0\0\0\0\0\0\0lla.a", 13), "arch.gguf"));
+  EXPECT_NE(m.find("general.architecture: architecture \"lla.a\" is not supported"), std::string::npos) << m;
+
+  // tokenizer.ggml.model "gpt2" -> "t5t5": a tokenizer kind kvscope does not build.
+  m = bundle_error(with_string_patched(std::string("\x04\0\0\0\0\0\0\0gpt2", 12),
+                                       std::string("\x04\0\0\0\0\0\0\0t5t5", 12), "tok.gguf"));
+  EXPECT_NE(m.find("tokenizer.ggml.model: tokenizer kind \"t5t5\" is not supported"), std::string::npos) << m;
+
+  // llama.rope.freq_base renamed to llama.rope.scaling.x (same length):
+  // RoPE scaling is refused, by key.
+  m = bundle_error(with_string_patched("llama.rope.freq_base", "llama.rope.scaling.x", "scaling.gguf"));
+  EXPECT_NE(m.find("llama.rope.scaling.x: RoPE scaling in GGUF files is not supported"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace kvscope

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""Golden files for kvscope's GGUF reader (engine/io/gguf*, engine/model/gguf_model,
+engine/session/gguf_tokenizer), made with PyPI `gguf` and transformers.
+
+    python3 tools/goldens_gguf.py        # writes tests/data/gguf
+    (PyPI: gguf numpy torch transformers==5.23.0 accelerate)
+
+Two files, both small and deterministic (fixed seeds):
+
+  dequant.gguf       for every tensor type kvscope reads (F32, F16, BF16, Q4_0,
+                     Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K) a tensor `x.TYPE`
+                     of random blocks and `x.TYPE.ref`, its dequantization by
+                     gguf-py's reference code (gguf.quants.dequantize), as F32.
+                     The C++ test wants them equal bit for bit.
+  tiny_llama.gguf    a llama model (2 layers, 4 heads, 2 KV heads, head dim 64)
+                     whose weights are random blocks of every quantized type, with
+                     the byte-level tokenizer of tests/data/models/llama_gqa in its
+                     metadata and add_bos_token set. transformers loads it (it
+                     dequantizes, undoes llama.cpp's rotary row order and builds the
+                     tokenizer from the metadata) and records:
+  tiny_llama.golden.json   prompt ids, 16-token greedy continuation, and the ids of
+                           the hard strings (tests/data/tokenizers/hard_strings.json)
+  tiny_llama.logits.npy    float32 [n_prompt, vocab] logits of the prompt
+
+The random blocks are real model weights here: the file *is* the model, so no
+quantizer is needed, and every block layout is exercised with arbitrary bits.
+"""
+
+import json
+import os
+import sys
+
+import numpy as np
+
+import gguf
+from gguf import GGMLQuantizationType as T
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+BLOCK = {  # elements, bytes, byte offsets of f16 scale fields
+    T.Q4_0: (32, 18, [0]),
+    T.Q4_1: (32, 20, [0, 2]),
+    T.Q5_0: (32, 22, [0]),
+    T.Q5_1: (32, 24, [0, 2]),
+    T.Q8_0: (32, 34, [0]),
+    T.Q4_K: (256, 144, [0, 2]),
+    T.Q5_K: (256, 176, [0, 2]),
+    T.Q6_K: (256, 210, [208]),
+}
+
+
+def random_blocks(rng, qtype, rows, cols, scale):
+    """Random bytes in the block layout of `qtype`, with finite f16 scales of
+    about `scale` (random sign for the first, so negative scales are covered)."""
+    elems, nbytes, f16_fields = BLOCK[qtype]
+    assert cols % elems == 0
+    n_blocks = rows * cols // elems
+    b = rng.integers(0, 256, size=(n_blocks, nbytes), dtype=np.uint8)
+    for k, off in enumerate(f16_fields):
+        v = (rng.random(n_blocks) * scale).astype(np.float16)
+        if k == 0:
+            v = np.where(rng.random(n_blocks) < 0.2, -v, v).astype(np.float16)
+        b[:, off:off + 2] = v.view(np.uint8).reshape(n_blocks, 2)
+    return b.reshape(rows, cols // elems * nbytes)
+
+
+def special_halves(rng, n, exp_mask, frac_mask):
+    """16-bit float patterns (f16 or bf16 by the masks): random, plus zeros,
+    subnormals and infinities; NaNs become infinities so the C++ test can
+    compare bits."""
+    bits = rng.integers(0, 1 << 16, size=n, dtype=np.uint16)
+    bits[:6] = [0x0000, 0x8000, 0x0001, 0x8001, exp_mask, 0x8000 | exp_mask]
+    nan = ((bits & exp_mask) == exp_mask) & ((bits & frac_mask) != 0)
+    return np.where(nan, bits & ~np.uint16(frac_mask), bits).astype(np.uint16)
+
+
+def write_dequant(path):
+    rng = np.random.default_rng(20261123)
+    w = gguf.GGUFWriter(path, "kvscope-test")
+    rows, cols = 3, 512
+    for qtype in BLOCK:
+        blocks = random_blocks(rng, qtype, rows, cols, 0.5)
+        ref = gguf.quants.dequantize(blocks, qtype).astype(np.float32)
+        assert ref.shape == (rows, cols)
+        w.add_tensor(f"x.{qtype.name}", blocks, raw_dtype=qtype)
+        w.add_tensor(f"x.{qtype.name}.ref", ref)
+    f32 = rng.standard_normal((rows, cols)).astype(np.float32)
+    w.add_tensor("x.F32", f32)
+    w.add_tensor("x.F32.ref", f32.copy())
+    h = special_halves(rng, rows * cols, 0x7C00, 0x03FF).view(np.float16).reshape(rows, cols)
+    w.add_tensor("x.F16", h)
+    w.add_tensor("x.F16.ref", h.astype(np.float32))
+    bf = special_halves(rng, rows * cols, 0x7F80, 0x007F).reshape(rows, cols)
+    w.add_tensor("x.BF16", bf.view(np.uint8).reshape(rows, cols * 2), raw_dtype=T.BF16)
+    w.add_tensor("x.BF16.ref", (bf.astype(np.uint32) << 16).view(np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+# The tiny model: dims chosen so every block type fits its rows (256-element
+# K-quant blocks need an input width that is a multiple of 256).
+HIDDEN, FF, HEADS, KV_HEADS, HEAD_DIM, LAYERS = 256, 256, 4, 2, 64, 2
+LAYER_TYPES = [
+    {"attn_q": T.Q4_0, "attn_k": T.Q4_1, "attn_v": T.Q5_0, "attn_output": T.Q5_1,
+     "ffn_gate": T.Q8_0, "ffn_up": T.Q4_K, "ffn_down": T.Q5_K},
+    {"attn_q": T.Q6_K, "attn_k": "F16", "attn_v": "BF16", "attn_output": T.Q8_0,
+     "ffn_gate": T.Q4_K, "ffn_up": T.Q6_K, "ffn_down": T.Q5_K},
+]
+
+
+def dense(rng, rows, cols, kind, std):
+    x = (rng.standard_normal((rows, cols)) * std).astype(np.float32)
+    if kind == "F16":
+        return x.astype(np.float16), None
+    if kind == "BF16":
+        bits = (x.view(np.uint32) >> 16).astype(np.uint16)
+        return bits.view(np.uint8).reshape(rows, cols * 2), T.BF16
+    return x, None
+
+
+def add_weight(w, rng, name, rows, cols, kind):
+    if kind in ("F16", "BF16", "F32"):
+        data, raw = dense(rng, rows, cols, kind, 0.08)
+        w.add_tensor(name, data, raw_dtype=raw)
+    else:
+        # A scale per block that keeps activations of order one through a
+        # few layers (quantized values span about +-8 or +-32 steps).
+        step = {T.Q8_0: 0.0008, T.Q6_K: 0.0002, T.Q5_K: 0.0002, T.Q4_K: 0.0003}.get(kind, 0.006)
+        w.add_tensor(name, random_blocks(rng, kind, rows, cols, step), raw_dtype=kind)
+
+
+def write_tiny_llama(path, tokenizer_json):
+    rng = np.random.default_rng(7)
+    tok = json.load(open(tokenizer_json, encoding="utf-8"))
+    vocab = tok["model"]["vocab"]
+    specials = {t["id"]: t["content"] for t in tok["added_tokens"]}
+    n_vocab = max(max(vocab.values()), max(specials)) + 1
+    tokens = [None] * n_vocab
+    for t, i in vocab.items():
+        tokens[i] = t
+    for i, t in specials.items():
+        tokens[i] = t
+    assert all(t is not None for t in tokens)
+    types = [3 if i in specials else 1 for i in range(n_vocab)]
+    merges = [m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]]
+
+    w = gguf.GGUFWriter(path, "llama")
+    w.add_name("kvscope tiny llama")
+    w.add_context_length(256)
+    w.add_embedding_length(HIDDEN)
+    w.add_block_count(LAYERS)
+    w.add_feed_forward_length(FF)
+    w.add_head_count(HEADS)
+    w.add_head_count_kv(KV_HEADS)
+    w.add_rope_dimension_count(HEAD_DIM)
+    w.add_rope_freq_base(10000.0)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_vocab_size(n_vocab)
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("llama-bpe")  # a named pre-tokenizer: the Split + ByteLevel path
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_bos_token_id(0)
+    w.add_eos_token_id(0)
+    w.add_add_bos_token(True)
+
+    add_weight(w, rng, "token_embd.weight", n_vocab, HIDDEN, T.Q8_0)
+    for layer, kinds in enumerate(LAYER_TYPES):
+        p = f"blk.{layer}."
+        w.add_tensor(p + "attn_norm.weight", (1 + 0.1 * rng.standard_normal(HIDDEN)).astype(np.float32))
+        w.add_tensor(p + "ffn_norm.weight", (1 + 0.1 * rng.standard_normal(HIDDEN)).astype(np.float32))
+        add_weight(w, rng, p + "attn_q.weight", HEADS * HEAD_DIM, HIDDEN, kinds["attn_q"])
+        add_weight(w, rng, p + "attn_k.weight", KV_HEADS * HEAD_DIM, HIDDEN, kinds["attn_k"])
+        add_weight(w, rng, p + "attn_v.weight", KV_HEADS * HEAD_DIM, HIDDEN, kinds["attn_v"])
+        add_weight(w, rng, p + "attn_output.weight", HIDDEN, HEADS * HEAD_DIM, kinds["attn_output"])
+        add_weight(w, rng, p + "ffn_gate.weight", FF, HIDDEN, kinds["ffn_gate"])
+        add_weight(w, rng, p + "ffn_up.weight", FF, HIDDEN, kinds["ffn_up"])
+        add_weight(w, rng, p + "ffn_down.weight", HIDDEN, FF, kinds["ffn_down"])
+    w.add_tensor("output_norm.weight", (1 + 0.1 * rng.standard_normal(HIDDEN)).astype(np.float32))
+    add_weight(w, rng, "output.weight", n_vocab, HIDDEN, T.Q6_K)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def hf_goldens(gguf_path, out_json, out_logits):
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    d, name = os.path.split(gguf_path)
+    tok = AutoTokenizer.from_pretrained(d, gguf_file=name)
+    model = AutoModelForCausalLM.from_pretrained(d, gguf_file=name, dtype=torch.float32,
+                                                 attn_implementation="eager")
+    model.eval()
+    prompt_text = "The cache keeps the tokens that matter; the rest are evicted, one by one."
+    prompt = tok(prompt_text).input_ids
+    with torch.no_grad():
+        logits = model(torch.tensor([prompt])).logits[0].float().numpy()
+        gen = model.generate(torch.tensor([prompt]), max_new_tokens=16, do_sample=False,
+                             attention_mask=torch.ones(1, len(prompt), dtype=torch.long))
+    greedy = gen[0, len(prompt):].tolist()
+    hard = json.load(open(os.path.join(ROOT, "tests/data/tokenizers/hard_strings.json"), encoding="utf-8"))
+    strings = [{"text": s, "ids": tok(s).input_ids,
+                "ids_no_special": tok(s, add_special_tokens=False).input_ids} for s in hard]
+    np.save(out_logits, logits.astype(np.float32))
+    golden = {"transformers_version": transformers.__version__, "gguf_version": gguf.__version__
+              if hasattr(gguf, "__version__") else "unknown",
+              "prompt_text": prompt_text, "prompt": prompt, "greedy": greedy, "strings": strings}
+    with open(out_json, "w", encoding="utf-8") as f:
+        json.dump(golden, f, ensure_ascii=False, indent=0, sort_keys=True)
+        f.write("\n")
+
+
+def main(out_dir=None):
+    out = out_dir or os.path.join(ROOT, "tests", "data", "gguf")
+    os.makedirs(out, exist_ok=True)
+    write_dequant(os.path.join(out, "dequant.gguf"))
+    llama = os.path.join(out, "tiny_llama.gguf")
+    write_tiny_llama(llama, os.path.join(ROOT, "tests/data/models/llama_gqa/tokenizer.json"))
+    hf_goldens(llama, os.path.join(out, "tiny_llama.golden.json"), os.path.join(out, "tiny_llama.logits.npy"))
+    print("wrote", out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else None)
