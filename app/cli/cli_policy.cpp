@@ -44,7 +44,9 @@ const std::vector<FlagUse>& flag_uses() {
       {"--tau-end", {K::Keyformer}, "Keyformer's temperature"},
       {"--tau-schedule", {K::Keyformer}, "Keyformer's temperature schedule"},
       {"--noise", {K::Keyformer}, "Keyformer's score noise"},
+      {"--keyformer-variant", {K::Keyformer}, "the choice between Keyformer's paper and its released code"},
       {"--alpha", {K::A2SF}, "A2SF's forgetting factor"},
+      {"--a2sf-revision", {K::A2SF}, "the revision of A2SF's code to follow"},
   };
   return uses;
 }
@@ -114,14 +116,23 @@ void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export) {
   cmd.add_option("--tau-end", f.tau_end, "Keyformer: temperature after the planned tokens")->default_val(2);
   cmd.add_option("--tau-schedule", f.tau_schedule, "Keyformer: linear or constant")->default_val("linear");
   cmd.add_option("--noise", f.noise, "Keyformer: gumbel, gaussian, constant or none")->default_val("gumbel");
+  cmd.add_option("--keyformer-variant", f.keyformer_variant,
+                 "Keyformer: paper, or code (the released attention.py: k - 1 kept, key tokens frozen after the "
+                 "prompt, a zero window never evicts, percentages truncated)")
+      ->default_val("paper");
   cmd.add_option("--alpha", f.alpha, "A2SF forgetting factor in [0, 1]")->default_val(0.2);
+  cmd.add_option("--a2sf-revision", f.a2sf_revision,
+                 "A2SF code revision: earlier (evicts every step, the paper) or latest (compresses once after the "
+                 "prompt with a 16-token window, then never evicts)")
+      ->default_val("earlier");
   cmd.add_option("--reduce", f.reduce, "How a KV head's readers combine: mean or max")->default_val("mean");
   cmd.add_option("--sharing", f.sharing, "KV layout: native, mha, gqa:G, mqa, mlkv:M, mlkv:M:G (averaged K/V)")
       ->default_val("native");
   cmd.add_option("--record-layers", f.record_layers, "Layers whose attention is recorded (default: all that fit)");
   cmd.add_flag("--no-metrics", f.no_metrics, "Skip the shadow full-cache run and its metrics");
   for (const char* name : {"--budget", "--window", "--sinks", "--granularity", "--positions", "--reduce", "--tau-init",
-                           "--tau-end", "--tau-schedule", "--noise", "--alpha"})
+                           "--tau-end", "--tau-schedule", "--noise", "--keyformer-variant", "--alpha",
+                           "--a2sf-revision"})
     f.options.push_back(cmd.get_option(name));
   for (const char* name : {"--policy", "--sharing", "--prefill", "--record-layers", "--no-metrics"})
     f.other_options.push_back(cmd.get_option(name));
@@ -160,7 +171,9 @@ void set_policy_fields(const PolicyFlags& f, SessionConfig& cfg, bool only_typed
   if (take("--tau-end")) p.tau_end = f.tau_end;
   if (take("--tau-schedule")) p.tau_schedule = parse_tau_schedule(f.tau_schedule);
   if (take("--noise")) p.noise = parse_noise(f.noise);
+  if (take("--keyformer-variant")) p.keyformer_variant = parse_keyformer_variant(f.keyformer_variant);
   if (take("--alpha")) p.alpha = f.alpha;
+  if (take("--a2sf-revision")) p.a2sf_revision = parse_a2sf_revision(f.a2sf_revision);
   if (take("--reduce")) p.reduce = parse_reduce(f.reduce);
   p.seed = cfg.seed;
   if (take("--sharing")) cfg.sharing = SharingLayout::parse(f.sharing);

@@ -1,6 +1,7 @@
 // The eviction flags shared by generate, score, eval and sweep:
 // --policy --budget --window --sinks --granularity --prefill --positions
-// --tau-init --tau-end --tau-schedule --noise --alpha --reduce --sharing,
+// --tau-init --tau-end --tau-schedule --noise --keyformer-variant --alpha
+// --a2sf-revision --reduce --sharing,
 // plus --export, --export-layer/--export-head, --record-layers, --no-metrics,
 // and the figure flags (--format, --dpi, --range, --evicted) that `run` and
 // `sweep` share.
@@ -29,6 +30,7 @@ struct PolicyFlags {
   std::optional<int> sinks;
   float tau_init = 1, tau_end = 2, alpha = 0.2f;
   std::string tau_schedule = "linear", noise = "gumbel", reduce = "mean", sharing = "native";
+  std::string keyformer_variant = "paper", a2sf_revision = "earlier";
   std::string export_dir;
   std::optional<int> export_layer, export_head;  // unset: the most informative head
   std::string colormap = "viridis", scale = "linear";

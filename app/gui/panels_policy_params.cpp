@@ -164,12 +164,25 @@ bool edit_policy_params(const char* id, PolicyParams& p, bool expert) {
     help_tooltip("Keyformer's noise g added to the logits before scoring, fresh per step, layer, head and slot: "
                  "gumbel (the paper), and the ablations of its Table 4: gaussian (mu 0.5772, sigma 1.2825), "
                  "constant 0.5772, none.");
+    ImGui::SetNextItemWidth(field_w);
+    changed |= enum_combo("variant", p.keyformer_variant,
+                          {std::pair{KeyformerVariant::Paper, "paper"}, std::pair{KeyformerVariant::Code, "code"}});
+    help_tooltip("Keyformer: paper = the paper's rules (default). code = the authors' released attention.py: "
+                 "a slot is held for the next token, so k - 1 tokens stay; the key tokens are chosen once and "
+                 "a token leaving the recent window is dropped instead of competing; a window of 0 never "
+                 "evicts; percentages are truncated, not rounded.");
   }
   if (p.kind == PolicyKind::A2SF) {
     ImGui::SetNextItemWidth(field_w);
     changed |= ImGui::SliderFloat("\xce\xb1 forgetting", &p.alpha, 0.0f, 1.0f, "%.2f", ImGuiSliderFlags_AlwaysClamp);
     help_tooltip("A2SF (Jo & Shin 2024): the forgetting factor of S_t = alpha S_t-1 + A_t. alpha = 1 is H2O's "
                  "accumulation, alpha = 0 is TOVA's current row only; the paper's best range is 0.1-0.3 (default 0.2).");
+    ImGui::SetNextItemWidth(field_w);
+    changed |= enum_combo("code revision", p.a2sf_revision,
+                          {std::pair{A2sfRevision::Earlier, "earlier"}, std::pair{A2sfRevision::Latest, "latest"}});
+    help_tooltip("Which revision of the A2SF authors' code to follow. earlier = evict at every step, as the paper "
+                 "describes (default). latest = compress once after the prompt, keeping the 16 newest tokens "
+                 "(the default window), then evict nothing while generating, so the cache grows.");
   }
 
   if (expert && evicts) {

@@ -45,11 +45,20 @@ const Names<NoiseKind> kNoise{{{NoiseKind::Gumbel, "gumbel"},
                                {NoiseKind::Constant, "constant"},
                                {NoiseKind::None, "none"}}};
 const Names<TauSchedule> kTau{{{TauSchedule::Linear, "linear"}, {TauSchedule::Constant, "constant"}}};
+const Names<KeyformerVariant> kKeyformerVariants{
+    {{KeyformerVariant::Paper, "paper"}, {KeyformerVariant::Code, "code"}}};
+const Names<A2sfRevision> kA2sfRevisions{{{A2sfRevision::Earlier, "earlier"}, {A2sfRevision::Latest, "latest"}}};
 const Names<ReaderReduce> kReduce{{{ReaderReduce::Mean, "mean"}, {ReaderReduce::Max, "max"}}};
 
 }  // namespace
 
 int Amount::of(int whole) const { return percent ? static_cast<int>(std::lround(value / 100.0 * whole)) : static_cast<int>(value); }
+
+// whole * value / 100 in that order, as the Keyformer code computes
+// int((n * kv_cache) / 100), so the same products truncate the same way.
+int Amount::truncated_of(int whole) const {
+  return percent ? static_cast<int>(std::floor(static_cast<double>(whole) * value / 100.0)) : static_cast<int>(value);
+}
 
 std::string Amount::str() const {
   char buf[32];
@@ -79,7 +88,12 @@ ResolvedPolicy resolve_policy(const PolicyParams& p, int prompt_len, int context
   ResolvedPolicy r;
   r.params = p;
   r.evicts = p.kind != PolicyKind::Full && p.kind != PolicyKind::Ideal;
-  r.k = p.budget.of(prompt_len);
+  // The Keyformer code truncates its percentages (int()); the papers' "50%"
+  // is read as the nearest whole token.
+  const bool keyformer_code = p.kind == PolicyKind::Keyformer && p.keyformer_variant == KeyformerVariant::Code;
+  const bool a2sf_latest = p.kind == PolicyKind::A2SF && p.a2sf_revision == A2sfRevision::Latest;
+  auto amount = [&](const Amount& a, int whole) { return keyformer_code ? a.truncated_of(whole) : a.of(whole); };
+  r.k = amount(p.budget, prompt_len);
   if (p.kind == PolicyKind::Full) r.k = context;
   if (r.k < 1) throw Error("--budget", "", p.budget.str() + " of a " + std::to_string(prompt_len) + "-token prompt keeps no token");
   if (r.k > context)
@@ -92,11 +106,14 @@ ResolvedPolicy resolve_policy(const PolicyParams& p, int prompt_len, int context
   switch (p.kind) {
     case PolicyKind::H2O: w_default = {50, true}; break;
     case PolicyKind::Keyformer: w_default = {30, true}; break;
+    case PolicyKind::A2SF:
+      if (a2sf_latest) w_default = {16, false};  // the latest code's fixed recent_budget
+      break;
     case PolicyKind::Sink: s_default = 4; break;
     case PolicyKind::TOVA: g_default = Granularity::Layer; break;
     default: break;
   }
-  r.w = p.window.value_or(w_default).of(r.k);
+  r.w = amount(p.window.value_or(w_default), r.k);
   r.s = p.sinks.value_or(s_default);
   r.granularity = p.granularity.value_or(g_default);
   if (p.kind == PolicyKind::Window) r.s = p.sinks.value_or(0);
@@ -104,6 +121,17 @@ ResolvedPolicy resolve_policy(const PolicyParams& p, int prompt_len, int context
   if (r.evicts && r.w + r.s > r.k)
     throw Error("--budget", "", std::to_string(r.k) + " is smaller than the recent window (" + std::to_string(r.w) +
                                     ") plus the sinks (" + std::to_string(r.s) + ")");
+  if (keyformer_code) {
+    r.quirks.reserved_slot = true;
+    r.quirks.window_exit_dropped = true;
+    r.quirks.zero_window_holds = true;
+    // With a window, the code keeps k - 1 tokens: k = 1 would keep none.
+    if (r.w > 0 && r.k < 2)
+      throw Error("--budget", "", std::to_string(r.k) +
+                                      " keeps no token with --keyformer-variant code (it keeps k - 1, a slot being "
+                                      "held for the next token)");
+  }
+  r.quirks.prompt_only = a2sf_latest;
   if (!(p.alpha >= 0 && p.alpha <= 1)) throw Error("--alpha", "", "must be in [0, 1]");
   if (!(p.tau_init > 0) || !std::isfinite(p.tau_init)) throw Error("--tau-init", "", "must be > 0");
   if (!(p.tau_end > 0) || !std::isfinite(p.tau_end)) throw Error("--tau-end", "", "must be > 0");
@@ -122,6 +150,14 @@ const char* noise_name(NoiseKind n) { return kNoise.name(n); }
 NoiseKind parse_noise(const std::string& s) { return kNoise.parse(s, "--noise", "noise"); }
 const char* tau_schedule_name(TauSchedule t) { return kTau.name(t); }
 TauSchedule parse_tau_schedule(const std::string& s) { return kTau.parse(s, "--tau-schedule", "temperature schedule"); }
+const char* keyformer_variant_name(KeyformerVariant v) { return kKeyformerVariants.name(v); }
+KeyformerVariant parse_keyformer_variant(const std::string& s) {
+  return kKeyformerVariants.parse(s, "--keyformer-variant", "Keyformer variant");
+}
+const char* a2sf_revision_name(A2sfRevision r) { return kA2sfRevisions.name(r); }
+A2sfRevision parse_a2sf_revision(const std::string& s) {
+  return kA2sfRevisions.parse(s, "--a2sf-revision", "A2SF code revision");
+}
 const char* reduce_name(ReaderReduce r) { return kReduce.name(r); }
 ReaderReduce parse_reduce(const std::string& s) { return kReduce.parse(s, "--reduce", "reader reduction"); }
 

@@ -17,6 +17,14 @@ enum class PolicyKind { Full, Window, Sink, H2O, TOVA, Keyformer, A2SF, Random, 
 enum class Granularity { KvHead, Layer, Model };
 enum class PrefillMode { OneShot, Streaming };
 enum class TauSchedule { Linear, Constant };
+// Keyformer's rules: the paper's (default) or those of the authors' released
+// attention.py, which differs in four ways (docs/policies.md, "Where kvscope
+// follows the paper and where the authors' code differs").
+enum class KeyformerVariant { Paper, Code };
+// Which revision of the A2SF authors' code a2sf follows: the earlier one
+// evicts at every step as the paper does (default); the latest compresses
+// once, after the prompt, with a 16-token window, and then never evicts.
+enum class A2sfRevision { Earlier, Latest };
 
 // An absolute count or a percentage ("64", "50%"). A budget's percentage is
 // of the prompt length; a window's is of the budget (H2O's "k/2").
@@ -24,6 +32,7 @@ struct Amount {
   double value = 0;
   bool percent = false;
   int of(int whole) const;  // rounds to nearest
+  int truncated_of(int whole) const;  // rounds down, as Python's int() in Keyformer's code
   std::string str() const;
   static Amount parse(const std::string& text, const std::string& field);  // throws naming `field`
 };
@@ -39,9 +48,31 @@ struct PolicyParams {
   float tau_init = 1.0f, tau_end = 2.0f;
   TauSchedule tau_schedule = TauSchedule::Linear;
   NoiseKind noise = NoiseKind::Gumbel;
+  KeyformerVariant keyformer_variant = KeyformerVariant::Paper;
   float alpha = 0.2f;
+  A2sfRevision a2sf_revision = A2sfRevision::Earlier;
   ReaderReduce reduce = ReaderReduce::Mean;
   uint64_t seed = 0;
+};
+
+// Where the choice of slots departs from the shared rule (selection.h), one
+// switch per behaviour of an authors' code, so each can be tested alone.
+// All off for the papers' rules. Set by resolve_policy from the variant and
+// revision settings.
+struct ChoiceQuirks {
+  // Keyformer code: the budget counts a slot held for the token about to
+  // come, taken from the recent window: nothing is dropped until the
+  // sequence is longer than k, then k - 1 slots stay, the newest w - 1
+  // protected.
+  bool reserved_slot = false;
+  // Keyformer code: the slot that has just left the recent window is dropped
+  // instead of competing, so the key tokens, once chosen, never change.
+  bool window_exit_dropped = false;
+  // Keyformer code: a recent window of 0 never evicts.
+  bool zero_window_holds = false;
+  // A2SF latest revision: only the choice after the prompt (and those of a
+  // streaming prefill) evicts; generated tokens are never dropped.
+  bool prompt_only = false;
 };
 
 // Numbers for one run.
@@ -52,6 +83,7 @@ struct ResolvedPolicy {
   int s = 0;  // sinks
   Granularity granularity = Granularity::KvHead;
   bool evicts = true;  // false for full and ideal
+  ChoiceQuirks quirks;
 };
 
 // Validates and applies defaults. prompt_len sizes percentage budgets;
@@ -71,6 +103,10 @@ const char* noise_name(NoiseKind n);
 NoiseKind parse_noise(const std::string& s);
 const char* tau_schedule_name(TauSchedule t);
 TauSchedule parse_tau_schedule(const std::string& s);
+const char* keyformer_variant_name(KeyformerVariant v);
+KeyformerVariant parse_keyformer_variant(const std::string& s);
+const char* a2sf_revision_name(A2sfRevision r);
+A2sfRevision parse_a2sf_revision(const std::string& s);
 const char* reduce_name(ReaderReduce r);
 ReaderReduce parse_reduce(const std::string& s);
 

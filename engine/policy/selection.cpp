@@ -30,17 +30,48 @@ std::vector<std::vector<int>> decision_units(const KvLayout& lay, Granularity g)
   return units;
 }
 
+// This choice's numbers: the resolved k, w and s with the authors' code
+// quirks applied (ChoiceQuirks in params.h).
+struct Limits {
+  int k = 0, w = 0, s = 0;
+  int exit_pos = -1;  // a position dropped without competing (the slot just out of the window), or -1
+  bool hold = false;  // nothing is dropped in this choice
+};
+
+Limits limits_of(const ResolvedPolicy& r, int newest, int step) {
+  Limits L{r.k, r.w, r.s};
+  const ChoiceQuirks& q = r.quirks;
+  if (q.zero_window_holds && r.w == 0) L.hold = true;
+  if (q.prompt_only && step > 0) L.hold = true;
+  if (q.reserved_slot) {
+    // The code compares the sequence's length with k, its budget including
+    // the next token's slot: nothing goes until the sequence outgrows k;
+    // then k - 1 stay, the held slot coming out of the window.
+    if (newest + 1 <= r.k) L.hold = true;
+    L.k = r.k - 1;
+    L.w = std::max(r.w - 1, 0);
+  }
+  // The newest position that is not protected: the slot that has just left
+  // the window. Without a window no slot ever was in one.
+  if (q.window_exit_dropped && r.w > 0) L.exit_pos = newest - L.w;
+  return L;
+}
+
 struct Entry {
   int pos = 0;
   double score = 0;
   int count = 0;
   bool prot = false;
+  bool forced_out = false;  // the slot just out of the window under window_exit_dropped: ranks last
 };
 
 // Best first: higher score, then newer. A strict total order (positions are
 // unique within a unit), so the set of the best m entries is the same
 // however it is found.
-bool better(const Entry& a, const Entry& b) { return a.score != b.score ? a.score > b.score : a.pos > b.pos; }
+bool better(const Entry& a, const Entry& b) {
+  if (a.forced_out != b.forced_out) return b.forced_out;
+  return a.score != b.score ? a.score > b.score : a.pos > b.pos;
+}
 
 // Ranks (1 = best) of the entries at `which`, written to rank_of[pos].
 // Few of them (the usual decode step drops one slot per unit): count what
@@ -66,7 +97,7 @@ void rank_entries(const std::vector<Entry>& entries, const std::vector<int>& whi
 // Marks the sinks and the recent window protected and the rest kept, for a
 // unit whose slots hold `pos` (ascending): the sinks are a prefix of the
 // slots and the window a suffix, so the candidates are slots [j0, j1).
-std::pair<int, int> mark_protection(const std::vector<int>& pos, const ResolvedPolicy& r, int newest,
+std::pair<int, int> mark_protection(const std::vector<int>& pos, const Limits& r, int newest,
                                     std::vector<uint8_t>& state) {
   const int* p = pos.data();
   const int len = static_cast<int>(pos.size());
@@ -101,7 +132,7 @@ void random_scores(const ResolvedPolicy& r, int step, int unit_first, const int*
 // The usual case (kv_head granularity): a unit is one segment, whose slots
 // hold distinct positions, so slot indices serve as entries directly.
 void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const std::vector<float>* stat, int newest,
-                       int step, SelectionScratch& w, SlotChoice& c) {
+                       int step, const Limits& lim, SelectionScratch& w, SlotChoice& c) {
   const auto& r = policy.resolved();
   const Ranking ranking = policy.ranking();
   const auto& pos = book.positions(seg);
@@ -110,7 +141,7 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
   auto& score = c.score[seg];
   auto& rank = c.rank[seg];
   const int* p = pos.data();
-  const auto [j0, j1] = mark_protection(pos, r, newest, state);
+  const auto [j0, j1] = mark_protection(pos, lim, newest, state);
   const int n_prot = len - (j1 - j0);
   switch (ranking) {
     case Ranking::Statistic:
@@ -123,8 +154,8 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
     case Ranking::None:
       break;
   }
-  if (ranking == Ranking::None || len <= r.k) return;
-  const int room = std::max(0, r.k - n_prot);
+  if (ranking == Ranking::None || len <= lim.k || lim.hold) return;
+  const int room = std::max(0, lim.k - n_prot);
   if (len - n_prot <= room) return;
   // Partition the candidates' keys, best `room` first. The low word holds
   // the slot index here, not the position: within one segment both ascend
@@ -136,6 +167,10 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
     for (int j = j0; j < j1; ++j) keys[j - j0] = order_key(static_cast<float>(p[j]), j);
   else
     for (int j = j0; j < j1; ++j) keys[j - j0] = order_key(sc[j], j);
+  // The slot just out of the window (the newest candidate, if present) gets
+  // the smallest key: it goes whatever its score.
+  const int exit_slot = j1 > j0 && p[j1 - 1] == lim.exit_pos ? j1 - 1 : -1;
+  if (exit_slot >= 0) keys[exit_slot - j0] = static_cast<uint64_t>(exit_slot);
   if (w.pivot_hint.size() <= static_cast<std::size_t>(seg)) w.pivot_hint.resize(seg + 1, 0);
   select_largest<uint64_t>(w.keys.data(), w.keys.size(), static_cast<std::size_t>(room), w.pivot_hint[seg]);
   const auto first_dropped = w.keys.begin() + room;
@@ -162,6 +197,7 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
   auto key_of = [by](int j) { return order_key(by[j], j); };
   rank_dropped<uint64_t>(&*first_dropped, w.keys.end() - first_dropped, static_cast<std::size_t>(room), j0, j1, len,
                          beats, key_of, w.protected_keys, rank);
+  if (exit_slot >= 0) rank[exit_slot] = len;  // below every other slot of the unit
 }
 
 // Whether every segment of a unit holds the same positions (always for a
@@ -178,14 +214,14 @@ bool holds_same_positions(const KvBook& book, const std::vector<int>& unit) {
 // and the slot packed into one 128-bit key.
 void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std::vector<int>& unit,
                             const std::function<const std::vector<float>&(int)>& stats, int newest, int step,
-                            SelectionScratch& w, SlotChoice& c) {
+                            const Limits& lim, SelectionScratch& w, SlotChoice& c) {
   const auto& r = policy.resolved();
   const Ranking ranking = policy.ranking();
   const auto& pos = book.positions(unit[0]);
   const int len = static_cast<int>(pos.size());
   const int* p = pos.data();
   auto& state = c.state[unit[0]];
-  const auto [j0, j1] = mark_protection(pos, r, newest, state);
+  const auto [j0, j1] = mark_protection(pos, lim, newest, state);
   auto& rank = c.rank[unit[0]];
   std::vector<double>& mean = w.mean;
   mean.assign(len, 0.0);
@@ -206,11 +242,13 @@ void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std:
     case Ranking::None: break;
   }
   const int n_prot = len - (j1 - j0);
-  const int room = std::max(0, r.k - n_prot);
-  if (ranking != Ranking::None && len > r.k && j1 - j0 > room) {
+  const int room = std::max(0, lim.k - n_prot);
+  if (ranking != Ranking::None && len > lim.k && !lim.hold && j1 - j0 > room) {
     auto key = [&](int j) { return (Key128{order_bits(mean[j])} << 64) | static_cast<uint32_t>(j); };
     w.keys128.resize(j1 - j0);
     for (int j = j0; j < j1; ++j) w.keys128[j - j0] = key(j);
+    const int exit_slot = p[j1 - 1] == lim.exit_pos ? j1 - 1 : -1;  // goes whatever its score
+    if (exit_slot >= 0) w.keys128[exit_slot - j0] = static_cast<Key128>(exit_slot);
     select_largest<Key128>(w.keys128.data(), w.keys128.size(), static_cast<std::size_t>(room), 0);
     const auto first_dropped = w.keys128.begin() + room;
     for (auto it = first_dropped; it != w.keys128.end(); ++it) state[static_cast<uint32_t>(*it)] = kDropped;
@@ -222,6 +260,7 @@ void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std:
       };
       rank_dropped<Key128>(&*first_dropped, w.keys128.end() - first_dropped, static_cast<std::size_t>(room), j0, j1,
                            len, beats, key, w.protected_keys128, rank);
+      if (exit_slot >= 0) rank[exit_slot] = len;
     }
   }
   const bool scored = ranking == Ranking::Statistic || ranking == Ranking::Random;
@@ -239,7 +278,7 @@ void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std:
 // ranked by the mean statistic of the segments holding them.
 void choose_in_shared_unit(const Policy& policy, const KvBook& book, const std::vector<int>& unit,
                            const std::function<const std::vector<float>&(int)>& stats, int newest, int step,
-                           SlotChoice& c) {
+                           const Limits& lim, SlotChoice& c) {
   const auto& r = policy.resolved();
   const Ranking ranking = policy.ranking();
   int max_pos = -1;
@@ -271,7 +310,8 @@ void choose_in_shared_unit(const Policy& policy, const KvBook& book, const std::
       case Ranking::Random: e.score = random_score(r, step, unit[0], e.pos); break;
       case Ranking::None: e.score = std::numeric_limits<double>::quiet_NaN(); break;
     }
-    e.prot = e.pos < r.s || e.pos > newest - r.w;
+    e.prot = e.pos < lim.s || e.pos > newest - lim.w;
+    e.forced_out = !e.prot && e.pos == lim.exit_pos;
   }
 
   // Protected slots stay; of the others the best k - |protected| stay.
@@ -286,8 +326,8 @@ void choose_in_shared_unit(const Policy& policy, const KvBook& book, const std::
       candidates.push_back(static_cast<int>(i));
     }
   }
-  const bool over = ranking != Ranking::None && static_cast<int>(entries.size()) > r.k;
-  const int room = std::max(0, r.k - n_prot);
+  const bool over = ranking != Ranking::None && static_cast<int>(entries.size()) > lim.k && !lim.hold;
+  const int room = std::max(0, lim.k - n_prot);
   if (over && static_cast<int>(candidates.size()) > room) {
     // Partition, not sort: the best `room` candidates first, in O(n).
     auto cmp = [&](int a, int b) { return better(entries[a], entries[b]); };
@@ -326,6 +366,7 @@ void choose_slots(const Policy& policy, const KvBook& book,
   // choose_in_segment writes every state, and every score when the ranking
   // has one; the rest starts from kept / NaN / no rank.
   const bool scored = statistic || policy.ranking() == Ranking::Random;
+  const Limits lim = limits_of(r, newest, step);
   for (int s = 0; s < S; ++s) {
     const int len = book.len(s);
     if (per_segment) c.state[s].resize(len);
@@ -335,13 +376,13 @@ void choose_slots(const Policy& policy, const KvBook& book,
     c.rank[s].assign(len, 0);
   }
   if (per_segment) {
-    for (int s = 0; s < S; ++s) choose_in_segment(policy, book, s, statistic ? &stats(s) : nullptr, newest, step, scratch, c);
+    for (int s = 0; s < S; ++s) choose_in_segment(policy, book, s, statistic ? &stats(s) : nullptr, newest, step, lim, scratch, c);
   } else {
     for (const auto& unit : decision_units(lay, r.granularity)) {
       if (holds_same_positions(book, unit))
-        choose_in_aligned_unit(policy, book, unit, stats, newest, step, scratch, c);
+        choose_in_aligned_unit(policy, book, unit, stats, newest, step, lim, scratch, c);
       else
-        choose_in_shared_unit(policy, book, unit, stats, newest, step, c);
+        choose_in_shared_unit(policy, book, unit, stats, newest, step, lim, c);
     }
   }
   const bool evicts = policy.evicts();

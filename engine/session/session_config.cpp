@@ -59,6 +59,7 @@ const char* field_of_flag(const std::string& flag) {
       {"--positions", "policy.positions"}, {"--tau-init", "policy.tau_init"},
       {"--tau-end", "policy.tau_end"},    {"--tau-schedule", "policy.tau_schedule"},
       {"--noise", "policy.noise"},        {"--alpha", "policy.alpha"},
+      {"--keyformer-variant", "policy.keyformer_variant"}, {"--a2sf-revision", "policy.a2sf_revision"},
       {"--reduce", "policy.reduce"},      {"--sharing", "sharing"},
       {"--device cuda", "device"},        {"--max-new-tokens", "max_new_tokens"},
       {"--temperature", "sampling.temperature"}, {"--top-k", "sampling.top_k"},
@@ -98,6 +99,10 @@ nlohmann::json policy_to_json(const PolicyParams& p) {
                       {"noise", noise_name(p.noise)},
                       {"alpha", p.alpha},
                       {"reduce", reduce_name(p.reduce)}};
+  // Written only away from their defaults, so the session files of runs
+  // that do not use them keep the bytes they had.
+  if (p.keyformer_variant != KeyformerVariant::Paper) j["keyformer_variant"] = keyformer_variant_name(p.keyformer_variant);
+  if (p.a2sf_revision != A2sfRevision::Earlier) j["a2sf_revision"] = a2sf_revision_name(p.a2sf_revision);
   return j;
 }
 
@@ -105,7 +110,8 @@ PolicyParams policy_from_json(const nlohmann::json& j, const std::string& source
   JsonReader r(j, source, prefix);
   if (!j.is_object()) throw Error(source, prefix, "expected an object of policy settings");
   reject_unknown_keys(r, {"name", "budget", "window", "sinks", "granularity", "prefill", "positions", "tau_init",
-                          "tau_end", "tau_schedule", "noise", "alpha", "reduce"});
+                          "tau_end", "tau_schedule", "noise", "keyformer_variant", "alpha", "a2sf_revision",
+                          "reduce"});
   PolicyParams p;
   auto f = [&](const char* k) { return r.field(k); };
   if (r.has("name")) p.kind = with_field(source, f("name"), [&] { return parse_policy(r.get_string("name")); });
@@ -132,7 +138,13 @@ PolicyParams policy_from_json(const nlohmann::json& j, const std::string& source
   if (r.has("tau_schedule"))
     p.tau_schedule = with_field(source, f("tau_schedule"), [&] { return parse_tau_schedule(r.get_string("tau_schedule")); });
   if (r.has("noise")) p.noise = with_field(source, f("noise"), [&] { return parse_noise(r.get_string("noise")); });
+  if (r.has("keyformer_variant"))
+    p.keyformer_variant = with_field(source, f("keyformer_variant"),
+                                     [&] { return parse_keyformer_variant(r.get_string("keyformer_variant")); });
   p.alpha = static_cast<float>(r.get_number("alpha", p.alpha));
+  if (r.has("a2sf_revision"))
+    p.a2sf_revision =
+        with_field(source, f("a2sf_revision"), [&] { return parse_a2sf_revision(r.get_string("a2sf_revision")); });
   if (r.has("reduce")) p.reduce = with_field(source, f("reduce"), [&] { return parse_reduce(r.get_string("reduce")); });
   if (!(p.alpha >= 0 && p.alpha <= 1)) r.fail("alpha", "must be in [0, 1]");
   if (!(p.tau_init > 0)) r.fail("tau_init", "must be > 0");

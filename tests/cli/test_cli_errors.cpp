@@ -111,6 +111,19 @@ TEST(CliErrors, PolicyFlags) {
   expect_error(g + "--budget 50%", {"--budget: has no effect with --policy full"});
   expect_error(g + "--policy h2o --budget 50% --noise none", {"--noise: has no effect with --policy h2o", "keyformer"});
   expect_error(g + "--policy window --budget 50% --reduce max", {"--reduce: has no effect with --policy window"});
+  expect_error(g + "--policy h2o --budget 50% --keyformer-variant code",
+               {"--keyformer-variant: has no effect with --policy h2o", "keyformer"});
+  expect_error(g + "--policy keyformer --keyformer-variant released",
+               {"--keyformer-variant: unknown Keyformer variant 'released' (choose from paper, code)"});
+  expect_error(g + "--policy h2o --budget 50% --a2sf-revision latest",
+               {"--a2sf-revision: has no effect with --policy h2o", "a2sf"});
+  expect_error(g + "--policy a2sf --budget 8 --a2sf-revision latest",
+               {"--budget: 8 is smaller than the recent window (16)"});
+  for (const char* typed : {"--policy keyformer --budget 50% --keyformer-variant code",
+                            "--policy a2sf --budget 90% --window 2 --a2sf-revision latest"}) {
+    const auto ok = test::run_cli(g + typed);
+    EXPECT_EQ(ok.exit_code, 0) << typed << "\n" << ok.output;
+  }
   expect_error(g + "--policy h2o --sharing grouped", {"--sharing: unknown sharing layout 'grouped'"});
   expect_error(g + "--policy h2o --sharing gqa:3", {"--sharing", "must divide"});
   // The flags the user typed, not the session file's fields.

@@ -44,6 +44,27 @@ TEST(SessionFile, RoundTrip) {
   EXPECT_EQ(d.sharing.str(), "mlkv:2:1");
 }
 
+// The authors'-code options are written only when chosen, so default
+// session files keep their bytes, and read back by name.
+TEST(SessionFile, CodeVariantsRoundTripAndNameTheirField) {
+  SessionConfig c;
+  c.prompt = "hello";
+  EXPECT_FALSE(c.to_json()["policy"].contains("keyformer_variant"));
+  EXPECT_FALSE(c.to_json()["policy"].contains("a2sf_revision"));
+  c.policy.keyformer_variant = KeyformerVariant::Code;
+  c.policy.a2sf_revision = A2sfRevision::Latest;
+  EXPECT_EQ(c.to_json()["policy"]["keyformer_variant"], "code");
+  EXPECT_EQ(c.to_json()["policy"]["a2sf_revision"], "latest");
+  const SessionConfig d = SessionConfig::from_json(c.to_json(), "s.json");
+  EXPECT_EQ(d.policy.keyformer_variant, KeyformerVariant::Code);
+  EXPECT_EQ(d.policy.a2sf_revision, A2sfRevision::Latest);
+  EXPECT_NE(error_of(R"({"prompt":"x","policy":{"keyformer_variant":"released"}})")
+                .find("s.json: policy.keyformer_variant: unknown Keyformer variant 'released'"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"prompt":"x","policy":{"a2sf_revision":"v2"}})").find("s.json: policy.a2sf_revision"),
+            std::string::npos);
+}
+
 TEST(SessionFile, BadValuesNameFileAndField) {
   EXPECT_NE(error_of(R"({"prompt":"x","policy":{"name":"lru"}})").find("s.json: policy.name: unknown policy 'lru'"),
             std::string::npos);
