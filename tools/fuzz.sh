@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes kvscope's loaders with libFuzzer (clang, ASan + UBSan): the
 # safetensors header and index, config.json, tokenizer.json (regexes
-# included), session files and the npy reader. tools/test.sh runs a short
+# included), session files, the npy reader and GGUF files. tools/test.sh runs a short
 # round of each; for a long run:
 #   tools/fuzz.sh 3600          # seconds per harness
 # Seeds are the repository's own files (tests/data, assets/sessions) plus
@@ -15,7 +15,7 @@ jobs=$(nproc)
 build=build/fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVSCOPE_FUZZ=ON \
   -DKVSCOPE_BUILD_TESTS=OFF -DKVSCOPE_BUILD_BENCH=OFF -DKVSCOPE_BUILD_APP=OFF >/dev/null
-harnesses=(safetensors safetensors_index model_config tokenizer session_file npy)
+harnesses=(safetensors safetensors_index model_config tokenizer session_file npy gguf)
 cmake --build "$build" -j"$jobs" --target "${harnesses[@]/#/fuzz_}"
 
 # A fresh working corpus per harness from the seeds (libFuzzer adds to it).
@@ -32,6 +32,7 @@ seed model_config $(find tests/data/models assets/models -name config.json)
 seed tokenizer $(find tests/data/models tests/data/tokenizers -name tokenizer.json)
 seed session_file assets/sessions/*.json $(find assets/lessons -name '*.json' 2>/dev/null)
 seed npy $(find tests/data -name '*.npy' -size -64k | head -20)
+seed gguf tests/data/gguf/*.gguf
 for h in "${harnesses[@]}"; do
   [ -d "tests/fuzz/seeds/$h" ] && seed "$h" tests/fuzz/seeds/"$h"/*
 done

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds kvscope and opens the window on the bundled model with the
-# pass-key demo prompt already prefilled (press Space to play, F1 for keys).
+# Builds kvscope and opens the window with the pass-key demo prompt already
+# prefilled (press Space to play, F1 for keys): on SmolLM2-135M when
+# tools/get-model.sh smollm2-135m has fetched it, else on the bundled model.
 # Extra arguments go to the app (e.g. --lesson sinks, --presenter,
 # --session FILE). Without a display (no $DISPLAY / $WAYLAND_DISPLAY) it
 # says so and runs the same prompt through the headless kvscope-cli.
@@ -18,7 +19,15 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DKVSCOPE_CUDA=$cuda -DKVSCOPE
 if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
   echo "kvscope: no display (\$DISPLAY is not set); running the headless CLI on the demo prompt instead" >&2
   cmake --build "$build" -j"$(nproc)" --target kvscope-cli
-  exec "$build"/app/cli/kvscope-cli generate --prompt "$(cat assets/prompts/passkey.txt)"
+  model=()
+  models=${KVSCOPE_MODELS:-${XDG_CACHE_HOME:-$HOME/.cache}/kvscope/models}
+  [ -f "$models/smollm2-135m/.complete" ] && model=(smollm2-135m)
+  exec "$build"/app/cli/kvscope-cli generate "${model[@]}" --prompt "$(cat assets/prompts/passkey.txt)"
 fi
 cmake --build "$build" -j"$(nproc)" --target kvscope
+models=${KVSCOPE_MODELS:-${XDG_CACHE_HOME:-$HOME/.cache}/kvscope/models}
+if [ $# -eq 0 ] && [ -f "$models/smollm2-135m/.complete" ]; then
+  echo "kvscope: opening the downloaded SmolLM2-135M (tools/run.sh --model '' for the bundled model)" >&2
+  set -- --model smollm2-135m
+fi
 exec "$build"/app/gui/kvscope "$@"

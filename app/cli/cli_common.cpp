@@ -11,7 +11,7 @@
 namespace kvscope::cli {
 
 void add_model_arg(CLI::App& cmd, std::string& model) {
-  cmd.add_option("model", model, "Hugging Face model directory (default: the bundled kvscope-tiny)");
+  cmd.add_option("model", model, "Hugging Face model directory or .gguf file (default: the bundled kvscope-tiny)");
 }
 
 void add_device_opt(CLI::App& cmd, std::string& device) {

@@ -1,5 +1,8 @@
 #include "launch_options.h"
 
+#include "common/error.h"
+#include "session/downloaded_models.h"
+
 #include <cstdio>
 #include <filesystem>
 
@@ -48,8 +51,21 @@ std::optional<int> parse_launch_options(int argc, char** argv, LaunchOptions& o)
   CLI::App app{"kvscope: a playground for KV-cache eviction in transformer decoding"};
   std::string model, lesson, size, view;
   int layer = -1, head = -1;
-  auto* model_opt = app.add_option("--model", model, "Model directory (default: the bundled kvscope-tiny)")
-                        ->check(CLI::ExistingDirectory);
+  auto* model_opt =
+      app.add_option("--model", model,
+                     "Model directory, .gguf file or a name fetched by tools/get-model.sh (default: the bundled kvscope-tiny)")
+          ->check(CLI::Validator(
+              [](std::string& m) -> std::string {
+                if (m.empty()) return "";  // the bundled model
+                try {
+                  const std::string path = kvscope::resolve_model_reference(m);
+                  std::error_code ec;
+                  return std::filesystem::exists(path, ec) ? "" : "no such model directory or file: " + m;
+                } catch (const kvscope::Error& e) {
+                  return e.what();
+                }
+              },
+              "MODEL"));
   auto* session_opt = app.add_option("--session", o.session, "Session file to open")->check(CLI::ExistingFile);
   auto* lesson_opt = app.add_option("--lesson", lesson, "Lesson to open (a file name in assets/lessons, without .json)");
   app.add_option("--steps", o.steps, "Decoding steps to run before --screenshot / --export / --exit")

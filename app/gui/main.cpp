@@ -32,16 +32,16 @@ std::string g_last_glfw_error;
 
 void on_glfw_error(int code, const char* what) { g_last_glfw_error = what ? what : std::to_string(code); }
 
-// A folder dropped on the window opens as a model; a .json file as a
-// session file.
+// A folder or a .gguf file dropped on the window opens as a model; a .json
+// file as a session file.
 void on_drop(GLFWwindow* window, int count, const char** paths) {
   auto* s = static_cast<gui::AppState*>(glfwGetWindowUserPointer(window));
   if (!s || count < 1) return;
   const std::filesystem::path p = paths[0];
   std::error_code ec;
-  if (std::filesystem::is_directory(p, ec)) gui::action_open_model(*s, p.string());
+  if (std::filesystem::is_directory(p, ec) || p.extension() == ".gguf") gui::action_open_model(*s, p.string());
   else if (p.extension() == ".json") gui::action_open_session_file(*s, p.string());
-  else s->shell.error_banner = p.string() + ": drop a model folder or a session .json file";
+  else s->shell.error_banner = p.string() + ": drop a model folder, a .gguf file or a session .json file";
 }
 
 // Queues key presses for keyboard.cpp (see ShellState::pressed_keys).

@@ -7,6 +7,7 @@
 #include <imgui_stdlib.h>
 
 #include "backend/backend.h"
+#include "session/downloaded_models.h"
 #include "panels.h"
 
 namespace kvscope::gui {
@@ -46,16 +47,21 @@ void draw_model_panel(AppState& s) {
                             2 * style.ItemSpacing.x));
   const bool entered = ImGui::InputTextWithHint("##model", "bundled kvscope-tiny", &s.shell.model_path,
                                                 ImGuiInputTextFlags_EnterReturnsTrue);
-  help_tooltip("A Hugging Face model directory (config.json, *.safetensors, tokenizer.json). "
-               "Empty: the bundled kvscope-tiny. You can also drop a folder onto the window.");
+  help_tooltip("A Hugging Face model directory (config.json, *.safetensors, tokenizer.json) or a .gguf file. "
+               "Empty: the bundled kvscope-tiny. You can also drop a folder or file onto the window.");
   ImGui::SameLine();
   if (ImGui::BeginCombo("##recent", nullptr, ImGuiComboFlags_NoPreview | ImGuiComboFlags_PopupAlignLeft)) {
     if (ImGui::Selectable("(bundled kvscope-tiny)")) s.shell.model_path.clear();
+    // Looked up only while the list is open: a few directory reads.
+    for (const DownloadedModel& d : downloaded_models()) {
+      const std::string label = d.name + "  (downloaded: " + d.model.filename().string() + ")";
+      if (ImGui::Selectable(label.c_str())) s.shell.model_path = d.model.string();
+    }
     for (const std::string& m : s.recent_models)
       if (ImGui::Selectable(m.c_str())) s.shell.model_path = m;
     ImGui::EndCombo();
   }
-  help_tooltip("Recent model directories");
+  help_tooltip("The bundled model, models fetched with tools/get-model.sh, and recent models");
   ImGui::SameLine();
   if (ImGui::Button("Open") || entered) action_open_model(s, s.shell.model_path);
   record_item_rect(s, "button.open_model");

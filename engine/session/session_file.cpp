@@ -3,10 +3,12 @@
 #include <filesystem>
 
 #include "common/error.h"
+#include "session/downloaded_models.h"
 
 namespace kvscope {
 
-ModelBundle load_bundle(const std::string& model) {
+ModelBundle load_bundle(const std::string& model_arg) {
+  const std::string model = resolve_model_reference(model_arg);
   return load_model_bundle(model.empty() ? default_model_dir() : std::filesystem::path(model));
 }
 
@@ -23,7 +25,8 @@ Device resolve_device(const std::string& device) {
   return Device::Cuda;
 }
 
-std::string absolute_model_path(const std::string& model) {
+std::string absolute_model_path(const std::string& model_arg) {
+  const std::string model = resolve_model_reference(model_arg);
   const std::filesystem::path p = model.empty() ? default_model_dir() : std::filesystem::path(model);
   std::error_code ec;
   const auto abs = std::filesystem::absolute(p, ec);
@@ -38,7 +41,11 @@ SessionFile load_session_file(const std::string& path) {
     std::error_code ec;
     if (std::filesystem::exists(beside, ec)) cfg.model = beside.string();
   }
-  cfg.model = absolute_model_path(cfg.model);
+  try {
+    cfg.model = absolute_model_path(cfg.model);
+  } catch (const Error& e) {
+    throw Error(path, "model", e.what());
+  }
   try {
     resolve_device(cfg.device);
   } catch (const Error& e) {

@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "engine_worker.h"
+#include "io/json_file.h"
+#include "session/downloaded_models.h"
 #include "session/exporter.h"
 #include "session/session_file.h"
 #include "test_util.h"
@@ -512,16 +514,31 @@ TEST_F(Worker, ExportedForkReopensToTheSameState) {
 }
 
 // Every lesson in assets/lessons opens as the CLI runs it: A to the end
-// (or its view step) and B from its fork block.
+// (or its view step) and B from its fork block. A lesson on a model fetched
+// by tools/get-model.sh (none is, in this test's empty cache) shows an error
+// that says how to fetch it, instead of running.
 TEST_F(Worker, LessonsOpen) {
   const auto lessons = test::data_dir() / ".." / ".." / "assets" / "lessons";
-  int n = 0;
+  test::TempDir empty_cache;
+  ::setenv("KVSCOPE_MODELS", empty_cache.path().c_str(), 1);
+  int n = 0, need_download = 0;
   for (const auto& e : std::filesystem::directory_iterator(lessons)) {
     if (e.path().extension() != ".json") continue;
     SCOPED_TRACE(e.path().filename().string());
     ++n;
+    // (status().error keeps the last error; a new one bumps error_serial)
+    const uint64_t errors_before = w.status().error_serial;
     run([&] { w.open_file(e.path()); });
-    ASSERT_EQ(w.status().error, "");
+    const bool failed = w.status().error_serial != errors_before;
+    const auto& names = fetchable_model_names();
+    const std::string model = read_json_file(e.path()).value("model", "");
+    if (std::find(names.begin(), names.end(), model) != names.end()) {
+      ++need_download;
+      EXPECT_TRUE(failed);
+      EXPECT_NE(w.status().error.find("run tools/get-model.sh " + model), std::string::npos) << w.status().error;
+      continue;
+    }
+    ASSERT_FALSE(failed) << w.status().error;
     SessionFile f = load_session_file(e.path().string());
     ASSERT_TRUE(f.cfg.lesson);
     EXPECT_FALSE(f.cfg.lesson->caption.empty());
@@ -532,7 +549,9 @@ TEST_F(Worker, LessonsOpen) {
     ASSERT_EQ(w.b() != nullptr, f.cfg.fork.has_value());
     if (f.cfg.fork) expect_same_run(*w.b(), *run_to(fork_branch_config(f.cfg), row));
   }
-  EXPECT_EQ(n, 6);
+  ::unsetenv("KVSCOPE_MODELS");
+  EXPECT_EQ(n, 7);
+  EXPECT_EQ(need_download, 1);
 }
 
 TEST_F(Worker, ResetGoesBackToThePromptAndDropsTheFork) {

