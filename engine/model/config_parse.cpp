@@ -1,6 +1,8 @@
 #include "model/config_parse.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "common/error.h"
 #include "io/json_file.h"
@@ -47,19 +49,71 @@ Activation parse_activation(const JsonReader& r, const std::string& key, const s
   r.fail(key, "unsupported activation '" + a + "' (supported: gelu, gelu_new, gelu_pytorch_tanh, silu)");
 }
 
-// RoPE settings: new configs nest them in rope_parameters, old ones use
-// rope_theta / rotary_emb_base / rotary_pct and rope_scaling at the top level.
-void parse_rope(const JsonReader& r, ModelConfig& c, double default_partial) {
-  double theta = 10000.0, partial = default_partial;
-  if (r.has("rope_theta")) theta = r.get_number("rope_theta");
-  if (r.has("rotary_emb_base")) theta = r.get_number("rotary_emb_base");
-  if (r.has("rotary_pct")) partial = r.get_number("rotary_pct");
-  if (r.has("partial_rotary_factor")) partial = r.get_number("partial_rotary_factor");
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// A key that transformers 5.23.0 does not read for this model_type, though it
+// names the same setting as a key it does read (another architecture's
+// spelling, e.g. GPT-NeoX's rotary_emb_base in a llama config). Reading it
+// would compute what transformers does not; dropping it silently would
+// surprise whoever wrote it. So it is accepted only when it agrees with the
+// value that is used.
+void refuse_unread_spelling(const JsonReader& r, const std::string& key, const std::string& read_key,
+                            const std::string& model_type, double used) {
+  if (!r.has(key)) return;
+  const double v = r.get_number(key);
+  if (v == used) return;
+  r.fail(key, "is not read by transformers 5.23.0 for " + model_type + " (it reads " + read_key + "); it says " +
+                  number_text(v) + " but " + number_text(used) + " is used: remove it or make the two agree");
+}
+
+void refuse_unread_spelling(const JsonReader& r, const std::string& key, const std::string& read_key,
+                            const std::string& model_type, const std::string& used) {
+  if (!r.has(key)) return;
+  const std::string v = r.get_string(key);
+  if (v == used) return;
+  r.fail(key, "is not read by transformers 5.23.0 for " + model_type + " (it reads " + read_key + "); it says '" + v +
+                  "' but '" + used + "' is used: remove it or make the two agree");
+}
+
+// Where an architecture's config class takes the RoPE base and the rotary
+// fraction from when rope_parameters does not say (transformers 5.23.0:
+// GPTNeoXConfig and the RotaryEmbeddingConfigMixin that llama, mistral and
+// qwen2 use), and the other spelling, which it does not read.
+struct RopeSpelling {
+  const char* theta_key;
+  const char* partial_key;
+  double default_partial;
+  const char* unread_theta_key;
+  const char* unread_partial_key;
+};
+constexpr RopeSpelling kNeoxRope{"rotary_emb_base", "rotary_pct", 0.25, "rope_theta", "partial_rotary_factor"};
+constexpr RopeSpelling kLlamaRope{"rope_theta", "partial_rotary_factor", 1.0, "rotary_emb_base", "rotary_pct"};
+
+// RoPE settings: new configs nest them in rope_parameters, old ones use a
+// top-level base and fraction and rope_scaling. Precedence as in
+// transformers: values inside the dict win over top-level ones, and the old
+// rope_scaling wins over rope_parameters when both are there (a non-empty
+// rope_scaling replaces rope_parameters outright).
+void parse_rope(const JsonReader& r, ModelConfig& c, const RopeSpelling& sp) {
+  double theta = 10000.0, partial = sp.default_partial;
+  if (r.has(sp.theta_key)) theta = r.get_number(sp.theta_key);
+  if (r.has(sp.partial_key)) partial = r.get_number(sp.partial_key);
   std::string scaling_key;
-  if (r.has("rope_parameters")) scaling_key = "rope_parameters";
-  else if (r.has("rope_scaling")) scaling_key = "rope_scaling";
+  const bool old_scaling =
+      r.has("rope_scaling") && !(r.raw("rope_scaling").is_object() && r.raw("rope_scaling").empty());
+  if (old_scaling) scaling_key = "rope_scaling";
+  else if (r.has("rope_parameters")) scaling_key = "rope_parameters";
   if (!scaling_key.empty()) {
     const JsonReader s = r.child(scaling_key);
+    // transformers nests one dict per layer type ({"full_attention": {...},
+    // "sliding_attention": {...}}) for models whose layers differ; a flat
+    // reading of such a dict would miss every value in it.
+    for (const auto& [k, v] : s.json().items())
+      if (v.is_object()) s.fail(k, "per-layer-type RoPE parameters are not supported");
     if (s.has("rope_theta")) theta = s.get_number("rope_theta");
     if (s.has("partial_rotary_factor")) partial = s.get_number("partial_rotary_factor");
     const std::string tkey = s.has("rope_type") ? "rope_type" : "type";
@@ -75,14 +129,30 @@ void parse_rope(const JsonReader& r, ModelConfig& c, double default_partial) {
       c.rope_scaling.factor = s.get_number("factor");
       c.rope_scaling.low_freq_factor = s.get_number("low_freq_factor");
       c.rope_scaling.high_freq_factor = s.get_number("high_freq_factor");
-      c.rope_scaling.original_max_positions = s.get_int("original_max_position_embeddings");
+      // transformers' standardize_rope_params: a top-level
+      // original_max_position_embeddings overrides the one in the dict (it
+      // re-runs when the frequencies are computed, after config.json's extra
+      // keys became attributes), and a missing one falls back to
+      // max_position_embeddings.
+      const char* omk = "original_max_position_embeddings";
+      if (r.has(omk)) c.rope_scaling.original_max_positions = r.get_int(omk);
+      else if (s.has(omk)) c.rope_scaling.original_max_positions = s.get_int(omk);
+      else c.rope_scaling.original_max_positions = c.max_positions;
+      if (c.rope_scaling.original_max_positions <= 0) (r.has(omk) ? r : s).fail(omk, "must be positive");
       if (c.rope_scaling.factor <= 0) s.fail("factor", "must be positive");
       if (c.rope_scaling.high_freq_factor <= c.rope_scaling.low_freq_factor)
         s.fail("high_freq_factor", "must be greater than low_freq_factor");
     } else {
+      // dynamic, yarn, longrope, proportional: not implemented, so refused
+      // rather than run as plain RoPE.
       s.fail(tkey, "unsupported RoPE type '" + type + "' (supported: default, linear, llama3)");
     }
   }
+  refuse_unread_spelling(r, sp.unread_theta_key, std::string(sp.theta_key) + " or rope_parameters.rope_theta",
+                         c.model_type, theta);
+  refuse_unread_spelling(r, sp.unread_partial_key,
+                         std::string(sp.partial_key) + " or rope_parameters.partial_rotary_factor", c.model_type,
+                         partial);
   if (!(theta > 0)) r.fail("rope_theta", "must be positive");
   if (!(partial > 0 && partial <= 1)) r.fail("partial_rotary_factor", "must be in (0, 1]");
   c.rope_theta = theta;
@@ -90,17 +160,95 @@ void parse_rope(const JsonReader& r, ModelConfig& c, double default_partial) {
   if (c.rotary_dims % 2 != 0) r.fail("partial_rotary_factor", "gives an odd number of rotary dimensions");
 }
 
+bool is_null(const JsonReader& r, const char* key) { return r.json().contains(key) && r.json().at(key).is_null(); }
+
+// The one sliding window every layer uses (0: none), from the layer kinds
+// transformers 5.23.0 works out: layer_types when config.json gives it
+// (legacy "attention" = "full_attention"), otherwise `default_sliding` of the
+// layers (the last ones) slide. `blame` names the key behind that default,
+// `no_window_why` says why `window` may be 0. A window on some layers only is
+// refused: kvscope has one window per model.
+int uniform_window(const JsonReader& r, int n_layers, int window, int default_sliding, const char* blame,
+                   const char* no_window_why) {
+  int sliding = default_sliding;
+  if (r.has("layer_types")) {
+    blame = "layer_types";
+    sliding = 0;
+    const auto& types = r.raw("layer_types");
+    if (!types.is_array() || static_cast<int>(types.size()) != n_layers)
+      r.fail("layer_types", "expected a list of " + std::to_string(n_layers) + " layer types, got " + types.dump());
+    for (const auto& t : types) {
+      const std::string s = t.is_string() ? t.get<std::string>() : "";
+      if (s == "full_attention" || s == "attention") continue;
+      if (s != "sliding_attention")
+        r.fail("layer_types", "unsupported layer type " + t.dump() + " (supported: full_attention, sliding_attention)");
+      ++sliding;
+    }
+    // transformers raises on a sliding layer without a window.
+    if (sliding > 0 && window == 0)
+      r.fail("layer_types",
+             std::string("has sliding_attention layers but no sliding window applies (") + no_window_why + ")");
+  }
+  if (sliding == 0) return 0;
+  if (sliding != n_layers)
+    r.fail(blame, "gives " + std::to_string(sliding) + " of " + std::to_string(n_layers) +
+                      " layers a sliding window (see max_window_layers / layer_types); a window on some layers"
+                      " only is not supported");
+  return window;
+}
+
+int positive_window(const JsonReader& r, int fallback) {
+  const int w = r.get_int("sliding_window", fallback);
+  if (w <= 0) r.fail("sliding_window", "must be positive");
+  return w;
+}
+
+// Qwen2Config keeps sliding_window only when use_sliding_window is true
+// (default window 4096), and then slides the layers from max_window_layers
+// (default 28) on, unless layer_types says otherwise.
+int qwen2_sliding_window(const JsonReader& r, int n_layers) {
+  const bool use = r.get_bool("use_sliding_window", false) && !is_null(r, "sliding_window");
+  const int window = use ? positive_window(r, 4096) : 0;
+  const int from = r.get_int("max_window_layers", 28);
+  const int default_sliding = window > 0 ? std::max(0, n_layers - std::max(0, from)) : 0;
+  return uniform_window(r, n_layers, window, default_sliding, "use_sliding_window",
+                        "use_sliding_window is false or sliding_window is null");
+}
+
+// GPT-2, GPT-NeoX and Llama declare no window, but transformers 5.23.0's
+// DynamicCache(config=...) reads sliding_window (and layer_types, and
+// attention_chunk_size) from any config: with one there, each layer's cache
+// keeps only the last sliding_window tokens while decoding. Within the
+// window nothing changes, so kvscope takes it as the model's window (longer
+// runs are refused up front, as for Mistral).
+int undeclared_sliding_window(const JsonReader& r, int n_layers) {
+  if (r.has("attention_chunk_size"))
+    r.fail("attention_chunk_size", "is not supported (transformers 5.23.0's cache would keep chunks of it)");
+  const int window = r.has("sliding_window") ? positive_window(r, 0) : 0;
+  return uniform_window(r, n_layers, window, window > 0 ? n_layers : 0, "sliding_window",
+                        "sliding_window is missing or null");
+}
+
 void parse_gpt2(const JsonReader& r, ModelConfig& c) {
   c.arch = Arch::GPT2;
+  // GPT2Config's attribute_map makes these true aliases of n_embd, n_layer,
+  // n_head and n_positions. n_ctx is not one, but the wpe shape checked at
+  // load catches a disagreement.
   c.hidden = positive_int(r, {"n_embd", "hidden_size"});
   c.n_layers = positive_int(r, {"n_layer", "num_hidden_layers"});
   c.n_heads = positive_int(r, {"n_head", "num_attention_heads"});
   c.max_positions = positive_int(r, {"n_positions", "max_position_embeddings", "n_ctx"});
-  const std::string inner = spelled(r, {"n_inner", "intermediate_size"});
-  c.intermediate = r.has(inner) ? r.get_int(inner) : 4 * c.hidden;
+  // n_inner, layer_norm_epsilon and activation_function are the only
+  // spellings GPT-2 reads; the llama-style names are refused unless they agree.
+  c.intermediate = r.has("n_inner") ? r.get_int("n_inner") : 4 * c.hidden;
+  if (c.intermediate <= 0) r.fail("n_inner", "must be positive");
+  refuse_unread_spelling(r, "intermediate_size", "n_inner", c.model_type, c.intermediate);
   c.norm = NormKind::LayerNorm;
-  c.norm_eps = r.get_number(spelled(r, {"layer_norm_epsilon", "layer_norm_eps"}), 1e-5);
-  c.act = parse_activation(r, spelled(r, {"activation_function", "hidden_act"}), "gelu_new");
+  c.norm_eps = r.get_number("layer_norm_epsilon", 1e-5);
+  refuse_unread_spelling(r, "layer_norm_eps", "layer_norm_epsilon", c.model_type, c.norm_eps);
+  c.act = parse_activation(r, "activation_function", "gelu_new");
+  refuse_unread_spelling(r, "hidden_act", "activation_function", c.model_type,
+                         r.get_string("activation_function", "gelu_new"));
   c.gated_mlp = false;
   c.parallel_residual = false;
   c.rope = RopeStyle::None;
@@ -110,9 +258,13 @@ void parse_gpt2(const JsonReader& r, ModelConfig& c) {
   if (c.hidden % c.n_heads != 0) r.fail("n_head", "does not divide n_embd");
   c.head_dim = c.hidden / c.n_heads;
   c.n_kv_heads = c.n_heads;
+  // Both change the attention scale, which the backends fix at
+  // 1/sqrt(head_dim). (reorder_and_upcast_attn only reorders the same fp32
+  // product, so it is read as having no effect.)
   if (r.get_bool("scale_attn_by_inverse_layer_idx", false))
     r.fail("scale_attn_by_inverse_layer_idx", "true is not supported");
   if (!r.get_bool("scale_attn_weights", true)) r.fail("scale_attn_weights", "false is not supported");
+  c.sliding_window = undeclared_sliding_window(r, c.n_layers);
 }
 
 void parse_neox(const JsonReader& r, ModelConfig& c) {
@@ -134,19 +286,43 @@ void parse_neox(const JsonReader& r, ModelConfig& c) {
   c.qkv_bias = c.o_bias = r.get_bool("attention_bias", true);
   c.mlp_bias = true;
   c.tied_embeddings = r.get_bool("tie_word_embeddings", false);
-  parse_rope(r, c, 0.25);  // GPT-NeoX's rotary_pct default
+  // GPTNeoXConfig has no head_dim, but its rotary embedding takes
+  // getattr(config, "head_dim") when config.json carries one, while the
+  // attention splits heads by hidden_size / num_attention_heads: the
+  // rotated width would follow a number the rest of the model ignores.
+  if (r.has("head_dim") && r.get_int("head_dim") != c.head_dim)
+    r.fail("head_dim", "must equal hidden_size / num_attention_heads (" + std::to_string(c.head_dim) +
+                           ") for gpt_neox (transformers 5.23.0 would size the rotary part by it)");
+  parse_rope(r, c, kNeoxRope);
+  c.sliding_window = undeclared_sliding_window(r, c.n_layers);
+}
+
+// num_key_value_heads when config.json leaves it out: the class default in
+// transformers 5.23.0, which is not always num_attention_heads (an explicit
+// null does mean num_attention_heads for all three).
+int default_kv_heads(const ModelConfig& c, const JsonReader& r) {
+  const bool absent = !r.json().contains("num_key_value_heads");
+  if (absent && c.model_type == "mistral") return 8;
+  if (absent && c.model_type == "qwen2") return 32;
+  return c.n_heads;
 }
 
 void parse_llama(const JsonReader& r, ModelConfig& c) {
   c.arch = Arch::Llama;
+  const bool is_llama = c.model_type == "llama";
   c.hidden = positive_int(r, {"hidden_size"});
   c.n_layers = positive_int(r, {"num_hidden_layers"});
   c.n_heads = positive_int(r, {"num_attention_heads"});
   c.intermediate = positive_int(r, {"intermediate_size"});
   c.max_positions = positive_int(r, {"max_position_embeddings"});
-  c.n_kv_heads = r.has("num_key_value_heads") ? r.get_int("num_key_value_heads") : c.n_heads;
-  if (c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads != 0)
-    r.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(c.n_heads) + ")");
+  c.n_kv_heads = r.has("num_key_value_heads") ? r.get_int("num_key_value_heads") : default_kv_heads(c, r);
+  if (c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads != 0) {
+    const std::string heads = "num_attention_heads (" + std::to_string(c.n_heads) + ")";
+    if (!r.json().contains("num_key_value_heads"))
+      r.fail("num_key_value_heads", "missing, and transformers 5.23.0's default for " + c.model_type + " (" +
+                                        std::to_string(c.n_kv_heads) + ") does not divide " + heads);
+    r.fail("num_key_value_heads", "must divide " + heads);
+  }
   if (r.has("head_dim")) {
     c.head_dim = r.get_int("head_dim");
     if (c.head_dim <= 0) r.fail("head_dim", "must be positive");
@@ -165,19 +341,39 @@ void parse_llama(const JsonReader& r, ModelConfig& c) {
   c.gated_mlp = true;
   c.parallel_residual = false;
   c.rope = RopeStyle::Half;
-  if (c.model_type == "qwen2") {
-    c.qkv_bias = true;  // Qwen2 always has q/k/v biases and no o bias
-    c.o_bias = false;
-    if (r.get_bool("use_sliding_window", false)) r.fail("use_sliding_window", "true is not supported");
-  } else {
+  // Biases: LlamaConfig reads attention_bias (q, k, v and o) and mlp_bias.
+  // Qwen2 hard-codes q/k/v biases and no o bias; Mistral and Qwen2 build
+  // their layers without reading either key. A true there would make kvscope
+  // load biases that transformers leaves out, so it is refused.
+  if (is_llama) {
     c.qkv_bias = c.o_bias = r.get_bool("attention_bias", false);
+    c.mlp_bias = r.get_bool("mlp_bias", false);
+  } else {
+    c.qkv_bias = c.model_type == "qwen2";
+    c.o_bias = false;
+    c.mlp_bias = false;
+    if (c.model_type == "mistral" && r.get_bool("attention_bias", false))
+      r.fail("attention_bias",
+             "true is not supported for mistral (transformers 5.23.0 builds Mistral without attention biases)");
+    if (r.get_bool("mlp_bias", false))
+      r.fail("mlp_bias",
+             "true is not supported for " + c.model_type + " (transformers 5.23.0 builds its MLP without biases)");
   }
-  c.mlp_bias = r.get_bool("mlp_bias", false);
   c.tied_embeddings = r.get_bool("tie_word_embeddings", false);
-  if (c.model_type == "mistral" && r.has("sliding_window")) c.sliding_window = r.get_int("sliding_window");
-  if (c.sliding_window < 0) r.fail("sliding_window", "must be positive");
-  if (r.get_int("pretraining_tp", 1) != 1) r.fail("pretraining_tp", "only 1 is supported");
-  parse_rope(r, c, 1.0);
+  if (c.model_type == "mistral") {
+    // MistralConfig's default window is 4096 when the key is missing; null
+    // means none. Its mask applies the window to every layer whatever
+    // layer_types says (transformers only warns about that key), so
+    // layer_types has no effect here.
+    c.sliding_window = is_null(r, "sliding_window") ? 0 : positive_window(r, 4096);
+  } else if (c.model_type == "qwen2") {
+    c.sliding_window = qwen2_sliding_window(r, c.n_layers);
+  } else {
+    c.sliding_window = undeclared_sliding_window(r, c.n_layers);
+  }
+  // pretraining_tp: transformers 5.23.0's Llama no longer reads it (4.x
+  // split the projections into slices, the same sum), so it has no effect.
+  parse_rope(r, c, kLlamaRope);
   // transformers 5.23 (the version the goldens pin) rotates every dimension
   // of a llama / mistral / qwen2 head: its default RoPE ignores
   // partial_rotary_factor for these models. Do the same. Its scaled RoPE

@@ -130,8 +130,10 @@ TEST(Config, BadFieldsAreNamed) {
             std::string::npos);
 }
 
+// num_key_value_heads is spelled out: Mistral's and Qwen2's defaults (8 and
+// 32) would not divide 4 heads.
 const char* kLlama = R"({"model_type":"llama","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
-  "intermediate_size":128,"max_position_embeddings":64,"vocab_size":100)";
+  "num_key_value_heads":4,"intermediate_size":128,"max_position_embeddings":64,"vocab_size":100)";
 
 TEST(Config, LlamaFamilyRotatesTheWholeHeadLikeTransformers) {
   // transformers 5.23 ignores partial_rotary_factor for llama / mistral /
@@ -160,6 +162,180 @@ TEST(Config, GatedMlpActivationsOtherThanSiluAreRefused) {
   EXPECT_NE(error_of(std::string(kLlama) + R"(,"hidden_act":"relu"})").find("hidden_act: unsupported activation 'relu'"),
             std::string::npos);
   EXPECT_EQ(parse(std::string(kLlama) + R"(,"hidden_act":"silu"})").act, Activation::Silu);
+}
+
+// Issue 18's audit against transformers 5.23.0 (docs/config_fields.md): a
+// field transformers reads differently from kvscope is either followed or
+// refused by name; its default value still loads.
+
+#ifndef EXPECT_CONTAINS
+#define EXPECT_CONTAINS(hay, needle) EXPECT_NE((hay).find(needle), std::string::npos) << (hay)
+#endif
+
+// `text` with the first "llama" (the model_type) replaced by `type`.
+std::string as_type(std::string text, const std::string& type) {
+  text.replace(text.find("llama"), 5, type);
+  return text;
+}
+
+const char* kGpt2 = R"({"model_type":"gpt2","n_embd":64,"n_layer":2,"n_head":4,"n_positions":64,"vocab_size":100)";
+
+TEST(ConfigAudit, Gpt2RefusesSpellingsItDoesNotRead) {
+  // GPT2Config reads layer_norm_epsilon, activation_function and n_inner;
+  // layer_norm_eps, hidden_act and intermediate_size would be dropped by
+  // transformers, so kvscope refuses them unless they agree.
+  EXPECT_CONTAINS(error_of(std::string(kGpt2) + R"(,"layer_norm_eps":1e-3})"),
+                  "config.json: layer_norm_eps: is not read by transformers 5.23.0 for gpt2 (it reads layer_norm_epsilon)");
+  EXPECT_CONTAINS(error_of(std::string(kGpt2) + R"(,"hidden_act":"gelu"})"),
+                  "config.json: hidden_act: is not read by transformers 5.23.0 for gpt2 (it reads activation_function)");
+  EXPECT_CONTAINS(error_of(std::string(kGpt2) + R"(,"intermediate_size":128})"),
+                  "config.json: intermediate_size: is not read by transformers 5.23.0 for gpt2 (it reads n_inner)");
+  const ModelConfig c = parse(std::string(kGpt2) +
+                              R"(,"layer_norm_eps":1e-5,"hidden_act":"gelu_new","intermediate_size":256,"n_inner":null})");
+  EXPECT_EQ(c.norm_eps, 1e-5);
+  EXPECT_EQ(c.act, Activation::GeluTanh);
+  EXPECT_EQ(c.intermediate, 256);
+  EXPECT_EQ(parse(std::string(kGpt2) + R"(,"layer_norm_epsilon":1e-3,"n_inner":96})").norm_eps, 1e-3);
+}
+
+const char* kNeox = R"({"model_type":"gpt_neox","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+  "intermediate_size":256,"max_position_embeddings":128,"vocab_size":100)";
+
+TEST(ConfigAudit, NeoxRefusesLlamaStyleRopeKeysAndAForeignHeadDim) {
+  // GPTNeoXConfig takes the base from rotary_emb_base and the fraction from
+  // rotary_pct (defaults 10000 and 0.25); top-level rope_theta and
+  // partial_rotary_factor are not read.
+  EXPECT_CONTAINS(error_of(std::string(kNeox) + R"(,"rope_theta":500.0})"),
+                  "config.json: rope_theta: is not read by transformers 5.23.0 for gpt_neox (it reads rotary_emb_base");
+  EXPECT_CONTAINS(error_of(std::string(kNeox) + R"(,"partial_rotary_factor":0.5})"),
+                  "config.json: partial_rotary_factor: is not read by transformers 5.23.0 for gpt_neox (it reads rotary_pct");
+  EXPECT_CONTAINS(error_of(std::string(kNeox) + R"(,"head_dim":8})"), "config.json: head_dim: must equal hidden_size");
+  // Values that agree with what is used load.
+  const ModelConfig c = parse(std::string(kNeox) +
+                              R"(,"rotary_emb_base":500.0,"rope_theta":500.0,"partial_rotary_factor":0.25,"head_dim":16})");
+  EXPECT_EQ(c.rope_theta, 500.0);
+  EXPECT_EQ(c.rotary_dims, 4);
+  EXPECT_EQ(parse(std::string(kNeox) + R"(,"rope_parameters":{"rope_theta":500.0},"rope_theta":500.0})").rope_theta, 500.0);
+}
+
+TEST(ConfigAudit, LlamaFamilyRefusesNeoxStyleRopeKeys) {
+  for (const char* type : {"llama", "mistral", "qwen2"}) {
+    EXPECT_CONTAINS(error_of(as_type(std::string(kLlama) + R"(,"rotary_emb_base":500.0})", type)),
+                    "config.json: rotary_emb_base: is not read by transformers 5.23.0 for " + std::string(type));
+    EXPECT_CONTAINS(error_of(as_type(std::string(kLlama) + R"(,"rotary_pct":0.5})", type)),
+                    "config.json: rotary_pct: is not read by transformers 5.23.0 for " + std::string(type));
+    EXPECT_EQ(parse(as_type(std::string(kLlama) + R"(,"rope_theta":500.0,"rotary_emb_base":500.0,"rotary_pct":1.0})", type))
+                  .rope_theta,
+              500.0)
+        << type;
+  }
+}
+
+TEST(ConfigAudit, RopeScalingWinsOverRopeParametersAsInTransformers) {
+  // PreTrainedConfig: rope_parameters = rope_scaling or rope_parameters.
+  const ModelConfig c = parse(std::string(kLlama) + R"(,"rope_parameters":{"rope_type":"default","rope_theta":500.0},
+    "rope_scaling":{"rope_type":"linear","factor":2.0,"rope_theta":700.0}})");
+  EXPECT_EQ(c.rope_scaling.type, RopeScaling::Type::Linear);
+  EXPECT_EQ(c.rope_theta, 700.0);
+  // An empty rope_scaling counts as absent.
+  EXPECT_EQ(parse(std::string(kLlama) + R"(,"rope_parameters":{"rope_theta":500.0},"rope_scaling":{}})").rope_theta, 500.0);
+  EXPECT_CONTAINS(error_of(std::string(kLlama) + R"(,"rope_parameters":{"full_attention":{"rope_type":"default"}}})"),
+                  "config.json: rope_parameters.full_attention: per-layer-type RoPE parameters are not supported");
+}
+
+TEST(ConfigAudit, Llama3OriginalContextFollowsTransformers) {
+  const std::string llama3 = std::string(kLlama) +
+                             R"(,"rope_parameters":{"rope_type":"llama3","factor":8.0,"low_freq_factor":1.0,"high_freq_factor":4.0)";
+  // Missing: max_position_embeddings (64 here).
+  EXPECT_EQ(parse(llama3 + "}}").rope_scaling.original_max_positions, 64);
+  EXPECT_EQ(parse(llama3 + R"(,"original_max_position_embeddings":16}})").rope_scaling.original_max_positions, 16);
+  // A top-level one overrides the one in the dict.
+  EXPECT_EQ(parse(llama3 + R"(,"original_max_position_embeddings":16},"original_max_position_embeddings":32})")
+                .rope_scaling.original_max_positions,
+            32);
+}
+
+TEST(ConfigAudit, MistralAndQwen2HaveNoBiasKeys) {
+  // Their layers are built without reading attention_bias / mlp_bias.
+  EXPECT_CONTAINS(error_of(as_type(std::string(kLlama) + R"(,"attention_bias":true})", "mistral")),
+                  "config.json: attention_bias: true is not supported for mistral");
+  for (const char* type : {"mistral", "qwen2"})
+    EXPECT_CONTAINS(error_of(as_type(std::string(kLlama) + R"(,"mlp_bias":true})", type)),
+                    "config.json: mlp_bias: true is not supported for " + std::string(type));
+  const ModelConfig m = parse(as_type(std::string(kLlama) + R"(,"attention_bias":false,"mlp_bias":false})", "mistral"));
+  EXPECT_FALSE(m.qkv_bias || m.o_bias || m.mlp_bias);
+  const ModelConfig q = parse(as_type(std::string(kLlama) + R"(,"attention_bias":false,"mlp_bias":false})", "qwen2"));
+  EXPECT_TRUE(q.qkv_bias);  // hard-coded in Qwen2Attention, whatever attention_bias says
+  EXPECT_FALSE(q.o_bias || q.mlp_bias);
+  // Llama reads both.
+  const ModelConfig l = parse(std::string(kLlama) + R"(,"attention_bias":true,"mlp_bias":true})");
+  EXPECT_TRUE(l.qkv_bias && l.o_bias && l.mlp_bias);
+}
+
+TEST(ConfigAudit, MissingKeysTakeTransformersClassDefaults) {
+  const char* base = R"({"model_type":"llama","hidden_size":256,"num_hidden_layers":2,"num_attention_heads":32,
+    "intermediate_size":128,"max_position_embeddings":64,"vocab_size":100)";
+  // num_key_value_heads: MistralConfig defaults to 8, Qwen2Config to 32,
+  // LlamaConfig to num_attention_heads; an explicit null means
+  // num_attention_heads for all.
+  EXPECT_EQ(parse(as_type(std::string(base) + "}", "mistral")).n_kv_heads, 8);
+  EXPECT_EQ(parse(as_type(std::string(base) + "}", "qwen2")).n_kv_heads, 32);
+  EXPECT_EQ(parse(std::string(base) + "}").n_kv_heads, 32);
+  EXPECT_EQ(parse(as_type(std::string(base) + R"(,"num_key_value_heads":null})", "mistral")).n_kv_heads, 32);
+  EXPECT_CONTAINS(error_of(R"({"model_type":"qwen2","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+    "intermediate_size":128,"max_position_embeddings":64,"vocab_size":100})"),
+                  "num_key_value_heads: missing, and transformers 5.23.0's default for qwen2 (32) does not divide");
+  // sliding_window: MistralConfig defaults to 4096; null means none.
+  EXPECT_EQ(parse(as_type(std::string(kLlama) + "}", "mistral")).sliding_window, 4096);
+  EXPECT_EQ(parse(as_type(std::string(kLlama) + R"(,"sliding_window":null})", "mistral")).sliding_window, 0);
+  EXPECT_EQ(parse(as_type(std::string(kLlama) + R"(,"sliding_window":32})", "mistral")).sliding_window, 32);
+}
+
+TEST(ConfigAudit, UndeclaredSlidingWindowStillWindowsTheCache) {
+  // LlamaConfig, GPT2Config and GPTNeoXConfig declare no window, but
+  // transformers' DynamicCache(config=...) reads sliding_window from any
+  // config and keeps only that many tokens while decoding; kvscope takes it
+  // as the model's window (longer runs are refused up front).
+  const std::string configs[] = {kLlama, kGpt2, kNeox};
+  for (const std::string& base : configs) {
+    EXPECT_EQ(parse(base + R"(,"sliding_window":32})").sliding_window, 32) << base;
+    EXPECT_EQ(parse(base + R"(,"sliding_window":null})").sliding_window, 0) << base;
+    EXPECT_EQ(parse(base + "}").sliding_window, 0) << base;
+    // layer_types, when given, decides which layers' caches slide.
+    EXPECT_EQ(parse(base + R"(,"sliding_window":32,"layer_types":["full_attention","full_attention"]})").sliding_window, 0);
+    EXPECT_CONTAINS(error_of(base + R"(,"sliding_window":32,"layer_types":["sliding_attention","full_attention"]})"),
+                    "config.json: layer_types: gives 1 of 2 layers a sliding window");
+    EXPECT_CONTAINS(error_of(base + R"(,"attention_chunk_size":16})"), "config.json: attention_chunk_size: is not supported");
+  }
+}
+
+TEST(ConfigAudit, Qwen2SlidingWindowPerLayer) {
+  const std::string q = as_type(std::string(kLlama), "qwen2");
+  // use_sliding_window with max_window_layers >= num_hidden_layers: every
+  // layer is full attention (Qwen2Config builds layer_types that way).
+  EXPECT_EQ(parse(q + R"(,"use_sliding_window":true,"sliding_window":16,"max_window_layers":2})").sliding_window, 0);
+  // Every layer sliding: one window for the model, as Mistral's.
+  EXPECT_EQ(parse(q + R"(,"use_sliding_window":true,"sliding_window":16,"max_window_layers":0})").sliding_window, 16);
+  EXPECT_EQ(parse(q + R"(,"use_sliding_window":true,"max_window_layers":0})").sliding_window, 4096);
+  // Some layers only: refused.
+  EXPECT_CONTAINS(error_of(q + R"(,"use_sliding_window":true,"sliding_window":16,"max_window_layers":1})"),
+                  "config.json: use_sliding_window: gives 1 of 2 layers a sliding window");
+  EXPECT_CONTAINS(error_of(q + R"(,"use_sliding_window":true,"sliding_window":16,
+    "layer_types":["full_attention","sliding_attention"]})"),
+                  "config.json: layer_types: gives 1 of 2 layers a sliding window");
+  // Sliding layers without a window make transformers raise.
+  EXPECT_CONTAINS(error_of(q + R"(,"layer_types":["sliding_attention","sliding_attention"]})"),
+                  "config.json: layer_types: has sliding_attention layers but no sliding window applies "
+                  "(use_sliding_window is false");
+  EXPECT_CONTAINS(error_of(q + R"(,"layer_types":["full_attention","linear_attention"]})"),
+                  "config.json: layer_types: unsupported layer type \"linear_attention\"");
+  EXPECT_EQ(parse(q + R"(,"use_sliding_window":false,"sliding_window":16,"max_window_layers":0,
+    "layer_types":["full_attention","attention"]})").sliding_window, 0);
+}
+
+TEST(ConfigAudit, PretrainingTpHasNoEffect) {
+  // transformers 5.23.0's Llama does not read pretraining_tp.
+  EXPECT_EQ(parse(std::string(kLlama) + R"(,"pretraining_tp":2})").hidden, 64);
 }
 
 TEST(Config, MalformedJsonNamesFileAndLine) {
