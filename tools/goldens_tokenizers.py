@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 import tokenizers
+import unicodedata2
 from tokenizers import (AddedToken, Regex, Tokenizer, decoders, models, normalizers,
                         pre_tokenizers, processors, trainers)
 
@@ -190,8 +191,46 @@ def hard_strings():
         "é" * 100,
         "😀" * 60,
         paragraph_5k,
+        # Unicode version edges (issue 18): a mark newer than HF's Unicode 9.0
+        # normalization tables between older ones, script and class edges.
+        "e\u1df6\u0301 a\u0301\u1df6 \u1e0b\u1df6\u0323",
+        "\u4e2d\u3001\u6587\U0002EBF0 \u30ab\u30fc\u30fb \u0639\u060c\u0897",
+        "a\u200db c\u200cd x\u00b2y \u00bd\u00b3\u00b9\u00bc\u00be",
+        "a\U00011DE0\U00011DE1b\U00016FF4 \u1c89\ua7cb \U0001E5D0\U0001E5F1",
     ]
-    return s
+    return s + newest_emoji() + unicode_block_samples()
+
+
+def newest_emoji():
+    """Emoji of Unicode 15 to 17 (some may be unassigned in a given engine,
+    which is the point), ZWJ sequences, skin tones, flags, tags, keycaps."""
+    return [
+        "\U0001FAE8\U0001FAE9\U0001FAEA \U0001FAC6\U0001FABE\U0001FADC \U0001FA89\U0001FA8F\U0001FADF",
+        "\U0001F3C3\u200d\u27a1\ufe0f \U0001F426\u200d\U0001F525 \U0001F34B\u200d\U0001F7E9 "
+        "\u26d3\ufe0f\u200d\U0001F4A5 \U0001F9D1\u200d\U0001F9D1\u200d\U0001F9D2",
+        "\U0001FAF7\U0001F3FD\U0001FAF8\U0001F3FF \U0001F44B\U0001F3FB\u200d\u2642\ufe0f "
+        "\U0001F469\U0001F3FE\u200d\u2764\ufe0f\u200d\U0001F48B\u200d\U0001F468\U0001F3FC",
+        "\U0001F1FA\U0001F1F3\U0001F1E8\U0001F1F6 \U0001F3F4\U000E0067\U000E0062\U000E0073"
+        "\U000E0063\U000E0074\U000E007F 1\ufe0f\u20e3#\ufe0f\u20e3",
+        "\U0001FAC8\U0001FA8E\U0001FAEF\U0001FADD \U0001F6DC\U0001FA87\U0001FA88",
+    ]
+
+
+def unicode_block_samples():
+    """One string per 1024 code points that hold assigned characters
+    (unicodedata2's Unicode 18, pinned for deterministic output): six of them,
+    evenly spaced, in words with a space, a combining mark, digits and a full
+    stop. Covers every block, the newest scripts included."""
+    assert unicodedata2.unidata_version == "18.0.0", unicodedata2.unidata_version
+    out = []
+    for base in range(0, 0x110000, 0x400):
+        cps = [cp for cp in range(base, base + 0x400)
+               if not 0xD800 <= cp <= 0xDFFF and unicodedata2.category(chr(cp))[0] not in "CZ"]
+        if not cps:
+            continue
+        pick = [chr(cps[i * (len(cps) - 1) // 5]) for i in range(6)]
+        out.append(f"{pick[0]}{pick[1]}{pick[2]} {pick[3]}\u0301{pick[4]} 12{pick[5]}.")
+    return out
 
 
 # ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include "tokenizer/pattern_json.h"
 #include "tokenizer/regex.h"
 #include "tokenizer/split_behavior.h"
+#include "tokenizer/unicode_classes.h"
 #include "tokenizer/unicode_fixups.h"
 #include "tokenizer/utf8.h"
 
@@ -26,13 +27,11 @@ const Regex& gpt2_regex() {
   return r;
 }
 
-const Regex& numeric_regex() {  // Rust's char::is_numeric, one character per match
-  static const Regex r = Regex::compile(R"(\p{N})");
-  return r;
-}
-
+// HF's Whitespace is Rust regex's \w+|[^\w\s]+, and Rust's \w is not
+// Oniguruma's: it has ZWNJ/ZWJ (Join_Control) and lacks "²³¹¼½¾" (No).
 const Regex& whitespace_words_regex() {
-  static const Regex r = Regex::compile(R"(\w+|[^\w\s]+)");
+  static const std::string w = unicode_classes::rust_word();
+  static const Regex r = Regex::compile("[" + w + "]+|[^" + w + "\\s]+");
   return r;
 }
 
@@ -131,7 +130,9 @@ class Digits final : public PreTokenizer {
   explicit Digits(bool individual) : individual_(individual) {}
   void pre_tokenize(Pieces& pieces) const override {
     auto behavior = individual_ ? SplitBehavior::Isolated : SplitBehavior::Contiguous;
-    split_pieces(pieces, [&](Piece& p) { return split_by(numeric_regex(), p.text, behavior); });
+    split_pieces(pieces, [&](Piece& p) {
+      return apply_split_behavior(spans_from_chars(p.text, unicode_fixups::is_numeric), behavior);
+    });
   }
 
  private:

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "tokenizer/onig_properties.h"
 #include "tokenizer/unicode_classes.h"
 #include "tokenizer/utf8.h"
 
@@ -58,6 +59,7 @@ std::string Regex::translate(const std::string& p) {
   std::string out;
   out.reserve(p.size() * 2);
   bool in_class = false;
+  int nested = 0;  // classes open inside the current class
   auto emit = [&](const ClassSpec& spec, bool negate) {
     if (!in_class) {
       out += negate ? "[^" : "[";
@@ -119,8 +121,12 @@ std::string Regex::translate(const std::string& p) {
             negate = !negate;
             name.erase(0, 1);
           }
-          if (const ClassSpec* spec = extended_property(name)) {
+          const ClassSpec* spec = extended_property(name);
+          if (spec && !(negate && in_class)) {
             emit(*spec, negate);
+          } else if (auto items = onig_properties::property_items(name, negate)) {
+            // Oniguruma's own set; the complement is already taken.
+            emit(ClassSpec{*items, *items}, false);
           } else {
             out += negate ? "\\P{" : "\\p{";
             out += name;
@@ -136,14 +142,32 @@ std::string Regex::translate(const std::string& p) {
     }
     if (c == '[') {
       if (in_class) {
-        if (p.compare(i, 2, "[:") == 0) {  // POSIX bracket, same in both engines
+        if (p.compare(i, 2, "[:") == 0) {  // POSIX bracket: Oniguruma's meaning, not PCRE2's
           size_t close = p.find(":]", i + 2);
           if (close == std::string::npos) throw std::invalid_argument("unterminated [: ... :]");
-          out.append(p, i, close + 2 - i);
+          std::string name = p.substr(i + 2, close - i - 2);
+          bool negate = !name.empty() && name[0] == '^';
+          if (negate) name.erase(0, 1);
+          if (auto items = onig_properties::posix_items(name, negate))
+            out += *items;
+          else
+            out.append(p, i, close + 2 - i);  // unknown: PCRE2 gives the error
           i = close + 2;
           continue;
         }
-        throw std::invalid_argument("nested character classes are not supported");
+        // A class nested in a class is a union in Oniguruma (BLOOM's
+        // " ?[^(\s|[.,!?...])]+"): its items simply join the outer class.
+        // A negated one would need set operations PCRE2 10.42 lacks.
+        if (p.compare(i, 2, "[^") == 0)
+          throw std::invalid_argument(
+              "a negated character class nested inside a class ([...[^...]...]) is not supported");
+        ++nested;
+        ++i;
+        if (i < n && p[i] == ']') {  // a leading ']' is a literal here too
+          out += "\\]";
+          ++i;
+        }
+        continue;
       }
       in_class = true;
       out += '[';
@@ -156,6 +180,11 @@ std::string Regex::translate(const std::string& p) {
         out += "\\]";
         ++i;
       }
+      continue;
+    }
+    if (in_class && c == ']' && nested > 0) {
+      --nested;
+      ++i;
       continue;
     }
     if (in_class && c == ']') {

@@ -31,15 +31,12 @@ const CodePair kLowercaseAdded[] = {
     {0x16EB6, 0x16ED1}, {0x16EB7, 0x16ED2}, {0x16EB8, 0x16ED3},
 };
 
-const CodeRange kNoCompatibilityDecomposition[] = {
-    {0x32FF, 0x32FF}, {0xA7F2, 0xA7F4}, {0xAB69, 0xAB69}, {0x10781, 0x10785},
-    {0x10787, 0x107B0}, {0x107B2, 0x107BA}, {0x11938, 0x11938}, {0x1E030, 0x1E06D},
-    {0x1F16C, 0x1F16C}, {0x1FBF0, 0x1FBF9},
-};
+// Characters newer than HF's Unicode 9.0 normalization tables that utf8proc
+// would normalize (decompose, reorder by combining class, or compose).
+#include "tokenizer/normalization_newer.inc"
 
-const CodeRange kNoCanonicalDecomposition[] = {
-    {0x11938, 0x11938},
-};
+// Rust std's char::is_numeric (Unicode 17 in the Rust that built HF's wheel).
+#include "tokenizer/rust_numeric.inc"
 
 const CodeRange kCombiningMark[] = {
     {0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x05BF, 0x05BF},
@@ -165,9 +162,11 @@ std::optional<char32_t> added_lowercase(char32_t c) {
   return std::nullopt;
 }
 
-bool keeps_canonical(char32_t c) { return in_ranges(kNoCanonicalDecomposition, c); }
+bool keeps_canonical(char32_t c) { return in_ranges(kNewerCanonical, c); }
 
-bool keeps_compatibility(char32_t c) { return in_ranges(kNoCompatibilityDecomposition, c); }
+bool keeps_compatibility(char32_t c) { return in_ranges(kNewerCompatibility, c); }
+
+bool is_numeric(char32_t c) { return in_ranges(kRustNumeric, c); }
 
 bool is_combining_mark(char32_t c) { return in_ranges(kCombiningMark, c); }
 
