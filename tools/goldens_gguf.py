@@ -21,6 +21,8 @@ Two files, both small and deterministic (fixed seeds):
   tiny_llama.golden.json   prompt ids, 16-token greedy continuation, and the ids of
                            the hard strings (tests/data/tokenizers/hard_strings.json)
   tiny_llama.logits.npy    float32 [n_prompt, vocab] logits of the prompt
+  tiny_gpt2.*        the same for a GPT-2 (fused QKV, Conv1D weights stored
+                     transposed as llama.cpp writes them, learned positions)
 
 The random blocks are real model weights here: the file *is* the model, so no
 quantizer is needed, and every block layout is exercised with arbitrary bits.
@@ -188,6 +190,74 @@ def write_tiny_llama(path, tokenizer_json):
     w.close()
 
 
+GPT2_EMBD, GPT2_LAYERS, GPT2_HEADS, GPT2_POSITIONS = 128, 2, 4, 1024
+GPT2_LAYER_TYPES = [  # (attn_qkv, attn_output, ffn_up, ffn_down); ffn_down's rows are 512 wide
+    (T.Q8_0, T.Q4_1, T.Q5_0, T.Q4_K),
+    (T.Q5_1, T.Q4_0, T.Q8_0, T.Q6_K),
+]
+
+
+def write_tiny_gpt2(path, tokenizer_json):
+    """GPT-2 as llama.cpp writes it: Conv1D weights stored [out, in], fused
+    QKV, learned positions (1024 rows: transformers' GPT2Config sizes wpe so),
+    biases everywhere, a tied head."""
+    rng = np.random.default_rng(11)
+    tok = json.load(open(tokenizer_json, encoding="utf-8"))
+    vocab = tok["model"]["vocab"]
+    specials = {t["id"]: t["content"] for t in tok["added_tokens"]}
+    n_vocab = max(max(vocab.values()), max(specials)) + 1
+    tokens = [None] * n_vocab
+    for t, i in vocab.items():
+        tokens[i] = t
+    for i, t in specials.items():
+        tokens[i] = t
+    types = [3 if i in specials else 1 for i in range(n_vocab)]
+    merges = [m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]]
+    d = GPT2_EMBD
+    w = gguf.GGUFWriter(path, "gpt2")
+    w.add_name("kvscope tiny gpt2")
+    w.add_context_length(GPT2_POSITIONS)
+    w.add_embedding_length(d)
+    w.add_block_count(GPT2_LAYERS)
+    w.add_feed_forward_length(4 * d)
+    w.add_head_count(GPT2_HEADS)
+    w.add_layer_norm_eps(1e-5)
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("gpt-2")
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_bos_token_id(0)
+    w.add_eos_token_id(0)
+    add_weight(w, rng, "token_embd.weight", n_vocab, d, T.Q8_0)
+    add_weight(w, rng, "position_embd.weight", GPT2_POSITIONS, d, T.Q8_0)
+
+    def norm(name):
+        w.add_tensor(name + ".weight", (1 + 0.1 * rng.standard_normal(d)).astype(np.float32))
+        w.add_tensor(name + ".bias", (0.05 * rng.standard_normal(d)).astype(np.float32))
+
+    def bias(name, n):
+        w.add_tensor(name, (0.02 * rng.standard_normal(n)).astype(np.float32))
+
+    for layer, (qkv, out, up, down) in enumerate(GPT2_LAYER_TYPES):
+        p = f"blk.{layer}."
+        norm(p + "attn_norm")
+        add_weight(w, rng, p + "attn_qkv.weight", 3 * d, d, qkv)
+        bias(p + "attn_qkv.bias", 3 * d)
+        add_weight(w, rng, p + "attn_output.weight", d, d, out)
+        bias(p + "attn_output.bias", d)
+        norm(p + "ffn_norm")
+        add_weight(w, rng, p + "ffn_up.weight", 4 * d, d, up)
+        bias(p + "ffn_up.bias", 4 * d)
+        add_weight(w, rng, p + "ffn_down.weight", d, 4 * d, down)
+        bias(p + "ffn_down.bias", d)
+    norm("output_norm")
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 def hf_goldens(gguf_path, out_json, out_logits):
     import torch
     import transformers
@@ -224,6 +294,9 @@ def main(out_dir=None):
     llama = os.path.join(out, "tiny_llama.gguf")
     write_tiny_llama(llama, os.path.join(ROOT, "tests/data/models/llama_gqa/tokenizer.json"))
     hf_goldens(llama, os.path.join(out, "tiny_llama.golden.json"), os.path.join(out, "tiny_llama.logits.npy"))
+    gpt2 = os.path.join(out, "tiny_gpt2.gguf")
+    write_tiny_gpt2(gpt2, os.path.join(ROOT, "tests/data/models/gpt2/tokenizer.json"))
+    hf_goldens(gpt2, os.path.join(out, "tiny_gpt2.golden.json"), os.path.join(out, "tiny_gpt2.logits.npy"))
     print("wrote", out)
 
 

@@ -22,8 +22,12 @@ std::string model_type_of(const GgufFile& f, const std::string& arch) {
     return f.get_string_if("general.name").value_or("") == "mistral" ? "mistral" : "llama";
   }
   if (arch == "qwen2") return "qwen2";
+  if (arch == "gpt2") return "gpt2";
+  if (arch == "gptneox")
+    throw Error(f.source(), "general.architecture",
+                "GPT-NeoX GGUF files are not read (transformers 5.23.0, the reference, cannot load them either)");
   throw Error(f.source(), "general.architecture",
-              "architecture \"" + arch + "\" is not supported in GGUF files (llama, qwen2 are)");
+              "architecture \"" + arch + "\" is not supported in GGUF files (llama, qwen2, gpt2 are)");
 }
 
 // Metadata that would make llama.cpp compute something transformers does not
@@ -42,31 +46,54 @@ void refuse_unsupported_keys(const GgufFile& f, const std::string& arch) {
     throw Error(f.source(), "rope_freqs.weight", "RoPE frequency factors (Llama 3 scaling) are not supported");
 }
 
-// HF name of a GGUF tensor of the llama/qwen2 families.
-std::string hf_tensor_name(const std::string& g) {
-  static const std::pair<const char*, const char*> top[] = {
-      {"token_embd.weight", "model.embed_tokens.weight"},
-      {"output_norm.weight", "model.norm.weight"},
-      {"output.weight", "lm_head.weight"},
+// HF name of a GGUF tensor (llama.cpp's names, as gguf-py's tensor map
+// pairs them with transformers' for each architecture).
+std::string hf_tensor_name(const std::string& g, bool gpt2) {
+  using Pairs = std::vector<std::pair<std::string, std::string>>;
+  static const Pairs llama_top = {{"token_embd.weight", "model.embed_tokens.weight"},
+                                  {"output_norm.weight", "model.norm.weight"},
+                                  {"output.weight", "lm_head.weight"}};
+  static const Pairs gpt2_top = {{"token_embd.weight", "transformer.wte.weight"},
+                                 {"position_embd.weight", "transformer.wpe.weight"},
+                                 {"output_norm.weight", "transformer.ln_f.weight"},
+                                 {"output_norm.bias", "transformer.ln_f.bias"},
+                                 {"output.weight", "lm_head.weight"}};
+  static const Pairs llama_parts = {
+      {"attn_norm.", "input_layernorm."},  {"ffn_norm.", "post_attention_layernorm."},
+      {"attn_q.", "self_attn.q_proj."},    {"attn_k.", "self_attn.k_proj."},
+      {"attn_v.", "self_attn.v_proj."},    {"attn_output.", "self_attn.o_proj."},
+      {"ffn_gate.", "mlp.gate_proj."},     {"ffn_up.", "mlp.up_proj."},
+      {"ffn_down.", "mlp.down_proj."},
   };
-  for (const auto& [from, to] : top)
+  static const Pairs gpt2_parts = {
+      {"attn_norm.", "ln_1."}, {"ffn_norm.", "ln_2."},     {"attn_qkv.", "attn.c_attn."},
+      {"attn_output.", "attn.c_proj."}, {"ffn_up.", "mlp.c_fc."}, {"ffn_down.", "mlp.c_proj."},
+  };
+  for (const auto& [from, to] : gpt2 ? gpt2_top : llama_top)
     if (g == from) return to;
   if (g.rfind("blk.", 0) != 0) return g;
   const auto dot = g.find('.', 4);
   if (dot == std::string::npos) return g;
   const std::string layer = g.substr(4, dot - 4), rest = g.substr(dot + 1);
-  static const std::pair<const char*, const char*> parts[] = {
-      {"attn_norm.", "input_layernorm."},        {"ffn_norm.", "post_attention_layernorm."},
-      {"attn_q.", "self_attn.q_proj."},          {"attn_k.", "self_attn.k_proj."},
-      {"attn_v.", "self_attn.v_proj."},          {"attn_output.", "self_attn.o_proj."},
-      {"ffn_gate.", "mlp.gate_proj."},           {"ffn_up.", "mlp.up_proj."},
-      {"ffn_down.", "mlp.down_proj."},
-  };
-  for (const auto& [from, to] : parts) {
-    const std::size_t n = std::strlen(from);
-    if (rest.compare(0, n, from) == 0) return "model.layers." + layer + "." + to + rest.substr(n);
-  }
+  for (const auto& [from, to] : gpt2 ? gpt2_parts : llama_parts)
+    if (rest.compare(0, from.size(), from) == 0)
+      return (gpt2 ? "transformer.h." : "model.layers.") + layer + "." + to + rest.substr(from.size());
   return g;  // left for the architecture mapping to report as unexpected
+}
+
+// GPT-2's Conv1D weights are [in, out]; llama.cpp stores them as [out, in]
+// (transformers transposes them back on load).
+bool is_gpt2_conv1d(const std::string& hf) {
+  for (const char* s : {"attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight"})
+    if (hf.ends_with(s)) return true;
+  return false;
+}
+
+void transpose_in_place(std::vector<float>& w, int64_t rows, int64_t cols) {
+  std::vector<float> out(w.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[c * rows + r] = w[r * cols + c];
+  w.swap(out);
 }
 
 // llama.cpp's converter interleaves the two rotary halves of every head's
@@ -111,6 +138,28 @@ nlohmann::json gguf_model_config_json(const GgufFile& f) {
   const auto key = [&](const char* k) { return arch + "." + k; };
   nlohmann::json j;
   j["model_type"] = type;
+  if (type == "gpt2") {
+    // transformers maps block_count, embedding_length, head_count and
+    // layer_norm_epsilon; its GPT2Config then sizes the MLP as 4 x n_embd.
+    const int64_t d = f.get_int(key("embedding_length"));
+    j["n_embd"] = d;
+    j["n_layer"] = f.get_int(key("block_count"));
+    j["n_head"] = f.get_int(key("attention.head_count"));
+    if (auto eps = f.get_real_if(key("attention.layer_norm_epsilon"))) j["layer_norm_epsilon"] = *eps;
+    if (auto ff = f.get_int_if(key("feed_forward_length")); ff && *ff != 4 * d)
+      throw Error(f.source(), key("feed_forward_length"),
+                  std::to_string(*ff) + " is not 4 x embedding_length (transformers builds GPT-2's MLP that size)");
+    const auto* pos = f.find_tensor("position_embd.weight");
+    if (!pos || pos->dims.size() != 2) throw Error(f.source(), "position_embd.weight", "missing or not 2-D");
+    j["n_positions"] = pos->dims[1];
+    const auto* emb = f.find_tensor("token_embd.weight");
+    if (!emb || emb->dims.size() != 2) throw Error(f.source(), "token_embd.weight", "missing or not 2-D");
+    j["vocab_size"] = emb->dims[1];
+    j["tie_word_embeddings"] = f.find_tensor("output.weight") == nullptr;
+    if (auto b = f.get_int_if("tokenizer.ggml.bos_token_id")) j["bos_token_id"] = *b;
+    if (auto e = f.get_int_if("tokenizer.ggml.eos_token_id")) j["eos_token_id"] = *e;
+    return j;
+  }
   j["hidden_size"] = f.get_int(key("embedding_length"));
   j["intermediate_size"] = f.get_int(key("feed_forward_length"));
   j["num_hidden_layers"] = f.get_int(key("block_count"));
@@ -150,7 +199,8 @@ ModelFiles load_gguf_model(const fs::path& path) {
   m.dir = path;
   m.config = parse_model_config(gguf_model_config_json(f), f.source());
   const ModelConfig& cfg = m.config;
-  const bool interleaved_rotary = f.get_string("general.architecture") == "llama";
+  const std::string arch = f.get_string("general.architecture");
+  const bool interleaved_rotary = arch == "llama", gpt2 = arch == "gpt2";
 
   auto owned = std::make_shared<OwnedTensors>();
   owned->mapping = f.mapping();
@@ -159,20 +209,24 @@ ModelFiles load_gguf_model(const fs::path& path) {
   views.reserve(f.tensors().size());
   for (const GgufTensorInfo& t : f.tensors()) {
     TensorView v;
-    v.name = hf_tensor_name(t.name);
+    v.name = hf_tensor_name(t.name, gpt2);
     v.stored_dtype = "F32";
     v.dtype = DType::F32;
     v.shape = t.torch_shape();
     v.file = f.source();
     v.nbytes = static_cast<std::size_t>(t.numel()) * 4;
     const bool is_q = v.name.ends_with("self_attn.q_proj.weight"), is_k = v.name.ends_with("self_attn.k_proj.weight");
-    if (t.type == GgmlType::F32 && !(interleaved_rotary && (is_q || is_k))) {
+    const bool rotary_rows = interleaved_rotary && (is_q || is_k) && v.shape.size() == 2;
+    const bool conv1d = gpt2 && is_gpt2_conv1d(v.name) && v.shape.size() == 2;
+    if (conv1d) std::swap(v.shape[0], v.shape[1]);
+    if (t.type == GgmlType::F32 && !rotary_rows && !conv1d) {
       v.data = t.data;  // used in place, inside the mapping
     } else {
       std::vector<float> buf(static_cast<std::size_t>(t.numel()));
       dequantize_ggml(t.type, t.data, t.numel(), buf.data());
-      if (interleaved_rotary && (is_q || is_k) && v.shape.size() == 2)
+      if (rotary_rows)
         undo_rotary_interleave(buf, v.shape[0], v.shape[1], is_q ? cfg.n_heads : cfg.n_kv_heads, f.source(), t.name);
+      if (conv1d) transpose_in_place(buf, v.shape[1], v.shape[0]);  // stored [out, in] -> [in, out]
       owned->buffers.push_back(std::move(buf));
       v.data = reinterpret_cast<const std::byte*>(owned->buffers.back().data());
     }

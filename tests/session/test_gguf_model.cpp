@@ -22,8 +22,11 @@
 namespace kvscope {
 namespace {
 
-std::filesystem::path tiny_gguf() { return test::data_dir() / "gguf" / "tiny_llama.gguf"; }
-nlohmann::json tiny_golden() { return read_json_file(test::data_dir() / "gguf" / "tiny_llama.golden.json"); }
+std::filesystem::path gguf_path(const std::string& name) { return test::data_dir() / "gguf" / (name + ".gguf"); }
+nlohmann::json golden_of(const std::string& name) {
+  return read_json_file(test::data_dir() / "gguf" / (name + ".golden.json"));
+}
+std::filesystem::path tiny_gguf() { return gguf_path("tiny_llama"); }
 
 TEST(GgufModel, ConfigComesFromTheMetadata) {
   ASSERT_TRUE(is_gguf_file(tiny_gguf()));
@@ -43,12 +46,28 @@ TEST(GgufModel, ConfigComesFromTheMetadata) {
   EXPECT_TRUE(b.is_eos(0));
 }
 
-TEST(GgufModel, PromptLogitsAndGreedyContinuationMatchTransformers) {
-  const auto g = tiny_golden();
+TEST(GgufModel, Gpt2ConfigComesFromTheMetadata) {
+  const auto b = load_model_bundle(gguf_path("tiny_gpt2"));
+  const ModelConfig& c = b.config();
+  EXPECT_EQ(c.arch, Arch::GPT2);
+  EXPECT_EQ(c.n_layers, 2);
+  EXPECT_EQ(c.n_heads, 4);
+  EXPECT_EQ(c.hidden, 128);
+  EXPECT_EQ(c.intermediate, 512);
+  EXPECT_EQ(c.max_positions, 1024);
+  EXPECT_TRUE(c.tied_embeddings);
+}
+
+// Each tiny GGUF (llama: every quantized type, rotary rows interleaved;
+// gpt2: fused QKV, Conv1D weights stored transposed) against transformers.
+class GgufGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GgufGolden, PromptLogitsAndGreedyContinuationMatchTransformers) {
+  const auto g = golden_of(GetParam());
   const auto prompt = g.at("prompt").get<std::vector<int>>();
   const auto greedy = g.at("greedy").get<std::vector<int>>();
-  const auto want = read_npy(test::data_dir() / "gguf" / "tiny_llama.logits.npy").as_f32();
-  const auto b = load_model_bundle(tiny_gguf());
+  const auto want = read_npy(test::data_dir() / "gguf" / (GetParam() + ".logits.npy")).as_f32();
+  const auto b = load_model_bundle(gguf_path(GetParam()));
   // The prompt as the GGUF's own tokenizer writes it (BOS added by the file's
   // add_bos_token), identical to transformers' ids.
   EXPECT_EQ(b.tokenizer->encode(g.at("prompt_text").get<std::string>()), prompt);
@@ -80,9 +99,9 @@ TEST(GgufModel, PromptLogitsAndGreedyContinuationMatchTransformers) {
   EXPECT_EQ(got, greedy);
 }
 
-TEST(GgufModel, TokenizerFromMetadataMatchesTransformersOnTheHardStrings) {
-  const auto g = tiny_golden();
-  const auto b = load_model_bundle(tiny_gguf());
+TEST_P(GgufGolden, TokenizerFromMetadataMatchesTransformersOnTheHardStrings) {
+  const auto g = golden_of(GetParam());
+  const auto b = load_model_bundle(gguf_path(GetParam()));
   int n = 0;
   for (const auto& s : g.at("strings")) {
     const auto text = s.at("text").get<std::string>();
@@ -93,6 +112,8 @@ TEST(GgufModel, TokenizerFromMetadataMatchesTransformersOnTheHardStrings) {
   }
   EXPECT_GT(n, 50);
 }
+
+INSTANTIATE_TEST_SUITE_P(TinyModels, GgufGolden, ::testing::Values("tiny_llama", "tiny_gpt2"));
 
 // The tiny file's metadata with one key changed, written as GGUF again by
 // copying its bytes: the key's string value is patched in place (same length).
