@@ -21,6 +21,8 @@ Two files, both small and deterministic (fixed seeds):
   tiny_llama.golden.json   prompt ids, 16-token greedy continuation, and the ids of
                            the hard strings (tests/data/tokenizers/hard_strings.json)
   tiny_llama.logits.npy    float32 [n_prompt, vocab] logits of the prompt
+  tiny_qwen2.*       the same for a Qwen2 (q/k/v biases, Qwen2's split pattern,
+                     no BOS)
   tiny_gpt2.*        the same for a GPT-2 (fused QKV, Conv1D weights stored
                      transposed as llama.cpp writes them, learned positions)
 
@@ -134,8 +136,10 @@ def add_weight(w, rng, name, rows, cols, kind):
         w.add_tensor(name, random_blocks(rng, kind, rows, cols, step), raw_dtype=kind)
 
 
-def write_tiny_llama(path, tokenizer_json):
-    rng = np.random.default_rng(7)
+def write_tiny_llama(path, tokenizer_json, arch="llama"):
+    """A llama (or, with arch="qwen2", a Qwen2: q/k/v biases, no rotary row
+    interleaving in llama.cpp's converter, head size from the widths)."""
+    rng = np.random.default_rng(7 if arch == "llama" else 13)
     tok = json.load(open(tokenizer_json, encoding="utf-8"))
     vocab = tok["model"]["vocab"]
     specials = {t["id"]: t["content"] for t in tok["added_tokens"]}
@@ -149,26 +153,27 @@ def write_tiny_llama(path, tokenizer_json):
     types = [3 if i in specials else 1 for i in range(n_vocab)]
     merges = [m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]]
 
-    w = gguf.GGUFWriter(path, "llama")
-    w.add_name("kvscope tiny llama")
+    w = gguf.GGUFWriter(path, arch)
+    w.add_name(f"kvscope tiny {arch}")
     w.add_context_length(256)
     w.add_embedding_length(HIDDEN)
     w.add_block_count(LAYERS)
     w.add_feed_forward_length(FF)
     w.add_head_count(HEADS)
     w.add_head_count_kv(KV_HEADS)
-    w.add_rope_dimension_count(HEAD_DIM)
-    w.add_rope_freq_base(10000.0)
+    if arch == "llama":
+        w.add_rope_dimension_count(HEAD_DIM)
+    w.add_rope_freq_base(10000.0 if arch == "llama" else 1000000.0)
     w.add_layer_norm_rms_eps(1e-5)
     w.add_vocab_size(n_vocab)
     w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("llama-bpe")  # a named pre-tokenizer: the Split + ByteLevel path
+    w.add_tokenizer_pre("llama-bpe" if arch == "llama" else "qwen2")  # named: the Split + ByteLevel path
     w.add_token_list(tokens)
     w.add_token_types(types)
     w.add_token_merges(merges)
     w.add_bos_token_id(0)
     w.add_eos_token_id(0)
-    w.add_add_bos_token(True)
+    w.add_add_bos_token(arch == "llama")
 
     add_weight(w, rng, "token_embd.weight", n_vocab, HIDDEN, T.Q8_0)
     for layer, kinds in enumerate(LAYER_TYPES):
@@ -178,6 +183,9 @@ def write_tiny_llama(path, tokenizer_json):
         add_weight(w, rng, p + "attn_q.weight", HEADS * HEAD_DIM, HIDDEN, kinds["attn_q"])
         add_weight(w, rng, p + "attn_k.weight", KV_HEADS * HEAD_DIM, HIDDEN, kinds["attn_k"])
         add_weight(w, rng, p + "attn_v.weight", KV_HEADS * HEAD_DIM, HIDDEN, kinds["attn_v"])
+        if arch == "qwen2":
+            for part, rows in (("attn_q", HEADS), ("attn_k", KV_HEADS), ("attn_v", KV_HEADS)):
+                w.add_tensor(p + part + ".bias", (0.1 * rng.standard_normal(rows * HEAD_DIM)).astype(np.float32))
         add_weight(w, rng, p + "attn_output.weight", HIDDEN, HEADS * HEAD_DIM, kinds["attn_output"])
         add_weight(w, rng, p + "ffn_gate.weight", FF, HIDDEN, kinds["ffn_gate"])
         add_weight(w, rng, p + "ffn_up.weight", FF, HIDDEN, kinds["ffn_up"])
@@ -294,6 +302,9 @@ def main(out_dir=None):
     llama = os.path.join(out, "tiny_llama.gguf")
     write_tiny_llama(llama, os.path.join(ROOT, "tests/data/models/llama_gqa/tokenizer.json"))
     hf_goldens(llama, os.path.join(out, "tiny_llama.golden.json"), os.path.join(out, "tiny_llama.logits.npy"))
+    qwen2 = os.path.join(out, "tiny_qwen2.gguf")
+    write_tiny_llama(qwen2, os.path.join(ROOT, "tests/data/models/llama_gqa/tokenizer.json"), arch="qwen2")
+    hf_goldens(qwen2, os.path.join(out, "tiny_qwen2.golden.json"), os.path.join(out, "tiny_qwen2.logits.npy"))
     gpt2 = os.path.join(out, "tiny_gpt2.gguf")
     write_tiny_gpt2(gpt2, os.path.join(ROOT, "tests/data/models/gpt2/tokenizer.json"))
     hf_goldens(gpt2, os.path.join(out, "tiny_gpt2.golden.json"), os.path.join(out, "tiny_gpt2.logits.npy"))

@@ -58,7 +58,8 @@ TEST(GgufModel, Gpt2ConfigComesFromTheMetadata) {
   EXPECT_TRUE(c.tied_embeddings);
 }
 
-// Each tiny GGUF (llama: every quantized type, rotary rows interleaved;
+// Each tiny GGUF (llama: every quantized type, rotary rows interleaved; qwen2:
+// q/k/v biases, its own split pattern;
 // gpt2: fused QKV, Conv1D weights stored transposed) against transformers.
 class GgufGolden : public ::testing::TestWithParam<std::string> {};
 
@@ -113,7 +114,7 @@ TEST_P(GgufGolden, TokenizerFromMetadataMatchesTransformersOnTheHardStrings) {
   EXPECT_GT(n, 50);
 }
 
-INSTANTIATE_TEST_SUITE_P(TinyModels, GgufGolden, ::testing::Values("tiny_llama", "tiny_gpt2"));
+INSTANTIATE_TEST_SUITE_P(TinyModels, GgufGolden, ::testing::Values("tiny_llama", "tiny_qwen2", "tiny_gpt2"));
 
 // The tiny file's metadata with one key changed, written as GGUF again by
 // copying its bytes: the key's string value is patched in place (same length).
