@@ -23,6 +23,8 @@ Two files, both small and deterministic (fixed seeds):
   tiny_llama.logits.npy    float32 [n_prompt, vocab] logits of the prompt
   tiny_qwen2.*       the same for a Qwen2 (q/k/v biases, Qwen2's split pattern,
                      no BOS)
+  tiny_llama_spm.*   a llama with a SentencePiece vocabulary (tokenizer.ggml.model
+                     "llama": scores and token types, no merges)
   tiny_gpt2.*        the same for a GPT-2 (fused QKV, Conv1D weights stored
                      transposed as llama.cpp writes them, learned positions)
 
@@ -136,7 +138,28 @@ def add_weight(w, rng, name, rows, cols, kind):
         w.add_tensor(name, random_blocks(rng, kind, rows, cols, step), raw_dtype=kind)
 
 
-def write_tiny_llama(path, tokenizer_json, arch="llama"):
+def spm_vocabulary(tokenizer_json):
+    """A SentencePiece-style vocabulary as llama.cpp writes it for Llama 2 /
+    Mistral: tokens, a score per token (here minus its id, so earlier pieces
+    merge first), token types (2 unknown, 3 control, 6 byte, 1 normal) and no
+    merges: transformers rebuilds them from the scores."""
+    tok = json.load(open(tokenizer_json, encoding="utf-8"))
+    vocab = tok["model"]["vocab"]
+    tokens = [None] * len(vocab)
+    for t, i in vocab.items():
+        tokens[i] = t
+    def kind(i, t):
+        if t == "<unk>":
+            return 2
+        if t in ("<s>", "</s>"):
+            return 3
+        if len(t) == 6 and t.startswith("<0x") and t.endswith(">"):
+            return 6
+        return 1
+    return tokens, [-float(i) for i in range(len(tokens))], [kind(i, t) for i, t in enumerate(tokens)]
+
+
+def write_tiny_llama(path, tokenizer_json, arch="llama", spm=False):
     """A llama (or, with arch="qwen2", a Qwen2: q/k/v biases, no rotary row
     interleaving in llama.cpp's converter, head size from the widths)."""
     rng = np.random.default_rng(7 if arch == "llama" else 13)
@@ -152,6 +175,9 @@ def write_tiny_llama(path, tokenizer_json, arch="llama"):
     assert all(t is not None for t in tokens)
     types = [3 if i in specials else 1 for i in range(n_vocab)]
     merges = [m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]]
+    if spm:
+        tokens, scores, types = spm_vocabulary(tokenizer_json)
+        n_vocab = len(tokens)
 
     w = gguf.GGUFWriter(path, arch)
     w.add_name(f"kvscope tiny {arch}")
@@ -166,14 +192,24 @@ def write_tiny_llama(path, tokenizer_json, arch="llama"):
     w.add_rope_freq_base(10000.0 if arch == "llama" else 1000000.0)
     w.add_layer_norm_rms_eps(1e-5)
     w.add_vocab_size(n_vocab)
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("llama-bpe" if arch == "llama" else "qwen2")  # named: the Split + ByteLevel path
-    w.add_token_list(tokens)
-    w.add_token_types(types)
-    w.add_token_merges(merges)
-    w.add_bos_token_id(0)
-    w.add_eos_token_id(0)
-    w.add_add_bos_token(arch == "llama")
+    if spm:
+        w.add_tokenizer_model("llama")
+        w.add_tokenizer_pre("default")
+        w.add_token_list(tokens)
+        w.add_token_scores(scores)
+        w.add_token_types(types)
+        w.add_bos_token_id(1)
+        w.add_eos_token_id(2)
+        w.add_unk_token_id(0)
+    else:
+        w.add_tokenizer_model("gpt2")
+        w.add_tokenizer_pre("llama-bpe" if arch == "llama" else "qwen2")  # named: the Split + ByteLevel path
+        w.add_token_list(tokens)
+        w.add_token_types(types)
+        w.add_token_merges(merges)
+        w.add_bos_token_id(0)
+        w.add_eos_token_id(0)
+        w.add_add_bos_token(arch == "llama")
 
     add_weight(w, rng, "token_embd.weight", n_vocab, HIDDEN, T.Q8_0)
     for layer, kinds in enumerate(LAYER_TYPES):
@@ -305,6 +341,9 @@ def main(out_dir=None):
     qwen2 = os.path.join(out, "tiny_qwen2.gguf")
     write_tiny_llama(qwen2, os.path.join(ROOT, "tests/data/models/llama_gqa/tokenizer.json"), arch="qwen2")
     hf_goldens(qwen2, os.path.join(out, "tiny_qwen2.golden.json"), os.path.join(out, "tiny_qwen2.logits.npy"))
+    spm = os.path.join(out, "tiny_llama_spm.gguf")
+    write_tiny_llama(spm, os.path.join(ROOT, "tests/data/tokenizers/llama2_sentencepiece/tokenizer.json"), spm=True)
+    hf_goldens(spm, os.path.join(out, "tiny_llama_spm.golden.json"), os.path.join(out, "tiny_llama_spm.logits.npy"))
     gpt2 = os.path.join(out, "tiny_gpt2.gguf")
     write_tiny_gpt2(gpt2, os.path.join(ROOT, "tests/data/models/gpt2/tokenizer.json"))
     hf_goldens(gpt2, os.path.join(out, "tiny_gpt2.golden.json"), os.path.join(out, "tiny_gpt2.logits.npy"))

@@ -114,7 +114,7 @@ TEST_P(GgufGolden, TokenizerFromMetadataMatchesTransformersOnTheHardStrings) {
   EXPECT_GT(n, 50);
 }
 
-INSTANTIATE_TEST_SUITE_P(TinyModels, GgufGolden, ::testing::Values("tiny_llama", "tiny_qwen2", "tiny_gpt2"));
+INSTANTIATE_TEST_SUITE_P(TinyModels, GgufGolden, ::testing::Values("tiny_llama", "tiny_qwen2", "tiny_gpt2", "tiny_llama_spm"));
 
 // The tiny file's metadata with one key changed, written as GGUF again by
 // copying its bytes: the key's string value is patched in place (same length).
