@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Regenerates everything on findings/README.md: datasets, sweeps, exports,
+# figures, CSVs. About 30 CPU-minutes: roughly 18-25 minutes on an idle
+# 2-core machine (see "Cost" on the page).
+#
+#   findings/run.sh                 # every stage
+#   findings/run.sh sinks masks     # only the named stages
+#
+# Stages: data passkey kjv ablations streaming sinks masks plots
+# Needs: a built kvscope-cli (build/release), the Debian packages bible-kjv
+# and bible-kjv-text (only for the `data` stage), python3 with numpy and
+# matplotlib (for the `sinks`, `masks` and `plots` stages). The model is fetched with
+# tools/get-model.sh into its usual cache ($KVSCOPE_MODELS to use another).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+F=findings
+B=${KVSCOPE_CLI:-build/release/app/cli/kvscope-cli}
+[ -x "$B" ] || { echo "run.sh: $B is missing; build it first (README quick start)" >&2; exit 1; }
+M=$(tools/get-model.sh smollm2-135m)
+W=${FINDINGS_WORK:-/tmp/kvscope-findings}     # big intermediate files (attention.npy ...) stay here
+mkdir -p "$W" $F/data $F/figures
+NICE="nice -n 10"
+STAGES=${*:-data passkey kjv ablations streaming sinks masks plots}
+has() { [[ " $STAGES " == *" $1 "* ]]; }
+t0=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+
+# A session file for the sweeps: the model and the per-policy settings;
+# the dataset gives prompts and answers. Metrics off (no shadow full-cache
+# run): the sweeps need only the answers' NLL and accuracy.
+session() {  # session NAME POLICY_JSON
+  cat > "$W/$1.json" <<JSON
+{"format": "kvscope-session", "version": 1, "model": "$M", "prompt": "unused",
+ "max_new_tokens": 32, "policy": $2, "recording": {"metrics": false}, "seed": 0}
+JSON
+}
+sweep() {  # sweep NAME SESSION DATASET POLICIES BUDGETS
+  rm -rf "$W/sweep_$1"
+  $NICE "$B" sweep "$W/$2.json" --policies "$4" --budgets "$5" --dataset "$3" --out "$W/sweep_$1" --dpi 110 >/dev/null
+  cp "$W/sweep_$1/sweep.csv" "$F/data/sweep_$1.csv"
+}
+ALL=full,window,sink,h2o,tova,keyformer,a2sf,random
+BUDGETS=10%,30%,50%,70%,90%
+
+if has data; then
+  if command -v bible >/dev/null; then
+    stamp "datasets"
+    python3 $F/make_datasets.py
+  else
+    stamp "datasets: 'bible' (Debian bible-kjv) is not installed; using the committed files"
+  fi
+fi
+
+if has passkey; then
+  stamp "pass-key sweep: every policy x 5 budgets x 6 items"
+  session base '{"name": "full"}'
+  sweep passkey base assets/eval/passkey_smollm.jsonl $ALL $BUDGETS
+  cp "$W/sweep_passkey/sweep_accuracy.png" $F/figures/passkey_accuracy.png
+  cp "$W/sweep_passkey/sweep_answer_nll.png" $F/figures/passkey_answer_nll.png
+fi
+
+if has kjv; then
+  stamp "KJV sweep: every policy x 5 budgets x 5 passages"
+  session base '{"name": "full"}'
+  sweep kjv base assets/eval/kjv.jsonl $ALL $BUDGETS
+  cp "$W/sweep_kjv/sweep_answer_nll.png" $F/figures/kjv_answer_nll.png
+fi
+
+if has ablations; then
+  AB=30%,50%
+  stamp "TOVA per KV head (per layer is in the main sweeps)"
+  session tova_head '{"name": "tova", "granularity": "kv_head"}'
+  sweep tova_head_kjv tova_head assets/eval/kjv.jsonl tova $BUDGETS
+  sweep tova_head_passkey tova_head assets/eval/passkey_smollm.jsonl tova $BUDGETS
+  stamp "A2SF forgetting factor"
+  for a in 0 0.1 0.5 0.9 1; do
+    session a2sf_$a "{\"name\": \"a2sf\", \"alpha\": $a}"
+    sweep a2sf_${a}_kjv a2sf_$a assets/eval/kjv.jsonl a2sf $AB
+  done
+  stamp "Keyformer noise and temperature"
+  for n in gaussian none; do
+    session kf_$n "{\"name\": \"keyformer\", \"noise\": \"$n\"}"
+    sweep kf_noise_${n}_kjv kf_$n assets/eval/kjv.jsonl keyformer $AB
+  done
+  for t in 1 2; do
+    session kf_tau$t "{\"name\": \"keyformer\", \"tau_init\": $t, \"tau_end\": $t, \"tau_schedule\": \"constant\"}"
+    sweep kf_tau_const${t}_kjv kf_tau$t assets/eval/kjv.jsonl keyformer $AB
+  done
+fi
+
+if has streaming; then
+  stamp "streaming prefill (TOVA's language-modelling protocol) at 30%"
+  session stream '{"name": "full", "prefill": "streaming"}'
+  sweep stream_kjv stream assets/eval/kjv.jsonl tova,h2o,sink,a2sf 30%
+fi
+
+if has sinks; then
+  stamp "attention sinks: 300 tokens of Ruth 1 read with teacher forcing, attention of every layer and head"
+  rm -rf "$W/sinks"
+  # 16 tokens of prompt, then every later token is one decoding step whose
+  # attention row (every layer and head) is recorded
+  $NICE "$B" score "$M" --text-file $F/data/sinks_text.txt --prompt-tokens 16 --no-metrics \
+    --export "$W/sinks" --export-layer 15 --export-head 0 --dpi 110 > "$W/sinks_score.txt"
+  python3 $F/sinks.py "$W/sinks" $F
+fi
+
+if has masks; then
+  stamp "kept sets of every policy on one prompt"
+  P=$(python3 -c "import json; print(json.loads(open('assets/eval/passkey_smollm.jsonl').readline())['prompt'])")
+  for p in window sink h2o tova keyformer a2sf random; do
+    rm -rf "$W/mask_$p"
+    $NICE "$B" generate "$M" --prompt "$P" --max-new-tokens 8 --policy $p --budget 30% \
+      --export "$W/mask_$p" --export-layer 15 --export-head 0 --dpi 110 > /dev/null
+  done
+  cp "$W/mask_h2o/attention_L15_H0.png" $F/figures/heatmap_h2o_L15_H0.png
+  cp "$W/mask_tova/attention_L15_H0.png" $F/figures/heatmap_tova_L15_H0.png
+  python3 $F/masks.py "$W" $F
+fi
+
+if has plots; then
+  stamp "ablation plots"
+  python3 $F/ablations.py $F
+  python3 $F/tables.py $F
+fi
+stamp "done"
