@@ -17,6 +17,7 @@
 #include "memory_bandwidth.h"
 #include "model/loader.h"
 #include "model/shapes.h"
+#include "session/downloaded_models.h"
 #ifdef KVSCOPE_HAVE_CUDA
 #include "backend/cuda/cuda_backend.h"
 #endif
@@ -72,7 +73,7 @@ void run_bench(const BenchArgs& a) {
     weights = random_weights(cfg, a.seed);
     what = "shape " + a.shape + " (random weights)";
   } else {
-    auto files = load_model_files(a.model);
+    auto files = load_model_files(resolve_model_reference(a.model));
     cfg = files.config;
     weights = std::move(files.weights);
     what = a.model;
