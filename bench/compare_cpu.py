@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""kvscope against the engines a user would pick instead, on the CPU, in one
+run: llama.cpp (PyPI llama-cpp-python, built from source by pip) and
+transformers eager (PyTorch CPU, batch 1), same model, same thread count,
+same prompt tokens, interleaved repetitions, median and spread.
+
+    python3 bench/compare_cpu.py [--model smollm2-135m] [--threads 2] [--reps 3]
+        [--prompts 128,512,2048] [--decode 32] [--out bench/compare_cpu.json]
+
+The model is a GGUF file (or a name fetched by tools/get-model.sh). kvscope
+reads it directly and dequantizes to F32; transformers loads the same file
+(it dequantizes too, fp32); llama.cpp gets an F32 GGUF written from it here
+(gguf-py's reference dequantization), so all three compute in F32 on the
+same weights. kvscope is also timed with all layers recorded and an H2O
+policy at 50% (kvscope-cli bench --policy h2o).
+
+The floor: weights + KV bytes read per decoded token divided by the read
+bandwidth kvscope-cli bench measures on the same machine; each engine's
+decode rate is reported as a fraction of it.
+
+Needs (PyPI): numpy gguf torch transformers==5.23.0 accelerate llama-cpp-python;
+a built kvscope-cli (build/release).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLI = os.environ.get("KVSCOPE_CLI", os.path.join(ROOT, "build/release/app/cli/kvscope-cli"))
+
+
+def resolve_model(name):
+    if os.path.exists(name):
+        return os.path.abspath(name)
+    out = subprocess.run([os.path.join(ROOT, "tools/get-model.sh"), name], check=True, capture_output=True, text=True)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def write_f32_gguf(src, dst):
+    """The same model with every tensor dequantized to F32 (llama.cpp's
+    F32 baseline); metadata copied, file type set to all-F32."""
+    import gguf
+    if os.path.exists(dst) and os.path.getmtime(dst) > os.path.getmtime(src):
+        return dst
+    r = gguf.GGUFReader(src)
+    arch = r.fields["general.architecture"].contents()
+    w = gguf.GGUFWriter(dst + ".partial", arch)
+    for name, field in r.fields.items():
+        if name.startswith("GGUF.") or name in ("general.architecture", "general.file_type"):
+            continue
+        vtype = field.types[0]
+        sub = field.types[-1] if vtype == gguf.GGUFValueType.ARRAY else None
+        w.add_key_value(name, field.contents(), vtype, sub_type=sub)
+    w.add_file_type(gguf.LlamaFileType.ALL_F32)
+    for t in r.tensors:
+        data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
+        w.add_tensor(t.name, data.reshape([int(x) for x in reversed(t.shape)]))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    os.replace(dst + ".partial", dst)
+    return dst
+
+
+def prompt_ids(vocab, n, seed=1):
+    rng = np.random.default_rng(seed)
+    return [int(x) for x in rng.integers(100, vocab - 100, size=n)]
+
+
+# ----------------------------------------------------------------- engines
+def kvscope_run(model, n_prompt, n_decode, threads, policy=None):
+    cmd = [CLI, "bench", model, "--prompt-tokens", str(n_prompt), "--decode-tokens", str(n_decode), "--json"]
+    env = dict(os.environ, KVSCOPE_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+    if policy:
+        # The policy benchmark: a whole session step (recorder on every
+        # layer, the policy's statistic and eviction) against plain decode.
+        cmd = [CLI, "bench", model, "--prompt-tokens", str(n_prompt), "--decode-tokens", str(n_decode),
+               "--policy", policy, "--budget", "50%", "--json"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    return json.loads(out)
+
+
+class Transformers:
+    def __init__(self, gguf_path, threads):
+        import torch
+        from transformers import AutoModelForCausalLM
+        torch.set_num_threads(threads)
+        d, f = os.path.split(gguf_path)
+        self.torch = torch
+        self.model = AutoModelForCausalLM.from_pretrained(d, gguf_file=f, dtype=torch.float32,
+                                                          attn_implementation="eager").eval()
+
+    def run(self, ids, n_decode):
+        torch = self.torch
+        with torch.no_grad():
+            x = torch.tensor([ids])
+            t0 = time.perf_counter()
+            out = self.model(x, use_cache=True)
+            prefill = time.perf_counter() - t0
+            past = out.past_key_values
+            tok = out.logits[:, -1].argmax(-1, keepdim=True)
+            t0 = time.perf_counter()
+            for _ in range(n_decode):
+                out = self.model(tok, past_key_values=past, use_cache=True)
+                past = out.past_key_values
+                tok = out.logits[:, -1].argmax(-1, keepdim=True)
+            decode = time.perf_counter() - t0
+        return len(ids) / prefill, n_decode / decode
+
+
+class LlamaCpp:
+    def __init__(self, gguf_path, threads, n_ctx):
+        from llama_cpp import Llama
+        self.llm = Llama(model_path=gguf_path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
+                         n_batch=512, logits_all=False, verbose=False)
+
+    def run(self, ids, n_decode):
+        llm = self.llm
+        llm.reset()
+        t0 = time.perf_counter()
+        llm.eval(ids)
+        prefill = time.perf_counter() - t0
+        tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+        t0 = time.perf_counter()
+        for _ in range(n_decode):
+            llm.eval([tok])
+            tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+        decode = time.perf_counter() - t0
+        return len(ids) / prefill, n_decode / decode
+
+
+def summary(xs):
+    xs = sorted(xs)
+    q = lambda p: xs[min(len(xs) - 1, int(round(p * (len(xs) - 1))))]  # noqa: E731
+    return {"median": statistics.median(xs), "lo": q(0.0), "hi": q(1.0), "n": len(xs)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="smollm2-135m")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--prompts", default="128,512,2048")
+    ap.add_argument("--decode", type=int, default=32)
+    ap.add_argument("--engines", default="kvscope,kvscope_h2o,llamacpp,transformers")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench/compare_cpu.json"))
+    a = ap.parse_args()
+    model = resolve_model(a.model)
+    prompts = [int(p) for p in a.prompts.split(",")]
+    engines = a.engines.split(",")
+    info = kvscope_run(model, 16, 4, a.threads)
+    shape = json.loads(subprocess.run([CLI, "inspect", model, "--json"], check=True, capture_output=True,
+                                      text=True).stdout)
+    vocab = shape["vocab_size"]
+    # The floor of one decoded token at a context of p: every weight and the
+    # whole KV cache read once, at the measured bandwidth.
+    def floor_at(p):
+        kv = shape["kv_bytes_per_token_fp32"] * (p + a.decode / 2)
+        return info["bandwidth_gbs"] * 1e9 / (info["weight_bytes_per_token"] + kv)
+    results = {e: {p: {"prefill": [], "decode": []} for p in prompts} for e in engines}
+    tf = Transformers(model, a.threads) if "transformers" in engines else None
+    lc = None
+    if "llamacpp" in engines:
+        f32 = write_f32_gguf(model, os.path.join(os.path.dirname(model), "f32-" + os.path.basename(model)))
+        lc = LlamaCpp(f32, a.threads, max(prompts) + a.decode + 16)
+    floor = {p: floor_at(p) for p in prompts}
+    for rep in range(a.reps):
+        for p in prompts:
+            ids = prompt_ids(vocab, p)
+            for e in engines:  # interleaved: every engine once per repetition and size
+                if e == "kvscope":
+                    j = kvscope_run(model, p, a.decode, a.threads)
+                    pre, dec = j["prefill_tokens_per_s"], j["decode_tokens_per_s"]
+                    floor[p] = floor_at(p)
+                elif e == "kvscope_h2o":
+                    j = kvscope_run(model, p, a.decode, a.threads, policy="h2o")
+                    # the session step with every layer recorded and H2O at 50%
+                    pre, dec = float("nan"), 1e3 / j["policy_recorded_decode_ms_per_token"]
+                elif e == "transformers":
+                    pre, dec = tf.run(ids, a.decode)
+                else:
+                    pre, dec = lc.run(ids, a.decode)
+                results[e][p]["prefill"].append(pre)
+                results[e][p]["decode"].append(dec)
+                print(f"rep {rep} prompt {p:5d} {e:12s} prefill {pre:9.1f} tok/s  decode {dec:7.2f} tok/s",
+                      flush=True)
+    out = {"model": model, "threads": a.threads, "decode_tokens": a.decode, "kvscope_device": info["device"],
+           "bandwidth_gbs": info["bandwidth_gbs"], "weight_bytes_per_token": info["weight_bytes_per_token"],
+           "floor_tokens_per_s": floor,
+           "results": {e: {p: {k: summary(v) for k, v in r.items() if v} for p, r in d.items()}
+                       for e, d in results.items()}}
+    with open(a.out, "w") as f:
+        json.dump(out, f, indent=1)
+    print("\n| engine | prompt | prefill tok/s (median, min-max) | decode tok/s | decode / floor |")
+    print("|---|---|---|---|---|")
+    for e in engines:
+        for p in prompts:
+            r = out["results"][e][p]
+            pre, dec = r["prefill"], r["decode"]
+            fl = floor.get(p, float("nan"))
+            pre_s = "—" if np.isnan(pre["median"]) else f"{pre['median']:.1f} ({pre['lo']:.1f}-{pre['hi']:.1f})"
+            print(f"| {e} | {p} | {pre_s} | {dec['median']:.2f} ({dec['lo']:.2f}-{dec['hi']:.2f}) | "
+                  f"{dec['median'] / fl:.0%} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
