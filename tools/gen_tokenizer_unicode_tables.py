@@ -37,6 +37,9 @@ import tokenizers
 import unicodedata2
 from tokenizers import Regex, pre_tokenizers
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from probe_tokenizer_unicode import ranges  # noqa: E402  (code points -> [first, last] runs)
+
 PINNED_TOKENIZERS = "0.23.3"
 PINNED_UNICODEDATA2 = "18.0.0"
 HF_NORMALIZATION_UNICODE = (9, 0)  # unicode-normalization-alignments' tables
@@ -46,16 +49,6 @@ OUT = ROOT / "engine" / "tokenizer"
 # Every code point a Rust &str can hold, in order, in one string.
 ALL = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
 ALL_TEXT = "".join(map(chr, ALL))
-
-
-def ranges(cps):
-    out = []
-    for cp in sorted(cps):
-        if out and cp == out[-1][1] + 1:
-            out[-1][1] = cp
-        else:
-            out.append([cp, cp])
-    return out
 
 
 def hf_split_set(pre_tokenizer):

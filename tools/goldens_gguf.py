@@ -138,6 +138,24 @@ def add_weight(w, rng, name, rows, cols, kind):
         w.add_tensor(name, random_blocks(rng, kind, rows, cols, step), raw_dtype=kind)
 
 
+def bpe_vocabulary(tokenizer_json):
+    """A byte-level BPE tokenizer.json as GGUF metadata wants it: tokens in id
+    order, token types (3 for the added special tokens, else 1), merges as
+    "left right" strings."""
+    tok = json.load(open(tokenizer_json, encoding="utf-8"))
+    vocab = tok["model"]["vocab"]
+    specials = {t["id"]: t["content"] for t in tok["added_tokens"]}
+    tokens = [None] * (max(max(vocab.values()), max(specials)) + 1)
+    for t, i in vocab.items():
+        tokens[i] = t
+    for i, t in specials.items():
+        tokens[i] = t
+    assert all(t is not None for t in tokens)
+    types = [3 if i in specials else 1 for i in range(len(tokens))]
+    merges = [m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]]
+    return tokens, types, merges
+
+
 def spm_vocabulary(tokenizer_json):
     """A SentencePiece-style vocabulary as llama.cpp writes it for Llama 2 /
     Mistral: tokens, a score per token (here minus its id, so earlier pieces
@@ -163,18 +181,8 @@ def write_tiny_llama(path, tokenizer_json, arch="llama", spm=False):
     """A llama (or, with arch="qwen2", a Qwen2: q/k/v biases, no rotary row
     interleaving in llama.cpp's converter, head size from the widths)."""
     rng = np.random.default_rng(7 if arch == "llama" else 13)
-    tok = json.load(open(tokenizer_json, encoding="utf-8"))
-    vocab = tok["model"]["vocab"]
-    specials = {t["id"]: t["content"] for t in tok["added_tokens"]}
-    n_vocab = max(max(vocab.values()), max(specials)) + 1
-    tokens = [None] * n_vocab
-    for t, i in vocab.items():
-        tokens[i] = t
-    for i, t in specials.items():
-        tokens[i] = t
-    assert all(t is not None for t in tokens)
-    types = [3 if i in specials else 1 for i in range(n_vocab)]
-    merges = [m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]]
+    tokens, types, merges = bpe_vocabulary(tokenizer_json)
+    n_vocab = len(tokens)
     if spm:
         tokens, scores, types = spm_vocabulary(tokenizer_json)
         n_vocab = len(tokens)
@@ -246,17 +254,8 @@ def write_tiny_gpt2(path, tokenizer_json):
     QKV, learned positions (1024 rows: transformers' GPT2Config sizes wpe so),
     biases everywhere, a tied head."""
     rng = np.random.default_rng(11)
-    tok = json.load(open(tokenizer_json, encoding="utf-8"))
-    vocab = tok["model"]["vocab"]
-    specials = {t["id"]: t["content"] for t in tok["added_tokens"]}
-    n_vocab = max(max(vocab.values()), max(specials)) + 1
-    tokens = [None] * n_vocab
-    for t, i in vocab.items():
-        tokens[i] = t
-    for i, t in specials.items():
-        tokens[i] = t
-    types = [3 if i in specials else 1 for i in range(n_vocab)]
-    merges = [m if isinstance(m, str) else " ".join(m) for m in tok["model"]["merges"]]
+    tokens, types, merges = bpe_vocabulary(tokenizer_json)
+    n_vocab = len(tokens)
     d = GPT2_EMBD
     w = gguf.GGUFWriter(path, "gpt2")
     w.add_name("kvscope tiny gpt2")

@@ -193,10 +193,11 @@ nlohmann::json gguf_model_config_json(const GgufFile& f) {
   return j;
 }
 
-ModelFiles load_gguf_model(const fs::path& path) {
-  const GgufFile f = GgufFile::open(path);
+ModelFiles load_gguf_model(const fs::path& path) { return load_gguf_model(GgufFile::open(path)); }
+
+ModelFiles load_gguf_model(const GgufFile& f) {
   ModelFiles m;
-  m.dir = path;
+  m.dir = f.source();
   m.config = parse_model_config(gguf_model_config_json(f), f.source());
   const ModelConfig& cfg = m.config;
   const std::string arch = f.get_string("general.architecture");

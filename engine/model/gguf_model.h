@@ -22,5 +22,7 @@ bool is_gguf_file(const std::filesystem::path& path);
 nlohmann::json gguf_model_config_json(const GgufFile& file);
 
 ModelFiles load_gguf_model(const std::filesystem::path& path);
+// The same from a file already opened (the bundle also reads its tokenizer).
+ModelFiles load_gguf_model(const GgufFile& file);
 
 }  // namespace kvscope

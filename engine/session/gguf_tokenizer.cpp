@@ -176,6 +176,19 @@ std::vector<int64_t> token_types(const GgufFile& f, std::size_t n_tokens) {
   return t->integers;
 }
 
+// A tokenizer.json document with no normalizer, truncation or padding (what
+// transformers builds from any GGUF vocabulary); the parts that differ are
+// given.
+std::string tokenizer_document(nlohmann::json added, nlohmann::json pre, nlohmann::json post, nlohmann::json decoder,
+                               nlohmann::json model) {
+  const nlohmann::json doc = {
+      {"version", "1.0"},        {"truncation", nullptr},     {"padding", nullptr},
+      {"added_tokens", added},   {"normalizer", nullptr},     {"pre_tokenizer", pre},
+      {"post_processor", post},  {"decoder", decoder},        {"model", model},
+  };
+  return doc.dump();
+}
+
 // tokenizer.ggml.model = "llama": a SentencePiece BPE vocabulary, built as
 // transformers' LlamaTokenizer (Metaspace, byte fallback, no normalizer).
 std::string sentencepiece_json(const GgufFile& f) {
@@ -227,21 +240,11 @@ std::string sentencepiece_json(const GgufFile& f) {
         {{"type", "ByteFallback"}},
         {{"type", "Fuse"}},
         {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}}}};
-  nlohmann::json doc = {
-      {"version", "1.0"},
-      {"truncation", nullptr},
-      {"padding", nullptr},
-      {"added_tokens", added},
-      {"normalizer", nullptr},
-      {"pre_tokenizer", pre},
-      {"post_processor", post_processor(f, tokens, add_bos)},
-      {"decoder", decoder},
-      {"model",
-       {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
-        {"end_of_word_suffix", nullptr}, {"fuse_unk", true}, {"byte_fallback", true}, {"ignore_merges", false},
-        {"vocab", vocab}, {"merges", merges}}},
-  };
-  return doc.dump();
+  return tokenizer_document(
+      added, pre, post_processor(f, tokens, add_bos), decoder,
+      {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
+       {"end_of_word_suffix", nullptr}, {"fuse_unk", true}, {"byte_fallback", true}, {"ignore_merges", false},
+       {"vocab", vocab}, {"merges", merges}});
 }
 
 }  // namespace
@@ -283,21 +286,12 @@ std::string gguf_tokenizer_json(const GgufFile& f) {
 
   nlohmann::json pre = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
   if (auto split = named_split(f)) pre = *split;
-  nlohmann::json doc = {
-      {"version", "1.0"},
-      {"truncation", nullptr},
-      {"padding", nullptr},
-      {"added_tokens", added},
-      {"normalizer", nullptr},
-      {"pre_tokenizer", pre},
-      {"post_processor", post_processor(f, tokens, f.get_bool_if("tokenizer.ggml.add_bos_token").value_or(false))},
-      {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
-      {"model",
-       {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", ""},
-        {"end_of_word_suffix", ""}, {"fuse_unk", false}, {"byte_fallback", false}, {"ignore_merges", false},
-        {"vocab", vocab}, {"merges", merge_list}}},
-  };
-  return doc.dump();
+  return tokenizer_document(
+      added, pre, post_processor(f, tokens, f.get_bool_if("tokenizer.ggml.add_bos_token").value_or(false)),
+      {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}},
+      {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", ""},
+       {"end_of_word_suffix", ""}, {"fuse_unk", false}, {"byte_fallback", false}, {"ignore_merges", false},
+       {"vocab", vocab}, {"merges", merge_list}});
 }
 
 }  // namespace kvscope

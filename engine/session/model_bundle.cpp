@@ -31,10 +31,10 @@ std::string special_name(const nlohmann::json& v) {
 
 ModelBundle load_model_bundle(const fs::path& dir) {
   ModelBundle b;
-  b.files = load_model_files(dir);
   if (is_gguf_file(dir)) {
-    // Everything is in the one file; the tokenizer comes from its metadata.
+    // Everything is in the one file, read once: the tokenizer comes from its metadata.
     const GgufFile f = GgufFile::open(dir);
+    b.files = load_gguf_model(f);
     b.tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_json_string(gguf_tokenizer_json(f), f.source()));
     const auto& cfg = b.files.config;
     if (b.tokenizer->vocab_size() > cfg.vocab_size)
@@ -44,6 +44,7 @@ ModelBundle load_model_bundle(const fs::path& dir) {
       if (e < 0 || e >= cfg.vocab_size) throw Error(f.source(), "tokenizer.ggml.eos_token_id", "id " + std::to_string(e) + " outside the vocabulary");
     return b;
   }
+  b.files = load_model_files(dir);
   const fs::path tok_path = dir / "tokenizer.json";
   std::error_code ec;
   if (!fs::exists(tok_path, ec)) throw Error(tok_path.string(), "", "file not found (kvscope reads Hugging Face tokenizer.json)");

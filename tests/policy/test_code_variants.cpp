@@ -11,31 +11,13 @@
 #include <optional>
 
 #include "common/error.h"
+#include "kv_book_fixture.h"
 #include "policy/selection.h"
 
 namespace kvscope {
 namespace {
 
-// `g` KV heads in each of `layers` owning layers, holding positions 0..n-1.
-KvBook book_of(int n, int g = 1, int layers = 1) {
-  KvLayout lay;
-  lay.n_layers = layers;
-  lay.n_heads = g;
-  lay.n_kv_layers = layers;
-  lay.n_kv_heads = g;
-  lay.head_dim = 4;
-  for (int l = 0; l < layers; ++l) {
-    lay.owners.push_back(l);
-    lay.source_of_layer.push_back(l);
-  }
-  KvBook b(lay, 64);
-  std::vector<int> rope(lay.n_segments());
-  for (int p = 0; p < n; ++p) {
-    std::fill(rope.begin(), rope.end(), p);
-    b.append(p, rope);
-  }
-  return b;
-}
+using test::book_of;
 
 // A book holding only `positions` (ascending) in every segment.
 KvBook book_holding(const std::vector<int>& positions, int g = 1) {

@@ -7,31 +7,13 @@
 #include <cmath>
 
 #include "common/counter_random.h"
+#include "kv_book_fixture.h"
 #include "policy/selection.h"
 
 namespace kvscope {
 namespace {
 
-// One owning layer with `g` KV heads holding positions 0..n-1.
-KvBook book_of(int n, int g = 1, int layers = 1) {
-  KvLayout lay;
-  lay.n_layers = layers;
-  lay.n_heads = g;
-  lay.n_kv_layers = layers;
-  lay.n_kv_heads = g;
-  lay.head_dim = 4;
-  for (int l = 0; l < layers; ++l) {
-    lay.owners.push_back(l);
-    lay.source_of_layer.push_back(l);
-  }
-  KvBook b(lay, 64);
-  std::vector<int> rope(lay.n_segments());
-  for (int p = 0; p < n; ++p) {
-    std::fill(rope.begin(), rope.end(), p);
-    b.append(p, rope);
-  }
-  return b;
-}
+using test::book_of;
 
 std::unique_ptr<Policy> policy(PolicyKind kind, const std::string& budget, int prompt_len,
                                std::optional<std::string> window = {}, std::optional<int> sinks = {},
