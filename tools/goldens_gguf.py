@@ -27,6 +27,14 @@ Two files, both small and deterministic (fixed seeds):
                      "llama": scores and token types, no merges)
   tiny_gpt2.*        the same for a GPT-2 (fused QKV, Conv1D weights stored
                      transposed as llama.cpp writes them, learned positions)
+  tiny_gptneox.*     tests/data/models/gpt_neox_parallel converted the way
+  tiny_gptneox_f16.* llama.cpp's convert_hf_to_gguf.py converts GPT-NeoX (its fused
+                     query_key_value regrouped from [head][q,k,v] to [q|k|v]; the
+                     rotary width as rope.dimension_count), F32, and
+                     gpt_neox_sequential at F16 (2-D weights, as --outtype f16 does).
+                     transformers 5.23.0 cannot load a gptneox GGUF, so the
+                     reference is transformers on the checkpoint each file was
+                     converted from (its 2-D weights rounded to F16 for the F16 one).
 
 The random blocks are real model weights here: the file *is* the model, so no
 quantizer is needed, and every block layout is exercised with arbitrary bits.
@@ -303,13 +311,97 @@ def write_tiny_gpt2(path, tokenizer_json):
 
 def hf_goldens(gguf_path, out_json, out_logits):
     import torch
-    import transformers
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     d, name = os.path.split(gguf_path)
     tok = AutoTokenizer.from_pretrained(d, gguf_file=name)
     model = AutoModelForCausalLM.from_pretrained(d, gguf_file=name, dtype=torch.float32,
                                                  attn_implementation="eager")
+    record_goldens(model, tok, out_json, out_logits)
+
+
+def write_gptneox(path, model_dir, f16):
+    """A GPT-NeoX checkpoint converted as llama.cpp's converter does it."""
+    from safetensors.numpy import load_file
+    cfg = json.load(open(os.path.join(model_dir, "config.json"), encoding="utf-8"))
+    tensors = load_file(os.path.join(model_dir, "model.safetensors"))
+    d, heads = cfg["hidden_size"], cfg["num_attention_heads"]
+    hd = d // heads
+    rope = cfg.get("rope_parameters", {})  # or the older top-level spellings
+    rotary = int(rope.get("partial_rotary_factor", cfg.get("rotary_pct", 0.25)) * hd)
+    theta = rope.get("rope_theta", cfg.get("rotary_emb_base", 10000.0))
+    tokens, types, merges = bpe_vocabulary(os.path.join(model_dir, "tokenizer.json"))
+    for i in range(len(tokens), cfg["vocab_size"]):  # the converter pads to the embedding's rows
+        tokens.append(f"[PAD{i}]")
+        types.append(5)  # unused
+
+    w = gguf.GGUFWriter(path, "gptneox")
+    w.add_name(os.path.basename(model_dir))
+    w.add_context_length(cfg["max_position_embeddings"])
+    w.add_embedding_length(d)
+    w.add_block_count(cfg["num_hidden_layers"])
+    w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_rope_dimension_count(rotary)
+    if theta != 10000.0:  # llama.cpp's converter leaves it out; its reader takes it when present
+        w.add_rope_freq_base(theta)
+    w.add_head_count(heads)
+    w.add_parallel_residual(cfg["use_parallel_residual"])
+    w.add_layer_norm_eps(cfg["layer_norm_eps"])
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("gpt-2")
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_bos_token_id(cfg["bos_token_id"])
+    w.add_eos_token_id(cfg["eos_token_id"])
+
+    parts = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
+             "attention.query_key_value": "attn_qkv", "attention.dense": "attn_output",
+             "mlp.dense_h_to_4h": "ffn_up", "mlp.dense_4h_to_h": "ffn_down"}
+    top = {"gpt_neox.embed_in": "token_embd", "gpt_neox.final_layer_norm": "output_norm", "embed_out": "output"}
+    for name in sorted(tensors):
+        x = tensors[name].astype(np.float32)
+        stem, suffix = name.rsplit(".", 1)
+        if stem in top:
+            out = top[stem]
+        else:
+            layer, rest = stem[len("gpt_neox.layers."):].split(".", 1)
+            out = f"blk.{layer}.{parts[rest]}"
+        if out.endswith("attn_qkv"):  # [head][q,k,v][hd] -> [q|k|v]
+            x = np.concatenate([x.reshape(heads, 3, hd, -1)[:, p].reshape(d, -1) for p in range(3)])
+            x = x.reshape(tensors[name].shape)
+        if f16 and x.ndim == 2:
+            x = x.astype(np.float16)
+        w.add_tensor(f"{out}.{suffix}", x)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def checkpoint_goldens(model_dir, f16, out_json, out_logits):
+    """transformers on the checkpoint a GGUF was converted from. The tokenizer
+    is its tokenizer.json as written (what the converter copied), not
+    AutoTokenizer: transformers 5 rebuilds a GPT-NeoX pipeline with an NFC
+    normalizer this test file does not have, and neither llama.cpp nor a
+    gpt2-kind GGUF vocabulary normalizes."""
+    import torch
+    from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast
+
+    tok = PreTrainedTokenizerFast(tokenizer_file=os.path.join(model_dir, "tokenizer.json"))
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="eager")
+    if f16:
+        with torch.no_grad():
+            for p in model.parameters():
+                if p.dim() == 2:
+                    p.copy_(p.half().float())
+    record_goldens(model, tok, out_json, out_logits)
+
+
+def record_goldens(model, tok, out_json, out_logits):
+    import torch
+    import transformers
+
     model.eval()
     prompt_text = "The cache keeps the tokens that matter; the rest are evicted, one by one."
     prompt = tok(prompt_text).input_ids
@@ -346,6 +438,12 @@ def main(out_dir=None):
     gpt2 = os.path.join(out, "tiny_gpt2.gguf")
     write_tiny_gpt2(gpt2, os.path.join(ROOT, "tests/data/models/gpt2/tokenizer.json"))
     hf_goldens(gpt2, os.path.join(out, "tiny_gpt2.golden.json"), os.path.join(out, "tiny_gpt2.logits.npy"))
+    for name, checkpoint, f16 in (("tiny_gptneox", "gpt_neox_parallel", False),
+                                  ("tiny_gptneox_f16", "gpt_neox_sequential", True)):
+        model_dir = os.path.join(ROOT, "tests/data/models", checkpoint)
+        write_gptneox(os.path.join(out, name + ".gguf"), model_dir, f16)
+        checkpoint_goldens(model_dir, f16, os.path.join(out, name + ".golden.json"),
+                           os.path.join(out, name + ".logits.npy"))
     print("wrote", out)
 
 

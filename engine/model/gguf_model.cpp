@@ -23,11 +23,9 @@ std::string model_type_of(const GgufFile& f, const std::string& arch) {
   }
   if (arch == "qwen2") return "qwen2";
   if (arch == "gpt2") return "gpt2";
-  if (arch == "gptneox")
-    throw Error(f.source(), "general.architecture",
-                "GPT-NeoX GGUF files are not read (transformers 5.23.0, the reference, cannot load them either)");
+  if (arch == "gptneox") return "gpt_neox";
   throw Error(f.source(), "general.architecture",
-              "architecture \"" + arch + "\" is not supported in GGUF files (llama, qwen2, gpt2 are)");
+              "architecture \"" + arch + "\" is not supported in GGUF files (llama, qwen2, gpt2, gptneox are)");
 }
 
 // Metadata that would make llama.cpp compute something transformers does not
@@ -48,7 +46,9 @@ void refuse_unsupported_keys(const GgufFile& f, const std::string& arch) {
 
 // HF name of a GGUF tensor (llama.cpp's names, as gguf-py's tensor map
 // pairs them with transformers' for each architecture).
-std::string hf_tensor_name(const std::string& g, bool gpt2) {
+enum class GgufNames { Llama, Gpt2, GptNeox };
+
+std::string hf_tensor_name(const std::string& g, GgufNames kind) {
   using Pairs = std::vector<std::pair<std::string, std::string>>;
   static const Pairs llama_top = {{"token_embd.weight", "model.embed_tokens.weight"},
                                   {"output_norm.weight", "model.norm.weight"},
@@ -69,15 +69,28 @@ std::string hf_tensor_name(const std::string& g, bool gpt2) {
       {"attn_norm.", "ln_1."}, {"ffn_norm.", "ln_2."},     {"attn_qkv.", "attn.c_attn."},
       {"attn_output.", "attn.c_proj."}, {"ffn_up.", "mlp.c_fc."}, {"ffn_down.", "mlp.c_proj."},
   };
-  for (const auto& [from, to] : gpt2 ? gpt2_top : llama_top)
+  static const Pairs neox_top = {{"token_embd.weight", "gpt_neox.embed_in.weight"},
+                                 {"output_norm.weight", "gpt_neox.final_layer_norm.weight"},
+                                 {"output_norm.bias", "gpt_neox.final_layer_norm.bias"},
+                                 {"output.weight", "embed_out.weight"}};
+  static const Pairs neox_parts = {
+      {"attn_norm.", "input_layernorm."},          {"ffn_norm.", "post_attention_layernorm."},
+      {"attn_qkv.", "attention.query_key_value."}, {"attn_output.", "attention.dense."},
+      {"ffn_up.", "mlp.dense_h_to_4h."},           {"ffn_down.", "mlp.dense_4h_to_h."},
+  };
+  const Pairs& top = kind == GgufNames::Gpt2 ? gpt2_top : kind == GgufNames::GptNeox ? neox_top : llama_top;
+  const Pairs& parts = kind == GgufNames::Gpt2 ? gpt2_parts : kind == GgufNames::GptNeox ? neox_parts : llama_parts;
+  const char* layers = kind == GgufNames::Gpt2      ? "transformer.h."
+                       : kind == GgufNames::GptNeox ? "gpt_neox.layers."
+                                                    : "model.layers.";
+  for (const auto& [from, to] : top)
     if (g == from) return to;
   if (g.rfind("blk.", 0) != 0) return g;
   const auto dot = g.find('.', 4);
   if (dot == std::string::npos) return g;
   const std::string layer = g.substr(4, dot - 4), rest = g.substr(dot + 1);
-  for (const auto& [from, to] : gpt2 ? gpt2_parts : llama_parts)
-    if (rest.compare(0, from.size(), from) == 0)
-      return (gpt2 ? "transformer.h." : "model.layers.") + layer + "." + to + rest.substr(from.size());
+  for (const auto& [from, to] : parts)
+    if (rest.compare(0, from.size(), from) == 0) return layers + layer + "." + to + rest.substr(from.size());
   return g;  // left for the architecture mapping to report as unexpected
 }
 
@@ -115,10 +128,75 @@ void undo_rotary_interleave(std::vector<float>& w, int64_t rows, int64_t cols, i
   w.swap(out);
 }
 
+// llama.cpp's converter regroups GPT-NeoX's fused query_key_value from
+// transformers' per-head order [head][q, k, v][head_dim] into [q | k | v],
+// each [head][head_dim] (rows of the weight, entries of the bias); this puts
+// the rows back where transformers keeps them. Row part*d + h*hd + r came
+// from row h*3*hd + part*hd + r.
+void undo_qkv_grouping(std::vector<float>& w, int64_t rows, int64_t cols, int64_t heads, const std::string& source,
+                       const std::string& name) {
+  if (heads <= 0 || rows % (3 * heads) != 0)
+    throw Error(source, name, std::to_string(rows) + " rows cannot be split into q, k and v of " +
+                                  std::to_string(heads) + " heads");
+  const int64_t hd = rows / (3 * heads), d = heads * hd;
+  std::vector<float> out(w.size());
+  for (int64_t part = 0; part < 3; ++part)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t r = 0; r < hd; ++r) {
+        const float* src = w.data() + (part * d + h * hd + r) * cols;
+        std::copy(src, src + cols, out.data() + (h * 3 * hd + part * hd + r) * cols);
+      }
+  w.swap(out);
+}
+
 struct OwnedTensors {
   std::shared_ptr<const MappedFile> mapping;
   std::vector<std::vector<float>> buffers;
 };
+
+// GPT-NeoX as llama.cpp's converter writes it: no KV-head count (every head
+// has its own K and V), the rotary width as a dimension count, no RoPE base
+// unless given (llama.cpp then uses 10000, GPTNeoXConfig's default), and no
+// activation: llama.cpp computes GELU for this architecture; the exact (erf)
+// GELU is what the Pythia checkpoints it converts declare.
+template <typename Key>
+nlohmann::json gpt_neox_config_json(const GgufFile& f, const Key& key) {
+  nlohmann::json j;
+  j["model_type"] = "gpt_neox";
+  const int64_t d = f.get_int(key("embedding_length")), heads = f.get_int(key("attention.head_count"));
+  j["hidden_size"] = d;
+  j["intermediate_size"] = f.get_int(key("feed_forward_length"));
+  j["num_hidden_layers"] = f.get_int(key("block_count"));
+  j["num_attention_heads"] = heads;
+  if (heads <= 0 || d % heads != 0)
+    throw Error(f.source(), key("attention.head_count"), std::to_string(heads) + " does not divide embedding_length " +
+                                                             std::to_string(d));
+  if (auto kv = f.get_int_if(key("attention.head_count_kv")); kv && *kv != heads)
+    throw Error(f.source(), key("attention.head_count_kv"),
+                std::to_string(*kv) + " differs from head_count (GPT-NeoX has one K and V per head)");
+  if (auto ctx = f.get_int_if(key("context_length"))) j["max_position_embeddings"] = *ctx;
+  if (auto eps = f.get_real_if(key("attention.layer_norm_epsilon"))) j["layer_norm_eps"] = *eps;
+  if (auto par = f.get_bool_if(key("use_parallel_residual"))) j["use_parallel_residual"] = *par;
+  const int64_t head_dim = d / heads;
+  const int64_t rotary = f.get_int_if(key("rope.dimension_count")).value_or(head_dim);
+  if (rotary <= 0 || rotary > head_dim || rotary % 2 != 0)
+    throw Error(f.source(), key("rope.dimension_count"),
+                std::to_string(rotary) + " is not an even width within the head size " + std::to_string(head_dim));
+  j["rope_parameters"] = {{"rope_type", "default"},
+                          {"rope_theta", f.get_real_if(key("rope.freq_base")).value_or(10000.0)},
+                          {"partial_rotary_factor", static_cast<double>(rotary) / static_cast<double>(head_dim)}};
+  j["hidden_act"] = "gelu";
+  j["attention_bias"] = f.find_tensor("blk.0.attn_qkv.bias") != nullptr;
+  // The embedding's rows: Pythia pads them past its tokenizer (llama.cpp
+  // then pads the token list to match, but an older file may not).
+  const auto* emb = f.find_tensor("token_embd.weight");
+  if (!emb || emb->dims.size() != 2) throw Error(f.source(), "token_embd.weight", "missing or not 2-D");
+  j["vocab_size"] = emb->dims[1];
+  j["tie_word_embeddings"] = f.find_tensor("output.weight") == nullptr;
+  if (auto b = f.get_int_if("tokenizer.ggml.bos_token_id")) j["bos_token_id"] = *b;
+  if (auto e = f.get_int_if("tokenizer.ggml.eos_token_id")) j["eos_token_id"] = *e;
+  return j;
+}
 
 }  // namespace
 
@@ -160,6 +238,7 @@ nlohmann::json gguf_model_config_json(const GgufFile& f) {
     if (auto e = f.get_int_if("tokenizer.ggml.eos_token_id")) j["eos_token_id"] = *e;
     return j;
   }
+  if (type == "gpt_neox") return gpt_neox_config_json(f, key);
   j["hidden_size"] = f.get_int(key("embedding_length"));
   j["intermediate_size"] = f.get_int(key("feed_forward_length"));
   j["num_hidden_layers"] = f.get_int(key("block_count"));
@@ -201,7 +280,8 @@ ModelFiles load_gguf_model(const GgufFile& f) {
   m.config = parse_model_config(gguf_model_config_json(f), f.source());
   const ModelConfig& cfg = m.config;
   const std::string arch = f.get_string("general.architecture");
-  const bool interleaved_rotary = arch == "llama", gpt2 = arch == "gpt2";
+  const bool interleaved_rotary = arch == "llama", gpt2 = arch == "gpt2", neox = arch == "gptneox";
+  const GgufNames names = gpt2 ? GgufNames::Gpt2 : neox ? GgufNames::GptNeox : GgufNames::Llama;
 
   auto owned = std::make_shared<OwnedTensors>();
   owned->mapping = f.mapping();
@@ -210,7 +290,7 @@ ModelFiles load_gguf_model(const GgufFile& f) {
   views.reserve(f.tensors().size());
   for (const GgufTensorInfo& t : f.tensors()) {
     TensorView v;
-    v.name = hf_tensor_name(t.name, gpt2);
+    v.name = hf_tensor_name(t.name, names);
     v.stored_dtype = "F32";
     v.dtype = DType::F32;
     v.shape = t.torch_shape();
@@ -219,8 +299,9 @@ ModelFiles load_gguf_model(const GgufFile& f) {
     const bool is_q = v.name.ends_with("self_attn.q_proj.weight"), is_k = v.name.ends_with("self_attn.k_proj.weight");
     const bool rotary_rows = interleaved_rotary && (is_q || is_k) && v.shape.size() == 2;
     const bool conv1d = gpt2 && is_gpt2_conv1d(v.name) && v.shape.size() == 2;
+    const bool grouped_qkv = neox && v.name.find(".attention.query_key_value.") != std::string::npos;
     if (conv1d) std::swap(v.shape[0], v.shape[1]);
-    if (t.type == GgmlType::F32 && !rotary_rows && !conv1d) {
+    if (t.type == GgmlType::F32 && !rotary_rows && !conv1d && !grouped_qkv) {
       v.data = t.data;  // used in place, inside the mapping
     } else {
       std::vector<float> buf(static_cast<std::size_t>(t.numel()));
@@ -228,6 +309,8 @@ ModelFiles load_gguf_model(const GgufFile& f) {
       if (rotary_rows)
         undo_rotary_interleave(buf, v.shape[0], v.shape[1], is_q ? cfg.n_heads : cfg.n_kv_heads, f.source(), t.name);
       if (conv1d) transpose_in_place(buf, v.shape[1], v.shape[0]);  // stored [out, in] -> [in, out]
+      if (grouped_qkv)
+        undo_qkv_grouping(buf, v.shape[0], v.shape.size() == 2 ? v.shape[1] : 1, cfg.n_heads, f.source(), t.name);
       owned->buffers.push_back(std::move(buf));
       v.data = reinterpret_cast<const std::byte*>(owned->buffers.back().data());
     }

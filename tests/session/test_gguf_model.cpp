@@ -58,9 +58,32 @@ TEST(GgufModel, Gpt2ConfigComesFromTheMetadata) {
   EXPECT_TRUE(c.tied_embeddings);
 }
 
+// GPT-NeoX as llama.cpp's converter writes it (tools/goldens_gguf.py mirrors
+// convert_hf_to_gguf.py): the rotary width and RoPE base, the residual kind,
+// the tied head all come back as the checkpoint had them.
+TEST(GgufModel, GptNeoxConfigComesFromTheMetadata) {
+  const auto par = load_model_bundle(gguf_path("tiny_gptneox")).config();
+  EXPECT_EQ(par.arch, Arch::GPTNeoX);
+  EXPECT_EQ(par.n_heads, 4);
+  EXPECT_EQ(par.n_kv_heads, 4);
+  EXPECT_EQ(par.head_dim, 12);
+  EXPECT_EQ(par.rotary_dims, 6);
+  EXPECT_TRUE(par.parallel_residual);
+  EXPECT_FALSE(par.tied_embeddings);
+  EXPECT_DOUBLE_EQ(par.rope_theta, 10000.0);
+  const auto seq = load_model_bundle(gguf_path("tiny_gptneox_f16")).config();
+  EXPECT_EQ(seq.n_heads, 2);
+  EXPECT_EQ(seq.rotary_dims, 6);  // rotary_pct 0.25 of 24
+  EXPECT_FALSE(seq.parallel_residual);
+  EXPECT_TRUE(seq.tied_embeddings);  // no output.weight in the file
+  EXPECT_DOUBLE_EQ(seq.rope_theta, 500.0);
+}
+
 // Each tiny GGUF (llama: every quantized type, rotary rows interleaved; qwen2:
 // q/k/v biases, its own split pattern;
-// gpt2: fused QKV, Conv1D weights stored transposed) against transformers.
+// gpt2: fused QKV, Conv1D weights stored transposed) against transformers;
+// gptneox (q|k|v regrouped by the converter; F32 and F16) against
+// transformers on the checkpoint it was converted from.
 class GgufGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GgufGolden, PromptLogitsAndGreedyContinuationMatchTransformers) {
@@ -114,7 +137,8 @@ TEST_P(GgufGolden, TokenizerFromMetadataMatchesTransformersOnTheHardStrings) {
   EXPECT_GT(n, 50);
 }
 
-INSTANTIATE_TEST_SUITE_P(TinyModels, GgufGolden, ::testing::Values("tiny_llama", "tiny_qwen2", "tiny_gpt2", "tiny_llama_spm"));
+INSTANTIATE_TEST_SUITE_P(TinyModels, GgufGolden, ::testing::Values("tiny_llama", "tiny_qwen2", "tiny_gpt2", "tiny_llama_spm",
+                                                                "tiny_gptneox", "tiny_gptneox_f16"));
 
 // The tiny file's metadata with one key changed, written as GGUF again by
 // copying its bytes: the key's string value is patched in place (same length).
