@@ -3,10 +3,13 @@
 // pythia-160m shape.
 #include <benchmark/benchmark.h>
 
+#include <cblas.h>
+
 #include <random>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_ops.h"
+#include "backend/cpu/matvec.h"
 #include "model/shapes.h"
 
 namespace kvscope {
@@ -26,6 +29,44 @@ void BM_LinearDecode(benchmark::State& state) {
   state.SetBytesProcessed(int64_t(state.iterations()) * out * in * 4);
 }
 BENCHMARK(BM_LinearDecode)->Args({2304, 768})->Args({3072, 768})->Args({768, 3072})->Args({50304, 768});
+
+// One thread, one whole matrix: kvscope's matvec (cpu/matvec.h) for one and
+// two input rows against OpenBLAS's sgemv, which linear() used for decode
+// before. Shapes: SmolLM2-135M's q, k/v, up, down and head; pythia-160m's
+// fused QKV and head.
+constexpr std::pair<int, int> kMatvecShapes[] = {{576, 576},   {192, 576},  {1536, 576}, {576, 1536},
+                                                  {49152, 576}, {2304, 768}, {50304, 768}};
+
+void matvec_args(benchmark::internal::Benchmark* b) {
+  for (auto [out, in] : kMatvecShapes) b->Args({out, in});
+}
+
+void BM_SgemvOpenBlas(benchmark::State& state) {
+  cpu::use_single_threaded_blas();
+  const int out = static_cast<int>(state.range(0)), in = static_cast<int>(state.range(1));
+  std::vector<float> w(size_t(out) * in, 0.01f), x(in, 1.0f), y(out);
+  for (auto _ : state) {
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, out, in, 1.0f, w.data(), in, x.data(), 1, 0.0f, y.data(), 1);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * out * in * 4);
+}
+BENCHMARK(BM_SgemvOpenBlas)->Apply(matvec_args);
+
+void BM_Matvec(benchmark::State& state) {
+  const int out = static_cast<int>(state.range(0)), in = static_cast<int>(state.range(1));
+  const int rows = static_cast<int>(state.range(2));
+  std::vector<float> w(size_t(out) * in, 0.01f), x(size_t(rows) * in, 1.0f), y(size_t(rows) * out);
+  for (auto _ : state) {
+    cpu::matvec_rows(x.data(), rows, in, w.data(), 0, out, y.data(), out);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * out * in * 4);  // weight bytes, read once for all rows
+}
+BENCHMARK(BM_Matvec)->Apply([](benchmark::internal::Benchmark* b) {
+  for (int rows : {1, 2})
+    for (auto [out, in] : kMatvecShapes) b->Args({out, in, rows});
+});
 
 void BM_DecodeStep(benchmark::State& state) {
   const auto cfg = shape_config("pythia-160m");
@@ -50,6 +91,36 @@ void BM_DecodeStep(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_DecodeStep)->Arg(16)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
+
+// A decode step of a run and its full-cache reference together
+// (Backend::forward_pair, what the metrics cost), for the same shape;
+// compare with BM_DecodeStep (one run) at the same context.
+void BM_DecodeStepPaired(benchmark::State& state) {
+  const auto cfg = shape_config("pythia-160m");
+  const auto w = random_weights(cfg, 1);
+  const int ctx = static_cast<int>(state.range(0));
+  BackendOptions bo;
+  bo.max_tokens = ctx + 1;
+  auto be = make_backend(Device::Cpu, cfg, w, bo);
+  auto ref = be->spawn(bo);
+  std::vector<int> prompt(ctx);
+  std::mt19937 rng(1);
+  for (auto& t : prompt) t = static_cast<int>(rng() % cfg.vocab_size);
+  ForwardOptions fo;
+  ForwardOutput out, ref_out;
+  for (auto _ : state) {
+    state.PauseTiming();
+    be->reset();
+    ref->reset();
+    be->forward(prompt, fo, out);
+    ref->forward(prompt, fo, ref_out);
+    state.ResumeTiming();
+    const int tok[1] = {1};
+    be->forward_pair(tok, fo, out, *ref, fo, ref_out);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_DecodeStepPaired)->Arg(16)->Arg(256)->Arg(1024)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace kvscope

@@ -98,22 +98,29 @@ void run_policy_bench(const PolicyBenchArgs& a) {
   policy_cfg.recording.memory_mb = 1e6;  // everything recorded, as the overhead target asks
   SessionConfig full_cfg = policy_cfg;
   full_cfg.policy = PolicyParams{};
+  // The same policy run with the metrics on: its full-cache reference steps
+  // together with it (Backend::forward_pair).
+  SessionConfig metrics_cfg = policy_cfg;
+  metrics_cfg.recording.metrics = true;
 
-  Timing bare, full, pol;
+  Timing bare, full, pol, met;
   // Each repeat's three runs follow one another, so a drift of the machine
   // (seconds) hits them alike: the median over repeats of their ratios is
   // steadier than the ratio of the best times, which may come from
   // different moments.
-  std::vector<double> rec_ratio, pol_ratio;
-  for (int r = 0; r < a.repeats; ++r) {  // interleaved, so drift hits all three alike
+  std::vector<double> rec_ratio, pol_ratio, met_ratio;
+  for (int r = 0; r < a.repeats; ++r) {  // interleaved, so drift hits all four alike
     const Timing tb = time_backend(*bundle, prompt, a);
     const Timing tf = time_session(bundle, full_cfg);
     const Timing tp = time_session(bundle, policy_cfg);
+    const Timing tm = time_session(bundle, metrics_cfg);
     keep_best(bare, tb);
     keep_best(full, tf);
     keep_best(pol, tp);
+    keep_best(met, tm);
     rec_ratio.push_back(tf.decode_ms_per_token / tb.decode_ms_per_token);
     pol_ratio.push_back(tp.decode_ms_per_token / tb.decode_ms_per_token);
+    met_ratio.push_back(tm.decode_ms_per_token / tp.decode_ms_per_token);
   }
   auto median = [](std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -122,7 +129,9 @@ void run_policy_bench(const PolicyBenchArgs& a) {
   };
   const double rec_over = full.decode_ms_per_token / bare.decode_ms_per_token - 1;
   const double pol_over = pol.decode_ms_per_token / bare.decode_ms_per_token - 1;
+  const double met_over = met.decode_ms_per_token / pol.decode_ms_per_token - 1;
   const double rec_paired = median(rec_ratio) - 1, pol_paired = median(pol_ratio) - 1;
+  const double met_paired = median(met_ratio) - 1;
   const std::string policy_name = a.flags.policy + " " + a.flags.budget;
   if (a.json) {
     nlohmann::json j = {{"model", a.model.empty() ? default_model_dir().string() : a.model},
@@ -137,6 +146,9 @@ void run_policy_bench(const PolicyBenchArgs& a) {
                         {"policy_and_recorder_overhead", pol_over},
                         {"recorder_overhead_paired_median", rec_paired},
                         {"policy_and_recorder_overhead_paired_median", pol_paired},
+                        {"policy_metrics_decode_ms_per_token", met.decode_ms_per_token},
+                        {"metrics_overhead", met_over},
+                        {"metrics_overhead_paired_median", met_paired},
                         {"kv_bytes_full", full.kv_bytes},
                         {"kv_bytes_policy", pol.kv_bytes}};
     std::printf("%s\n", j.dump(2).c_str());
@@ -151,8 +163,10 @@ void run_policy_bench(const PolicyBenchArgs& a) {
   std::printf("  session, %-14s all layers recorded %8.3f ms/token  (%+.1f%%)  KV %lld of %lld bytes\n",
               policy_name.c_str(), pol.decode_ms_per_token, 100 * pol_over, static_cast<long long>(pol.kv_bytes),
               static_cast<long long>(full.kv_bytes));
-  std::printf("  median over repeats of each repeat's own ratio: full recorded %+.1f%%, policy %+.1f%%\n",
-              100 * rec_paired, 100 * pol_paired);
+  std::printf("  the same with metrics on (reference paired) %8.3f ms/token  (%+.1f%% over metrics off)\n",
+              met.decode_ms_per_token, 100 * met_over);
+  std::printf("  median over repeats of each repeat's own ratio: full recorded %+.1f%%, policy %+.1f%%, metrics %+.1f%%\n",
+              100 * rec_paired, 100 * pol_paired, 100 * met_paired);
 }
 
 }  // namespace kvscope::cli

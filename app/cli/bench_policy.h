@@ -17,11 +17,11 @@ struct PolicyBenchArgs {
   PolicyFlags flags;
 };
 
-// Times three runs of one random prompt: the bare backend (full cache, no
+// Times four runs of one random prompt: the bare backend (full cache, no
 // recording), the session stepper with the full policy and every layer
-// recorded, and the stepper with the chosen policy and every layer recorded.
-// The shadow full-cache run for metrics is off in both (it is a second model,
-// not overhead of the policy). Reports the best of `repeats` runs each.
+// recorded, the stepper with the chosen policy and every layer recorded,
+// and that again with the metrics on (their full-cache reference stepped
+// together with the policy run). Reports the best of `repeats` runs each.
 void run_policy_bench(const PolicyBenchArgs& a);
 
 }  // namespace kvscope::cli

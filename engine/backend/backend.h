@@ -80,6 +80,17 @@ class Backend {
   // positions would overflow.
   virtual void forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) = 0;
 
+  // The same tokens through this run and `other` (a run of the same model
+  // with its own cache: the metrics' full-cache reference), as if by
+  // forward() on each, in that order. A backend that can, steps both
+  // together so the weights are read once; this one runs them one after
+  // the other.
+  virtual void forward_pair(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out,
+                            Backend& other, const ForwardOptions& other_opt, ForwardOutput& other_out) {
+    forward(tokens, opt, out);
+    other.forward(tokens, other_opt, other_out);
+  }
+
   // Samples the next token from the last token's logits of the latest
   // forward(), with the rule of backend/sampler.h (on the device for CUDA).
   virtual int sample(const SamplingParams& p, uint64_t step) = 0;

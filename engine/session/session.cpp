@@ -153,7 +153,7 @@ std::vector<int> Session::capture_layers() const {
   return recorder_.attention_layers();
 }
 
-void Session::run_forward(std::span<const int> toks, bool capture, std::function<void()> alongside_head) {
+ForwardOptions Session::forward_options(bool capture, std::function<void()> alongside_head) const {
   ForwardOptions fo;
   fo.alongside_head = std::move(alongside_head);
   if (capture) fo.capture_layers = capture_layers();
@@ -162,22 +162,33 @@ void Session::run_forward(std::span<const int> toks, bool capture, std::function
   fo.logits_to_host = metrics_ || !continuation_.empty();
   StepContext ctx{std::max(row_, 0), planned_new_};
   fo.stats = policy_->stat_rule(ctx);
-  backend_->forward(toks, fo, out_);
+  return fo;
+}
+
+void Session::run_forward(std::span<const int> toks, bool capture, std::function<void()> alongside_head) {
+  backend_->forward(toks, forward_options(capture, std::move(alongside_head)), out_);
 }
 
 // The full-cache run the metrics compare against: same tokens, same
 // captured layers, no statistic and no eviction.
-void Session::run_shadow_forward(std::span<const int> toks) {
+ForwardOptions Session::shadow_options() const {
   ForwardOptions so;
   so.capture_layers = capture_layers();
   so.capture_last_query_only = true;
   so.capture_logits = false;
-  shadow_->forward(toks, so, shadow_out_);
-  if (native_) {
-    ForwardOptions no;  // logits only
-    no.capture_logits = false;
-    native_->forward(toks, no, native_out_);
-  }
+  return so;
+}
+
+void Session::run_native_forward(std::span<const int> toks) {
+  if (!native_) return;
+  ForwardOptions no;  // logits only
+  no.capture_logits = false;
+  native_->forward(toks, no, native_out_);
+}
+
+void Session::run_shadow_forward(std::span<const int> toks) {
+  shadow_->forward(toks, shadow_options(), shadow_out_);
+  run_native_forward(toks);
 }
 
 const float* Session::native_logits() const {
@@ -229,11 +240,20 @@ bool Session::step() {
   // Choosing and recording read only the layers' captures and statistics:
   // the backend runs them alongside its output head. Eviction joins them
   // unless the metrics need this step's cache and logits first.
-  run_forward(one, true, [this] {
+  auto alongside = [this] {
     choose_and_record(row_);
     if (!metrics_) evict();
-  });
-  if (metrics_) run_shadow_forward(one);
+  };
+  if (metrics_) {
+    // The policy run and its full-cache reference step together: decode
+    // reads the weights once for both (the same bits as one after the
+    // other). The native model, under a sharing conversion, has weights of
+    // its own.
+    backend_->forward_pair(one, forward_options(true, alongside), out_, *shadow_, shadow_options(), shadow_out_);
+    run_native_forward(one);
+  } else {
+    run_forward(one, true, alongside);
+  }
   StepMetrics m = step_metrics(row_);  // before eviction: recall is over what this step attended to
   if (metrics_) evict();
   add_metrics(std::move(m));

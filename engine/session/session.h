@@ -83,8 +83,11 @@ class Session {
   struct ForkTag {};
   Session(Session& from, ForkTag);
   void build();  // the constructor's work; its errors are renamed for a session file
+  ForwardOptions forward_options(bool capture, std::function<void()> alongside_head) const;
+  ForwardOptions shadow_options() const;
   void run_forward(std::span<const int> toks, bool capture, std::function<void()> alongside_head = {});
   void run_shadow_forward(std::span<const int> toks);
+  void run_native_forward(std::span<const int> toks);
   // A step's bookkeeping after its forward pass: choose, record, measure
   // (before eviction, against the shadow run), evict, add the metrics row.
   void evict_and_record(int row);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include "session/generator.h"
@@ -271,6 +272,55 @@ TEST(MetricsNative, WithoutAConversionEqualTheShadowRun) {
     EXPECT_EQ(m.kl_native, m.kl);
     EXPECT_EQ(m.top1_agree_native, m.top1_agree);
     if (!std::isnan(m.nll_full)) EXPECT_EQ(m.nll_native, m.nll_full);
+  }
+}
+
+}  // namespace
+}  // namespace kvscope
+
+namespace kvscope {
+namespace {
+
+// The metrics' full-cache reference steps together with the policy run
+// (Backend::forward_pair): the policy run must not notice, and the
+// reference must be what a full-cache run of its own computes.
+TEST(MetricsPaired, ThePolicyRunIsTheSameWithMetricsOnAndTheReferenceIsAFullRun) {
+  for (const char* model : {"llama_gqa", "gpt2"}) {
+    SCOPED_TRACE(model);
+    SessionConfig on = test::config(PolicyKind::H2O, "50%", 10);
+    on.sampling.temperature = 0.8;  // sampled tokens: any change in the logits' bits would show
+    on.recording.metrics = true;
+    SessionConfig off = on;
+    off.recording.metrics = false;
+    SessionConfig full = on;
+    full.policy = PolicyParams{};
+    Session a(test::bundle(model), on), b(test::bundle(model), off), f(test::bundle(model), full);
+    a.run_to_end();
+    b.run_to_end();
+    f.run_to_end();
+    EXPECT_EQ(a.generated(), b.generated());
+    // ... and the policy run's recorded attention and scores, bit for bit.
+    ASSERT_EQ(a.recorder().attention_rows().size(), b.recorder().attention_rows().size());
+    EXPECT_EQ(0, std::memcmp(a.recorder().attention_rows().data(), b.recorder().attention_rows().data(),
+                             a.recorder().attention_rows().size() * sizeof(float)));
+    ASSERT_EQ(a.recorder().scores().size(), b.recorder().scores().size());
+    EXPECT_EQ(0, std::memcmp(a.recorder().scores().data(), b.recorder().scores().data(),
+                             a.recorder().scores().size() * sizeof(float)));
+    ASSERT_EQ(a.recorder().metrics().size(), f.recorder().metrics().size());
+    // f's own run is a full cache fed the tokens a generated only where the
+    // two agree; compare the steps up to the first difference.
+    const auto& ma = a.recorder().metrics();
+    const auto& mf = f.recorder().metrics();
+    int compared = 0;
+    for (std::size_t i = 0; i < ma.size(); ++i) {
+      if (i > 0 && a.generated()[i - 1] != f.generated()[i - 1]) break;
+      if (std::isnan(ma[i].nll_full)) continue;
+      if (ma[i].next_token != mf[i].next_token) break;
+      EXPECT_EQ(ma[i].nll_full, mf[i].nll) << "step " << i;  // bit for bit
+      EXPECT_EQ(mf[i].kl, 0.0);
+      ++compared;
+    }
+    EXPECT_GT(compared, 0);
   }
 }
 

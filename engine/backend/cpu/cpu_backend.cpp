@@ -154,10 +154,9 @@ void CpuBackend::make_room(int seg, int n) {
   start_[seg] = 0;
 }
 
-void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) {
+void CpuBackend::check_forward(std::span<const int> tokens) const {
   const auto& cfg = model_->cfg;
   const int n = static_cast<int>(tokens.size());
-  const int d = cfg.hidden, H = cfg.n_heads, S = layout_.n_segments();
   if (n == 0) throw Error("forward", "tokens", "no tokens");
   if (seen_ + n > cfg.max_positions)
     throw Error("forward", "positions", "sequence of " + std::to_string(seen_ + n) +
@@ -172,7 +171,13 @@ void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt,
     if (t < 0 || t >= cfg.vocab_size)
       throw Error("forward", "tokens", "token id " + std::to_string(t) + " outside the vocabulary (" +
                                            std::to_string(cfg.vocab_size) + ")");
+}
 
+// Appends the call's positions to the book and readies the statistics and
+// the capture slots; returns the first new position.
+int CpuBackend::begin_forward(int n, const ForwardOptions& opt, ForwardOutput& out) {
+  const auto& cfg = model_->cfg;
+  const int S = layout_.n_segments();
   // Where each new token's key is rotated to in each segment.
   new_rope_pos_.resize(static_cast<std::size_t>(n) * S);
   for (int i = 0; i < n; ++i)
@@ -189,17 +194,6 @@ void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt,
     const int rows = opt.stats.reduce == ReaderReduce::Max ? n : 1;
     for (int s = 0; s < S; ++s) contrib_[s].assign(size_t(rows) * book_.len(s), 0.0f);
   }
-
-  x_.resize(size_t(n) * d);
-  h_.resize(size_t(n) * d);
-  for (int i = 0; i < n; ++i) {
-    std::memcpy(&x_[size_t(i) * d], &model_->tok_emb[size_t(tokens[i]) * d], sizeof(float) * d);
-    if (cfg.learned_positions) {
-      const float* p = &model_->pos_emb[size_t(first_pos + i + cfg.position_offset) * d];
-      for (int j = 0; j < d; ++j) x_[size_t(i) * d + j] += p[j];
-    }
-  }
-
   // Captures come out in the order the caller listed the layers; each layer
   // writes straight into its place, reusing the rows' storage of the
   // caller's previous call (a session captures every layer every step).
@@ -208,100 +202,198 @@ void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt,
   for (int want : opt.capture_layers)
     if (want >= 0 && want < cfg.n_layers && capture_index_[want] < 0) capture_index_[want] = n_captures++;
   out.attention.resize(n_captures);
-  q_.resize(size_t(n) * cfg.q_dim());
-  kn_.resize(size_t(n) * cfg.kv_dim());
-  vn_.resize(size_t(n) * cfg.kv_dim());
-  att_.resize(size_t(n) * cfg.q_dim());
-  o_.resize(size_t(n) * d);
-  up_.resize(size_t(n) * cfg.intermediate);
-  gate_.resize(size_t(n) * cfg.intermediate);
-  mlp_.resize(size_t(n) * d);
+  return first_pos;
+}
 
-  auto norm = [&](const std::vector<float>& w, const std::vector<float>& b, const float* in, float* o) {
-    if (cfg.norm == NormKind::LayerNorm) cpu::layer_norm(in, n, d, w.data(), b.empty() ? nullptr : b.data(), cfg.norm_eps, o);
-    else cpu::rms_norm(in, n, d, w.data(), cfg.norm_eps, o);
+// This call's K/V rows [row0, row0 + n) of kn / vn into the cache, keys
+// rotated; then the queries' rotation.
+void CpuBackend::append_kv_and_rotate(int layer, int n, const float* kn, const float* vn, float* q) {
+  const auto& cfg = model_->cfg;
+  const int S = layout_.n_segments(), H = cfg.n_heads;
+  if (!model_->layers[layer].k.empty()) {
+    const int kvl = layout_.source_of_layer[layer];
+    for (int i = 0; i < n; ++i) {
+      for (int g = 0; g < layout_.n_kv_heads; ++g) {
+        const int seg = layout_.segment(kvl, g);
+        const int slot = book_.len(seg) - n + i;
+        float* kd = key_mut(seg, slot);
+        std::memcpy(kd, &kn[(size_t(i) * layout_.n_kv_heads + g) * hd_], sizeof(float) * hd_);
+        std::memcpy(value_mut(seg, slot), &vn[(size_t(i) * layout_.n_kv_heads + g) * hd_], sizeof(float) * hd_);
+        if (!model_->inv_freq.empty()) rope_rotate(kd, model_->inv_freq, static_cast<float>(new_rope_pos_[i * S + seg]));
+      }
+    }
+  }
+  if (!model_->inv_freq.empty()) {
+    for (int i = 0; i < n; ++i)
+      for (int h = 0; h < H; ++h)
+        rope_rotate(&q[(size_t(i) * H + h) * hd_], model_->inv_freq,
+                    static_cast<float>(new_rope_pos_[i * S + layout_.segment_of(layer, h)]));
+  }
+}
+
+void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) {
+  Lane lane{this, tokens, &opt, &out};
+  forward_lanes(std::span<Lane>(&lane, 1));
+}
+
+void CpuBackend::forward_pair(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out,
+                              Backend& other, const ForwardOptions& other_opt, ForwardOutput& other_out) {
+  auto* o = dynamic_cast<CpuBackend*>(&other);
+  // Paired only where it gives each run the bits it would get alone: one
+  // token each (the matrix-vector path, cpu/matvec.h), the same weights.
+  if (!o || o == this || o->model_ != model_ || tokens.size() != 1)
+    return Backend::forward_pair(tokens, opt, out, other, other_opt, other_out);
+  Lane lanes[2] = {{this, tokens, &opt, &out}, {o, tokens, &other_opt, &other_out}};
+  forward_lanes(lanes);
+}
+
+// One forward call for one or more sequences of the same model: their rows
+// are stacked through every matrix product (the weights read once for all)
+// and kept apart in the caches, the attention and the outputs. The
+// scratch is this backend's.
+void CpuBackend::forward_lanes(std::span<Lane> lanes) {
+  const auto& cfg = model_->cfg;
+  const int d = cfg.hidden;
+  for (const Lane& ln : lanes) ln.be->check_forward(ln.tokens);
+  int N = 0;
+  for (Lane& ln : lanes) {
+    ln.row0 = N;
+    ln.n = static_cast<int>(ln.tokens.size());
+    ln.first_pos = ln.be->begin_forward(ln.n, *ln.opt, *ln.out);
+    N += ln.n;
+  }
+
+  x_.resize(size_t(N) * d);
+  h_.resize(size_t(N) * d);
+  for (const Lane& ln : lanes)
+    for (int i = 0; i < ln.n; ++i) {
+      float* xr = &x_[size_t(ln.row0 + i) * d];
+      std::memcpy(xr, &model_->tok_emb[size_t(ln.tokens[i]) * d], sizeof(float) * d);
+      if (cfg.learned_positions) {
+        const float* p = &model_->pos_emb[size_t(ln.first_pos + i + cfg.position_offset) * d];
+        for (int j = 0; j < d; ++j) xr[j] += p[j];
+      }
+    }
+  q_.resize(size_t(N) * cfg.q_dim());
+  kn_.resize(size_t(N) * cfg.kv_dim());
+  vn_.resize(size_t(N) * cfg.kv_dim());
+  att_.resize(size_t(N) * cfg.q_dim());
+  o_.resize(size_t(N) * d);
+  up_.resize(size_t(N) * cfg.intermediate);
+  gate_.resize(size_t(N) * cfg.intermediate);
+  mlp_.resize(size_t(N) * d);
+
+  auto norm = [&](const std::vector<float>& w, const std::vector<float>& b, const float* in, float* o, int rows) {
+    if (cfg.norm == NormKind::LayerNorm) cpu::layer_norm(in, rows, d, w.data(), b.empty() ? nullptr : b.data(), cfg.norm_eps, o);
+    else cpu::rms_norm(in, rows, d, w.data(), cfg.norm_eps, o);
   };
   auto mlp = [&](const CpuModel::Layer& L, const float* in, float* o) {
-    cpu::linear(in, n, L.up, up_.data());
-    const int64_t m = int64_t(n) * cfg.intermediate;
+    cpu::linear(in, N, L.up, up_.data());
+    const int64_t m = int64_t(N) * cfg.intermediate;
     if (cfg.gated_mlp) {
-      cpu::linear(in, n, L.gate, gate_.data());
+      cpu::linear(in, N, L.gate, gate_.data());
       cpu::silu_mul(gate_.data(), up_.data(), m);  // SiLU is the only gated activation supported
-      cpu::linear(gate_.data(), n, L.down, o);
+      cpu::linear(gate_.data(), N, L.down, o);
     } else {
       if (cfg.act == Activation::GeluTanh) cpu::gelu_tanh(up_.data(), m);
       else if (cfg.act == Activation::GeluErf) cpu::gelu_erf(up_.data(), m);
       else cpu::silu(up_.data(), m);
-      cpu::linear(up_.data(), n, L.down, o);
+      cpu::linear(up_.data(), N, L.down, o);
     }
   };
 
+  const int qd = cfg.q_dim(), kvd = cfg.kv_dim();
   for (int l = 0; l < cfg.n_layers; ++l) {
     const auto& L = model_->layers[l];
-    norm(L.attn_norm_w, L.attn_norm_b, x_.data(), h_.data());
-    cpu::linear(h_.data(), n, L.q, q_.data());
+    norm(L.attn_norm_w, L.attn_norm_b, x_.data(), h_.data(), N);
+    cpu::linear(h_.data(), N, L.q, q_.data());
     if (!L.k.empty()) {
-      // This layer owns KV: project, rotate and append the new keys/values.
-      cpu::linear(h_.data(), n, L.k, kn_.data());
-      cpu::linear(h_.data(), n, L.v, vn_.data());
-      const int kvl = layout_.source_of_layer[l];
-      for (int i = 0; i < n; ++i) {
-        for (int g = 0; g < layout_.n_kv_heads; ++g) {
-          const int seg = layout_.segment(kvl, g);
-          const int slot = book_.len(seg) - n + i;
-          float* kd = key_mut(seg, slot);
-          std::memcpy(kd, &kn_[(size_t(i) * layout_.n_kv_heads + g) * hd_], sizeof(float) * hd_);
-          std::memcpy(value_mut(seg, slot), &vn_[(size_t(i) * layout_.n_kv_heads + g) * hd_], sizeof(float) * hd_);
-          if (!model_->inv_freq.empty()) rope_rotate(kd, model_->inv_freq, static_cast<float>(new_rope_pos_[i * S + seg]));
-        }
-      }
+      cpu::linear(h_.data(), N, L.k, kn_.data());
+      cpu::linear(h_.data(), N, L.v, vn_.data());
     }
-    if (!model_->inv_freq.empty()) {
-      for (int i = 0; i < n; ++i)
-        for (int h = 0; h < H; ++h)
-          rope_rotate(&q_[(size_t(i) * H + h) * hd_], model_->inv_freq,
-                      static_cast<float>(new_rope_pos_[i * S + layout_.segment_of(l, h)]));
+    // Every lane's attention tasks in one parallel_for, so two runs' heads
+    // share the threads (3 KV heads each: 6 tasks on 2 threads, not 2 x 3).
+    int tasks = 0;
+    for (Lane& ln : lanes) {
+      CpuBackend& be = *ln.be;
+      be.append_kv_and_rotate(l, ln.n, kn_.data() + size_t(ln.row0) * kvd, vn_.data() + size_t(ln.row0) * kvd,
+                              q_.data() + size_t(ln.row0) * qd);
+      ln.capture = be.capture_index_[l] >= 0 ? &ln.out->attention[be.capture_index_[l]] : nullptr;
+      ln.task0 = tasks;
+      tasks += be.attention_tasks(l, ln.n, ln.capture, ln.opt->stats, ln.opt->capture_last_query_only,
+                                  ln.opt->capture_logits);
     }
-    AttentionRows* cap = capture_index_[l] >= 0 ? &out.attention[capture_index_[l]] : nullptr;
-    attention(l, n, q_.data(), att_.data(), cap, opt.stats, opt.capture_last_query_only, opt.capture_logits);
-    cpu::linear(att_.data(), n, L.o, o_.data());
+    parallel_for(tasks, [&](int t) {
+      std::size_t i = lanes.size() - 1;
+      while (lanes[i].task0 > t) --i;
+      const Lane& ln = lanes[i];
+      ln.be->attention_task(t - ln.task0, l, ln.n, q_.data() + size_t(ln.row0) * qd, att_.data() + size_t(ln.row0) * qd,
+                            ln.capture, ln.opt->stats, ln.opt->capture_last_query_only, ln.opt->capture_logits);
+    });
+    cpu::linear(att_.data(), N, L.o, o_.data());
     if (cfg.parallel_residual) {
       // NeoX: x + attn(ln1(x)) + mlp(ln2(x)), both branches from the same x.
-      norm(L.mlp_norm_w, L.mlp_norm_b, x_.data(), h_.data());
+      norm(L.mlp_norm_w, L.mlp_norm_b, x_.data(), h_.data(), N);
       mlp(L, h_.data(), mlp_.data());
-      for (size_t j = 0; j < size_t(n) * d; ++j) x_[j] = x_[j] + o_[j] + mlp_[j];
+      for (size_t j = 0; j < size_t(N) * d; ++j) x_[j] = x_[j] + o_[j] + mlp_[j];
     } else {
-      for (size_t j = 0; j < size_t(n) * d; ++j) x_[j] += o_[j];
-      norm(L.mlp_norm_w, L.mlp_norm_b, x_.data(), h_.data());
+      for (size_t j = 0; j < size_t(N) * d; ++j) x_[j] += o_[j];
+      norm(L.mlp_norm_w, L.mlp_norm_b, x_.data(), h_.data(), N);
       mlp(L, h_.data(), mlp_.data());
-      for (size_t j = 0; j < size_t(n) * d; ++j) x_[j] += mlp_[j];
+      for (size_t j = 0; j < size_t(N) * d; ++j) x_[j] += mlp_[j];
     }
   }
-  if (opt.stats.active()) finish_stats(n, opt.stats);
+  for (const Lane& ln : lanes)
+    if (ln.opt->stats.active()) ln.be->finish_stats(ln.n, ln.opt->stats);
 
-  const int first_row = opt.all_logits ? 0 : n - 1;
-  const int rows = n - first_row;
-  norm(model_->final_norm_w, model_->final_norm_b, x_.data(), h_.data());
-  out.n_logits = rows;
-  out.logits.resize(size_t(rows) * cfg.vocab_size);
-  const float* last_h = h_.data() + size_t(first_row) * d;
-  if (!opt.alongside_head) {
-    cpu::linear(last_h, rows, model_->lm_head, out.logits.data());
+  // The head over the rows whose logits are wanted. One lane writes
+  // straight into its output; paired lanes (one row each, consecutive)
+  // share one product and are copied out.
+  const int V = cfg.vocab_size;
+  const bool single = lanes.size() == 1;
+  const Lane& first = lanes.front();
+  const int head_row0 = single ? (first.opt->all_logits ? 0 : N - 1) : 0;
+  const int rows = N - head_row0;
+  norm(model_->final_norm_w, model_->final_norm_b, x_.data() + size_t(head_row0) * d, h_.data(), rows);
+  float* logits;
+  if (single) {
+    first.out->n_logits = rows;
+    first.out->logits.resize(size_t(rows) * V);
+    logits = first.out->logits.data();
   } else {
-    // The caller's work is task 0, the head's bands the rest: whichever
+    pair_logits_.resize(size_t(rows) * V);
+    logits = pair_logits_.data();
+  }
+  bool any_alongside = false;
+  for (const Lane& ln : lanes) any_alongside = any_alongside || bool(ln.opt->alongside_head);
+  if (!any_alongside) {
+    cpu::linear(h_.data(), rows, model_->lm_head, logits);
+  } else {
+    // The callers' work is task 0, the head's bands the rest: whichever
     // thread finishes first takes the remaining bands, so the two overlap
     // however long each is.
     // The head's bands are linear()'s, so its logits are the same bits.
     const cpu::LinearBands bands = cpu::linear_bands(model_->lm_head, rows);
     parallel_for(1 + bands.count, [&](int t) {
-      if (t == 0) return opt.alongside_head();
-      cpu::linear_band(last_h, rows, model_->lm_head, out.logits.data(), bands, t - 1);
+      if (t == 0) {
+        for (const Lane& ln : lanes)
+          if (ln.opt->alongside_head) ln.opt->alongside_head();
+        return;
+      }
+      cpu::linear_band(h_.data(), rows, model_->lm_head, logits, bands, t - 1);
     });
   }
-  last_logits_.assign(out.logits.end() - cfg.vocab_size, out.logits.end());
-  if (!opt.logits_to_host) {
-    out.logits.clear();
-    out.n_logits = 0;
+  for (const Lane& ln : lanes) {
+    ForwardOutput& out = *ln.out;
+    if (!single) {  // one row each, in lane order
+      out.n_logits = 1;
+      out.logits.assign(logits + size_t(ln.row0) * V, logits + size_t(ln.row0 + 1) * V);
+    }
+    ln.be->last_logits_.assign(out.logits.end() - V, out.logits.end());
+    if (!ln.opt->logits_to_host) {
+      out.logits.clear();
+      out.n_logits = 0;
+    }
   }
 }
 
@@ -310,11 +402,14 @@ int CpuBackend::sample(const SamplingParams& p, uint64_t step) {
   return sample_token(last_logits_, p, step);
 }
 
-void CpuBackend::attention(int layer, int n, const float* q, float* out, AttentionRows* capture,
-                           const SlotStatRule& rule, bool last_only, bool capture_logits) {
+// Sizes this call's capture rows of `layer` and returns the number of
+// attention tasks: one per KV head, whose query heads add to the same
+// statistic in head order and so stay together; without a statistic every
+// query head is a task of its own.
+int CpuBackend::attention_tasks(int layer, int n, AttentionRows* capture, const SlotStatRule& rule, bool last_only,
+                                bool capture_logits) {
   const int first_captured = last_only ? n - 1 : 0;  // query rows [first_captured, n) are captured
-  const auto& cfg = model_->cfg;
-  const int H = cfg.n_heads;
+  const int H = model_->cfg.n_heads;
   if (capture) {
     capture->layer = layer;
     capture->n_queries = n - first_captured;
@@ -329,19 +424,18 @@ void CpuBackend::attention(int layer, int n, const float* q, float* out, Attenti
     capture->probs.resize(size_t(total));
     capture->logits.resize(capture_logits ? size_t(total) : 0);
   }
-  // One task per KV head: its query heads add to the same statistic in
-  // head order, so they stay together; without a statistic every query
-  // head is a task of its own.
+  const int tasks = rule.active() ? layout_.n_kv_heads : H;
+  if (head_scratch_.size() < size_t(tasks)) head_scratch_.resize(tasks);
+  return tasks;
+}
+
+void CpuBackend::attention_task(int t, int layer, int n, const float* q, float* out, AttentionRows* capture,
+                                const SlotStatRule& rule, bool last_only, bool capture_logits) {
   const int G = layout_.group_size();
   const bool by_group = rule.active();
-  const int tasks = by_group ? layout_.n_kv_heads : H;
-  if (head_scratch_.size() < size_t(tasks)) head_scratch_.resize(tasks);
-  parallel_for(tasks, [&](int t) {
-    HeadScratch& scratch = head_scratch_[t];
-    const int h0 = by_group ? t * G : t, h1 = by_group ? h0 + G : t + 1;
-    for (int h = h0; h < h1; ++h)
-      attend_head(layer, h, n, q, out, capture, rule, first_captured, capture_logits, scratch);
-  });
+  const int h0 = by_group ? t * G : t, h1 = by_group ? h0 + G : t + 1;
+  for (int h = h0; h < h1; ++h)
+    attend_head(layer, h, n, q, out, capture, rule, last_only ? n - 1 : 0, capture_logits, head_scratch_[t]);
 }
 
 // Query head h of one attention call: scores, mask, the statistic's row,

@@ -33,6 +33,10 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   const ModelConfig& config() const override { return model_->cfg; }
   void forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) override;
+  // One token for both runs of the same model: stacked through the matrix
+  // products (weights read once), bit for bit what two forward() calls give.
+  void forward_pair(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out, Backend& other,
+                    const ForwardOptions& other_opt, ForwardOutput& other_out) override;
   int sample(const SamplingParams& p, uint64_t step) override;
   void retain(int seg, std::span<const int> keep) override;
   void reset() override;
@@ -45,13 +49,31 @@ class CpuBackend final : public Backend {
   const float* value(int seg, int slot) const { return v_.data() + row_of(seg, slot) * hd_; }
 
  private:
+  // One sequence of a forward call: its backend (cache, statistics,
+  // captures), tokens and outputs, and its rows in the stacked activations.
+  struct Lane {
+    CpuBackend* be;
+    std::span<const int> tokens;
+    const ForwardOptions* opt;
+    ForwardOutput* out;
+    int row0 = 0, n = 0, first_pos = 0;
+    AttentionRows* capture = nullptr;  // the layer in progress
+    int task0 = 0;                     // its first attention task in the layer's parallel_for
+  };
+  void forward_lanes(std::span<Lane> lanes);
+  void check_forward(std::span<const int> tokens) const;
+  int begin_forward(int n, const ForwardOptions& opt, ForwardOutput& out);
+  void append_kv_and_rotate(int layer, int n, const float* kn, const float* vn, float* q);
+
   // Scratch of one attention task.
   struct HeadScratch {
     std::vector<float> scores;  // [query][slot]
     cpu::KeyformerRowScratch keyformer;
   };
-  void attention(int layer, int n, const float* q, float* out, AttentionRows* capture, const SlotStatRule& rule,
-                 bool last_only, bool capture_logits);
+  int attention_tasks(int layer, int n, AttentionRows* capture, const SlotStatRule& rule, bool last_only,
+                      bool capture_logits);
+  void attention_task(int t, int layer, int n, const float* q, float* out, AttentionRows* capture,
+                      const SlotStatRule& rule, bool last_only, bool capture_logits);
   void attend_head(int layer, int h, int n, const float* q, float* out, AttentionRows* capture,
                    const SlotStatRule& rule, int first_captured, bool capture_logits, HeadScratch& scratch);
   void accumulate_stats(int seg, int row, int n_rows, const float* e, float scale, const SlotStatRule& rule);
@@ -77,6 +99,7 @@ class CpuBackend final : public Backend {
   std::vector<int> new_rope_pos_;  // [token][segment]
   std::vector<int> capture_index_;  // [layer]: its place in ForwardOutput::attention, -1 if not captured
   std::vector<float> last_logits_;  // the last token's logits, for sample()
+  std::vector<float> pair_logits_;  // forward_pair's head output, both rows
   std::vector<int> readers_;                  // [segment]: query heads (over all layers) reading it
   std::vector<std::vector<float>> contrib_;   // [segment][row][slot]: this call's statistic contributions
   std::vector<float> stat_total_;             // one segment's contributions of this call

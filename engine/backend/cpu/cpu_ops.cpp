@@ -7,6 +7,7 @@
 #include <limits>
 #include <mutex>
 
+#include "backend/cpu/matvec.h"
 #include "backend/parallel.h"
 
 namespace kvscope::cpu {
@@ -26,8 +27,8 @@ namespace {
 // The output features [r0, r1) of y = x W^T (+ b) in one OpenBLAS call.
 void linear_rows(const float* x, int n, const Linear& W, float* y, int r0, int r1) {
   const float* w = W.w.data() + int64_t(r0) * W.in;
-  if (n == 1) {
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, r1 - r0, W.in, 1.0f, w, W.in, x, 1, 0.0f, y + r0, 1);
+  if (n <= kMatvecMaxRows) {
+    matvec_rows(x, n, W.in, W.w.data(), r0, r1, y, W.out);
   } else {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, r1 - r0, W.in, 1.0f, x, W.in, w, W.in, 0.0f, y + r0,
                 W.out);
@@ -64,7 +65,7 @@ int round_up_to_tile(int64_t v) { return static_cast<int>((v + kTile - 1) / kTil
 LinearBands linear_bands(const Linear& W, int n) {
   LinearBands b;
   b.out = W.out;
-  const int64_t weights = n == 1 ? kVectorBandWeights : kMatrixBandWeights;
+  const int64_t weights = n <= kMatvecMaxRows ? kVectorBandWeights : kMatrixBandWeights;
   b.width = std::max(kTile, std::min(round_up_to_tile(weights / std::max(W.in, 1)), round_up_to_tile(W.out / kMinBands)));
   b.count = std::max(1, (W.out + b.width - 1) / b.width);
   return b;

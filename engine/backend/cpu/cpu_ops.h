@@ -39,8 +39,9 @@ struct LinearBands {
 };
 LinearBands linear_bands(const Linear& W, int n);
 
-// y[n][out] = x[n][in] W^T (+ b), through sgemv (n = 1) or sgemm, band by
-// band (linear_bands) across the pool's threads.
+// y[n][out] = x[n][in] W^T (+ b), band by band (linear_bands) across the
+// pool's threads: one or two rows through kvscope's matvec (cpu/matvec.h:
+// each row's bits the same alone or paired), more through OpenBLAS sgemm.
 void linear(const float* x, int n, const Linear& W, float* y);
 // Band b of linear() on the calling thread, computed exactly as linear()
 // computes it.

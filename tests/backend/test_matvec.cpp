@@ -1,0 +1,85 @@
+// kvscope's decode matrix-vector product (backend/cpu/matvec.h): the same
+// bits on every instruction set the CPU has, a row alone or next to
+// another, and in any band of features; and the value of the dot product
+// to float rounding.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "backend/cpu/matvec.h"
+
+namespace kvscope::cpu {
+namespace {
+
+std::vector<float> randoms(std::size_t n, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(g);
+  return v;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Widths around the 32-lane block (tails of every length class) and model
+// sizes (576: SmolLM2, 1536: its MLP).
+const int kWidths[] = {1, 7, 31, 32, 33, 63, 64, 100, 576, 1000, 1536};
+
+TEST(Matvec, EveryInstructionSetGivesTheSameBits) {
+  const int out = 37;
+  for (int in : kWidths) {
+    SCOPED_TRACE("in " + std::to_string(in));
+    const auto w = randoms(size_t(out) * in, 1 + in), x = randoms(2 * size_t(in), 100 + in);
+    std::vector<float> want;
+    for (SimdPath p : supported_simd_paths()) {
+      std::vector<float> y(2 * size_t(out));
+      matvec_rows(p, x.data(), 2, in, w.data(), 0, out, y.data(), out);
+      if (want.empty()) want = y;
+      EXPECT_TRUE(same_bits(y, want)) << simd_path_name(p);
+    }
+  }
+}
+
+TEST(Matvec, ARowGivesTheSameBitsAloneOrPairedAndInAnyBand) {
+  const int out = 150;
+  for (int in : kWidths) {
+    SCOPED_TRACE("in " + std::to_string(in));
+    const auto w = randoms(size_t(out) * in, 7 + in), x = randoms(2 * size_t(in), 70 + in);
+    std::vector<float> paired(2 * size_t(out)), alone0(out), alone1(out), banded(out);
+    matvec_rows(x.data(), 2, in, w.data(), 0, out, paired.data(), out);
+    matvec_rows(x.data(), 1, in, w.data(), 0, out, alone0.data(), out);
+    matvec_rows(x.data() + in, 1, in, w.data(), 0, out, alone1.data(), out);
+    for (int r0 = 0; r0 < out; r0 += 64)  // bands as linear() cuts them
+      matvec_rows(x.data(), 1, in, w.data(), r0, std::min(out, r0 + 64), banded.data(), out);
+    EXPECT_TRUE(same_bits(std::vector<float>(paired.begin(), paired.begin() + out), alone0));
+    EXPECT_TRUE(same_bits(std::vector<float>(paired.begin() + out, paired.end()), alone1));
+    EXPECT_TRUE(same_bits(banded, alone0));
+  }
+}
+
+TEST(Matvec, EqualsTheDotProductToFloatRounding) {
+  const int out = 64;
+  for (int in : kWidths) {
+    SCOPED_TRACE("in " + std::to_string(in));
+    const auto w = randoms(size_t(out) * in, 11 + in), x = randoms(size_t(in), 110 + in);
+    std::vector<float> y(out);
+    matvec_rows(x.data(), 1, in, w.data(), 0, out, y.data(), out);
+    for (int r = 0; r < out; ++r) {
+      double exact = 0, magnitude = 0;
+      for (int k = 0; k < in; ++k) {
+        exact += double(w[size_t(r) * in + k]) * x[k];
+        magnitude += std::abs(double(w[size_t(r) * in + k]) * x[k]);
+      }
+      // Pairwise-ish summation: error well under n * eps of the magnitudes.
+      EXPECT_NEAR(y[r], exact, 1e-6 * magnitude + 1e-30) << "row " << r;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kvscope::cpu
