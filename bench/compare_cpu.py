@@ -83,7 +83,7 @@ def kvscope_run(model, n_prompt, n_decode, threads, policy=None):
         # The policy benchmark: a whole session step (recorder on every
         # layer, the policy's statistic and eviction) against plain decode.
         cmd = [CLI, "bench", model, "--prompt-tokens", str(n_prompt), "--decode-tokens", str(n_decode),
-               "--policy", policy, "--budget", "50%", "--json"]
+               "--policy", policy, "--budget", "50%", "--repeats", "1", "--json"]  # the outer loop repeats
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     return json.loads(out)
 
@@ -122,17 +122,22 @@ class LlamaCpp:
         self.llm = Llama(model_path=gguf_path, n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
                          n_batch=512, logits_all=False, verbose=False)
 
+    def last_logits(self):
+        # Llama.scores is written only with logits_all; the context holds
+        # the last token's row.
+        return np.ctypeslib.as_array(self.llm._ctx.get_logits(), shape=(self.llm.n_vocab(),))
+
     def run(self, ids, n_decode):
         llm = self.llm
         llm.reset()
         t0 = time.perf_counter()
         llm.eval(ids)
         prefill = time.perf_counter() - t0
-        tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+        tok = int(np.argmax(self.last_logits()))
         t0 = time.perf_counter()
         for _ in range(n_decode):
             llm.eval([tok])
-            tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+            tok = int(np.argmax(self.last_logits()))
         decode = time.perf_counter() - t0
         return len(ids) / prefill, n_decode / decode
 
@@ -165,7 +170,10 @@ def main():
     def floor_at(p):
         kv = shape["kv_bytes_per_token_fp32"] * (p + a.decode / 2)
         return info["bandwidth_gbs"] * 1e9 / (info["weight_bytes_per_token"] + kv)
-    results = {e: {p: {"prefill": [], "decode": []} for p in prompts} for e in engines}
+    # kvscope_h2o's run also times the same session with the metrics on
+    # (their full-cache reference stepped together with the policy run).
+    shown = engines + (["kvscope_h2o_metrics"] if "kvscope_h2o" in engines else [])
+    results = {e: {p: {"prefill": [], "decode": []} for p in prompts} for e in shown}
     tf = Transformers(model, a.threads) if "transformers" in engines else None
     lc = None
     if "llamacpp" in engines:
@@ -184,6 +192,11 @@ def main():
                     j = kvscope_run(model, p, a.decode, a.threads, policy="h2o")
                     # the session step with every layer recorded and H2O at 50%
                     pre, dec = float("nan"), 1e3 / j["policy_recorded_decode_ms_per_token"]
+                    results["kvscope_h2o_metrics"][p]["prefill"].append(float("nan"))
+                    results["kvscope_h2o_metrics"][p]["decode"].append(1e3 / j["policy_metrics_decode_ms_per_token"])
+                    print(f"rep {rep} prompt {p:5d} h2o metrics  decode {1e3 / j['policy_metrics_decode_ms_per_token']:7.2f}"
+                          f" tok/s ({j['metrics_overhead_paired_median']:+.1%} over metrics off, paired median)",
+                          flush=True)
                 elif e == "transformers":
                     pre, dec = tf.run(ids, a.decode)
                 else:
@@ -201,7 +214,7 @@ def main():
         json.dump(out, f, indent=1)
     print("\n| engine | prompt | prefill tok/s (median, min-max) | decode tok/s | decode / floor |")
     print("|---|---|---|---|---|")
-    for e in engines:
+    for e in shown:
         for p in prompts:
             r = out["results"][e][p]
             pre, dec = r["prefill"], r["decode"]

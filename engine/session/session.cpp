@@ -346,9 +346,14 @@ StepMetrics Session::step_metrics(int row) const {
     const float* q = out_.logits.data() + (out_.n_logits - 1) * size_t(V);
     m.kl = kl_divergence(p, q, V);
     m.top1_agree = argmax(p, V) == argmax(q, V) ? 1 : 0;
-    const float* native = native_logits();
-    m.kl_native = kl_divergence(native, q, V);
-    m.top1_agree_native = argmax(native, V) == argmax(q, V) ? 1 : 0;
+    if (native_) {
+      const float* native = native_logits();
+      m.kl_native = kl_divergence(native, q, V);
+      m.top1_agree_native = argmax(native, V) == argmax(q, V) ? 1 : 0;
+    } else {  // the checkpoint's own layout: the shadow run is the native model
+      m.kl_native = m.kl;
+      m.top1_agree_native = m.top1_agree;
+    }
     const int P = newest + 1;
     double recall = 0, sim = 0;
     int n = 0;

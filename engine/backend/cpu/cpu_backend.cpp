@@ -452,9 +452,14 @@ void CpuBackend::attend_head(int layer, int h, int n, const float* q, float* out
   const int base = len - n;  // slots before this call's tokens
   scratch.scores.resize(size_t(n) * len);
   float* S = scratch.scores.data();
-  // S = scale * Q_h K^T over the whole segment.
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, len, hd_, scale, q + size_t(h) * hd_, qstride, key(seg, 0),
-              hd_, 0.0f, S, len);
+  // S = scale * Q_h K^T over the whole segment. A decode step's one query
+  // is a matrix-vector product: sgemm would pack the whole K (and below V)
+  // into its buffers first, a copy of the cache per head and step.
+  if (n == 1)
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, len, hd_, scale, key(seg, 0), hd_, q + size_t(h) * hd_, 1, 0.0f, S, 1);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, len, hd_, scale, q + size_t(h) * hd_, qstride,
+                key(seg, 0), hd_, 0.0f, S, len);
   const auto& pos = book_.positions(seg);
   for (int i = 0; i < n; ++i) {
     float* row = S + size_t(i) * len;
@@ -481,8 +486,11 @@ void CpuBackend::attend_head(int layer, int h, int n, const float* q, float* out
     if (rule.source == StatSource::Attention) accumulate_stats(seg, i, n, row, 1.0f, rule);
   }
   // O_h = P V.
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd_, len, 1.0f, S, len, value(seg, 0), hd_, 0.0f,
-              out + size_t(h) * hd_, qstride);
+  if (n == 1)
+    cblas_sgemv(CblasRowMajor, CblasTrans, len, hd_, 1.0f, value(seg, 0), hd_, S, 1, 0.0f, out + size_t(h) * hd_, 1);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd_, len, 1.0f, S, len, value(seg, 0), hd_, 0.0f,
+                out + size_t(h) * hd_, qstride);
 }
 
 }  // namespace kvscope
