@@ -68,16 +68,26 @@ BENCHMARK(BM_Matvec)->Apply([](benchmark::internal::Benchmark* b) {
     for (auto [out, in] : kMatvecShapes) b->Args({out, in, rows});
 });
 
-void BM_DecodeStep(benchmark::State& state) {
-  const auto cfg = shape_config("pythia-160m");
-  const auto w = random_weights(cfg, 1);
-  const int ctx = static_cast<int>(state.range(0));
+// pythia-160m's shape with random weights, a backend for a context of ctx
+// tokens, and a random prompt that fills it.
+struct DecodeBench {
+  ModelConfig cfg = shape_config("pythia-160m");
+  ModelWeights w = random_weights(cfg, 1);
   BackendOptions bo;
-  bo.max_tokens = ctx + 1;
-  auto be = make_backend(Device::Cpu, cfg, w, bo);
-  std::vector<int> prompt(ctx);
-  std::mt19937 rng(1);
-  for (auto& t : prompt) t = static_cast<int>(rng() % cfg.vocab_size);
+  std::unique_ptr<Backend> be;
+  std::vector<int> prompt;
+  explicit DecodeBench(int ctx) : prompt(ctx) {
+    bo.max_tokens = ctx + 1;
+    be = make_backend(Device::Cpu, cfg, w, bo);
+    std::mt19937 rng(1);
+    for (auto& t : prompt) t = static_cast<int>(rng() % cfg.vocab_size);
+  }
+};
+
+void BM_DecodeStep(benchmark::State& state) {
+  DecodeBench b(static_cast<int>(state.range(0)));
+  auto& be = b.be;
+  const auto& prompt = b.prompt;
   ForwardOptions fo;
   ForwardOutput out;
   for (auto _ : state) {
@@ -96,16 +106,10 @@ BENCHMARK(BM_DecodeStep)->Arg(16)->Arg(256)->Arg(1024)->Unit(benchmark::kMillise
 // (Backend::forward_pair, what the metrics cost), for the same shape;
 // compare with BM_DecodeStep (one run) at the same context.
 void BM_DecodeStepPaired(benchmark::State& state) {
-  const auto cfg = shape_config("pythia-160m");
-  const auto w = random_weights(cfg, 1);
-  const int ctx = static_cast<int>(state.range(0));
-  BackendOptions bo;
-  bo.max_tokens = ctx + 1;
-  auto be = make_backend(Device::Cpu, cfg, w, bo);
-  auto ref = be->spawn(bo);
-  std::vector<int> prompt(ctx);
-  std::mt19937 rng(1);
-  for (auto& t : prompt) t = static_cast<int>(rng() % cfg.vocab_size);
+  DecodeBench b(static_cast<int>(state.range(0)));
+  auto& be = b.be;
+  auto ref = be->spawn(b.bo);
+  const auto& prompt = b.prompt;
   ForwardOptions fo;
   ForwardOutput out, ref_out;
   for (auto _ : state) {

@@ -50,39 +50,50 @@ enum class GgufNames { Llama, Gpt2, GptNeox };
 
 std::string hf_tensor_name(const std::string& g, GgufNames kind) {
   using Pairs = std::vector<std::pair<std::string, std::string>>;
-  static const Pairs llama_top = {{"token_embd.weight", "model.embed_tokens.weight"},
-                                  {"output_norm.weight", "model.norm.weight"},
-                                  {"output.weight", "lm_head.weight"}};
-  static const Pairs gpt2_top = {{"token_embd.weight", "transformer.wte.weight"},
-                                 {"position_embd.weight", "transformer.wpe.weight"},
-                                 {"output_norm.weight", "transformer.ln_f.weight"},
-                                 {"output_norm.bias", "transformer.ln_f.bias"},
-                                 {"output.weight", "lm_head.weight"}};
-  static const Pairs llama_parts = {
-      {"attn_norm.", "input_layernorm."},  {"ffn_norm.", "post_attention_layernorm."},
-      {"attn_q.", "self_attn.q_proj."},    {"attn_k.", "self_attn.k_proj."},
-      {"attn_v.", "self_attn.v_proj."},    {"attn_output.", "self_attn.o_proj."},
-      {"ffn_gate.", "mlp.gate_proj."},     {"ffn_up.", "mlp.up_proj."},
-      {"ffn_down.", "mlp.down_proj."},
+  // Per architecture: whole-name pairs, the block-part pairs, and the HF
+  // prefix of a layer.
+  struct Names {
+    Pairs top, parts;
+    const char* layers;
   };
-  static const Pairs gpt2_parts = {
-      {"attn_norm.", "ln_1."}, {"ffn_norm.", "ln_2."},     {"attn_qkv.", "attn.c_attn."},
-      {"attn_output.", "attn.c_proj."}, {"ffn_up.", "mlp.c_fc."}, {"ffn_down.", "mlp.c_proj."},
-  };
-  static const Pairs neox_top = {{"token_embd.weight", "gpt_neox.embed_in.weight"},
-                                 {"output_norm.weight", "gpt_neox.final_layer_norm.weight"},
-                                 {"output_norm.bias", "gpt_neox.final_layer_norm.bias"},
-                                 {"output.weight", "embed_out.weight"}};
-  static const Pairs neox_parts = {
-      {"attn_norm.", "input_layernorm."},          {"ffn_norm.", "post_attention_layernorm."},
-      {"attn_qkv.", "attention.query_key_value."}, {"attn_output.", "attention.dense."},
-      {"ffn_up.", "mlp.dense_h_to_4h."},           {"ffn_down.", "mlp.dense_4h_to_h."},
-  };
-  const Pairs& top = kind == GgufNames::Gpt2 ? gpt2_top : kind == GgufNames::GptNeox ? neox_top : llama_top;
-  const Pairs& parts = kind == GgufNames::Gpt2 ? gpt2_parts : kind == GgufNames::GptNeox ? neox_parts : llama_parts;
-  const char* layers = kind == GgufNames::Gpt2      ? "transformer.h."
-                       : kind == GgufNames::GptNeox ? "gpt_neox.layers."
-                                                    : "model.layers.";
+  static const Names llama = {
+      {{"token_embd.weight", "model.embed_tokens.weight"},
+       {"output_norm.weight", "model.norm.weight"},
+       {"output.weight", "lm_head.weight"}},
+      {{"attn_norm.", "input_layernorm."}, {"ffn_norm.", "post_attention_layernorm."},
+       {"attn_q.", "self_attn.q_proj."},   {"attn_k.", "self_attn.k_proj."},
+       {"attn_v.", "self_attn.v_proj."},   {"attn_output.", "self_attn.o_proj."},
+       {"ffn_gate.", "mlp.gate_proj."},    {"ffn_up.", "mlp.up_proj."},
+       {"ffn_down.", "mlp.down_proj."}},
+      "model.layers."};
+  static const Names gpt2 = {
+      {{"token_embd.weight", "transformer.wte.weight"},
+       {"position_embd.weight", "transformer.wpe.weight"},
+       {"output_norm.weight", "transformer.ln_f.weight"},
+       {"output_norm.bias", "transformer.ln_f.bias"},
+       {"output.weight", "lm_head.weight"}},
+      {{"attn_norm.", "ln_1."},
+       {"ffn_norm.", "ln_2."},
+       {"attn_qkv.", "attn.c_attn."},
+       {"attn_output.", "attn.c_proj."},
+       {"ffn_up.", "mlp.c_fc."},
+       {"ffn_down.", "mlp.c_proj."}},
+      "transformer.h."};
+  static const Names neox = {
+      {{"token_embd.weight", "gpt_neox.embed_in.weight"},
+       {"output_norm.weight", "gpt_neox.final_layer_norm.weight"},
+       {"output_norm.bias", "gpt_neox.final_layer_norm.bias"},
+       {"output.weight", "embed_out.weight"}},
+      {{"attn_norm.", "input_layernorm."},
+       {"ffn_norm.", "post_attention_layernorm."},
+       {"attn_qkv.", "attention.query_key_value."},
+       {"attn_output.", "attention.dense."},
+       {"ffn_up.", "mlp.dense_h_to_4h."},
+       {"ffn_down.", "mlp.dense_4h_to_h."}},
+      "gpt_neox.layers."};
+  const Names& names = kind == GgufNames::Gpt2 ? gpt2 : kind == GgufNames::GptNeox ? neox : llama;
+  const Pairs &top = names.top, &parts = names.parts;
+  const char* layers = names.layers;
   for (const auto& [from, to] : top)
     if (g == from) return to;
   if (g.rfind("blk.", 0) != 0) return g;
@@ -154,6 +165,14 @@ struct OwnedTensors {
   std::vector<std::vector<float>> buffers;
 };
 
+// Every architecture: a tied head when the file has no output.weight, and
+// the BOS / EOS ids of the vocabulary.
+void add_head_and_special_ids(const GgufFile& f, nlohmann::json& j) {
+  j["tie_word_embeddings"] = f.find_tensor("output.weight") == nullptr;
+  if (auto b = f.get_int_if("tokenizer.ggml.bos_token_id")) j["bos_token_id"] = *b;
+  if (auto e = f.get_int_if("tokenizer.ggml.eos_token_id")) j["eos_token_id"] = *e;
+}
+
 // GPT-NeoX as llama.cpp's converter writes it: no KV-head count (every head
 // has its own K and V), the rotary width as a dimension count, no RoPE base
 // unless given (llama.cpp then uses 10000, GPTNeoXConfig's default), and no
@@ -192,9 +211,7 @@ nlohmann::json gpt_neox_config_json(const GgufFile& f, const Key& key) {
   const auto* emb = f.find_tensor("token_embd.weight");
   if (!emb || emb->dims.size() != 2) throw Error(f.source(), "token_embd.weight", "missing or not 2-D");
   j["vocab_size"] = emb->dims[1];
-  j["tie_word_embeddings"] = f.find_tensor("output.weight") == nullptr;
-  if (auto b = f.get_int_if("tokenizer.ggml.bos_token_id")) j["bos_token_id"] = *b;
-  if (auto e = f.get_int_if("tokenizer.ggml.eos_token_id")) j["eos_token_id"] = *e;
+  add_head_and_special_ids(f, j);
   return j;
 }
 
@@ -233,9 +250,7 @@ nlohmann::json gguf_model_config_json(const GgufFile& f) {
     const auto* emb = f.find_tensor("token_embd.weight");
     if (!emb || emb->dims.size() != 2) throw Error(f.source(), "token_embd.weight", "missing or not 2-D");
     j["vocab_size"] = emb->dims[1];
-    j["tie_word_embeddings"] = f.find_tensor("output.weight") == nullptr;
-    if (auto b = f.get_int_if("tokenizer.ggml.bos_token_id")) j["bos_token_id"] = *b;
-    if (auto e = f.get_int_if("tokenizer.ggml.eos_token_id")) j["eos_token_id"] = *e;
+    add_head_and_special_ids(f, j);
     return j;
   }
   if (type == "gpt_neox") return gpt_neox_config_json(f, key);
@@ -264,11 +279,9 @@ nlohmann::json gguf_model_config_json(const GgufFile& f) {
   else if (tokens && tokens->is_array()) j["vocab_size"] = tokens->array_size();
   else if (const auto* emb = f.find_tensor("token_embd.weight"); emb && emb->dims.size() == 2) j["vocab_size"] = emb->dims[1];
   else throw Error(f.source(), key("vocab_size"), "missing (and no tokenizer.ggml.tokens to count)");
-  j["tie_word_embeddings"] = f.find_tensor("output.weight") == nullptr;
+  add_head_and_special_ids(f, j);
   j["hidden_act"] = "silu";
   if (type == "llama" || type == "mistral") j["attention_bias"] = f.find_tensor("blk.0.attn_q.bias") != nullptr;
-  if (auto b = f.get_int_if("tokenizer.ggml.bos_token_id")) j["bos_token_id"] = *b;
-  if (auto e = f.get_int_if("tokenizer.ggml.eos_token_id")) j["eos_token_id"] = *e;
   return j;
 }
 
