@@ -1,6 +1,7 @@
 #include "io/json_file.h"
 
 #include <fstream>
+#include <cmath>
 #include <limits>
 #include <sstream>
 
@@ -56,12 +57,16 @@ const nlohmann::json& JsonReader::raw(const std::string& key) const {
 
 int JsonReader::get_int(const std::string& key) const {
   const auto& v = raw(key);
-  if (!v.is_number_integer() && !(v.is_number_float() && v.get<double>() == static_cast<long long>(v.get<double>())))
-    fail(key, "expected an integer, got " + v.dump());
+  if (!v.is_number()) fail(key, "expected an integer, got " + v.dump());
+  // Range first: converting a double outside long long's range (1e300, say)
+  // to an integer is undefined behaviour, so the integrality test below may
+  // only see values that already fit in an int.
   const double d = v.get<double>();
-  if (d < std::numeric_limits<int>::min() || d > std::numeric_limits<int>::max())
+  if (!(d >= std::numeric_limits<int>::min() && d <= std::numeric_limits<int>::max()))
     fail(key, "integer out of range: " + v.dump());
-  return static_cast<int>(v.get<long long>());
+  if (!v.is_number_integer() && d != std::trunc(d))
+    fail(key, "expected an integer, got " + v.dump());
+  return static_cast<int>(d);
 }
 
 int JsonReader::get_int(const std::string& key, int fallback) const {

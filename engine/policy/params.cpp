@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <vector>
 
 #include "common/error.h"
@@ -79,6 +80,9 @@ Amount Amount::parse(const std::string& text, const std::string& field) {
   if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v < 0)
     throw Error(field, "", "expected a count (e.g. 64) or a percentage (e.g. 50%), got '" + text + "'");
   if (!a.percent && v != std::floor(v)) throw Error(field, "", "a count must be a whole number, got '" + text + "'");
+  // Counts become ints; one past int's range would be undefined behaviour.
+  if (!a.percent && v > std::numeric_limits<int>::max())
+    throw Error(field, "", "a count must be at most " + std::to_string(std::numeric_limits<int>::max()) + ", got '" + text + "'");
   if (a.percent && v > 100) throw Error(field, "", "a percentage must be at most 100%, got '" + text + "'");
   a.value = v;
   return a;

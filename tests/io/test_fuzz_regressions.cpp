@@ -44,5 +44,24 @@ TEST(FuzzRegressions, JsonNumberPastTheDoubleRangeIsAnErrorNamingTheFile) {
   }
 }
 
+TEST(FuzzRegressions, IntegerFieldHoldingAHugeFloatIsOutOfRangeNotUndefined) {
+  // Found by fuzz_model_config: 1e300 as an integer field was converted to long
+  // long before its range was checked (undefined behaviour under UBSan).
+  for (const char* value : {"1e300", "-1e300", "3e9", "9223372036854775808"}) {
+    const nlohmann::json doc = parse_json_text(std::string("{\"hidden_size\": ") + value + "}", "config.json");
+    const JsonReader r(doc, "config.json");
+    try {
+      r.get_int("hidden_size");
+      FAIL() << value << " accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("hidden_size: integer out of range"), std::string::npos) << e.what();
+    }
+  }
+  const nlohmann::json doc = parse_json_text("{\"a\": 64.0, \"b\": 2.5}", "config.json");
+  const JsonReader ok(doc, "config.json");
+  EXPECT_EQ(ok.get_int("a"), 64);
+  EXPECT_THROW(ok.get_int("b"), Error);
+}
+
 }  // namespace
 }  // namespace kvscope

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "common/counter_random.h"
+#include "common/error.h"
 #include "kv_book_fixture.h"
 #include "policy/selection.h"
 
@@ -195,6 +196,25 @@ TEST(Selection, ParamsDefaultsResolveAsPoliciesMdSays) {
   EXPECT_EQ(make_policy(tova)->stat_rule({3, 8}).source, StatSource::Attention);
   // sink: s = 4.
   EXPECT_EQ(resolved(PolicyKind::Sink).s, 4);
+}
+
+TEST(Selection, BadAmountsAreOneMessageNamingTheField) {
+  auto error_of = [](const std::string& text) -> std::string {
+    try {
+      Amount::parse(text, "--budget");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "(accepted)";
+  };
+  EXPECT_NE(error_of("2.5").find("--budget: a count must be a whole number"), std::string::npos);
+  EXPECT_NE(error_of("120%").find("--budget: a percentage must be at most 100%"), std::string::npos);
+  EXPECT_NE(error_of("-3").find("--budget: expected a count"), std::string::npos);
+  EXPECT_NE(error_of("").find("--budget: expected a count"), std::string::npos);
+  // Past int's range: refused, not converted (that would be undefined).
+  EXPECT_NE(error_of("1e20").find("--budget: a count must be at most 2147483647"), std::string::npos) << error_of("1e20");
+  EXPECT_EQ(error_of("2147483647"), "(accepted)");
+  EXPECT_EQ(Amount::parse("64", "--budget").of(1000), 64);
 }
 
 TEST(Selection, RandomScoresAreThePhiloxDrawsOfTheirPositions) {
