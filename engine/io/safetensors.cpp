@@ -55,6 +55,9 @@ SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) {
     j = nlohmann::json::parse(header);
   } catch (const nlohmann::json::parse_error&) {
     throw Error(src, "header", "header is not valid JSON");
+  } catch (const nlohmann::json::exception& e) {
+    // Well-formed text the library cannot hold: a number past double's range.
+    throw Error(src, "header", std::string("header is not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw Error(src, "header", "header is not a JSON object");
   const std::byte* data_start = f.map_->data() + 8 + header_len;

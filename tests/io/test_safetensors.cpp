@@ -77,6 +77,13 @@ TEST(Safetensors, HeaderLengthBeyondFile) {
 
 TEST(Safetensors, InvalidHeaderJson) { expect_rejected(with_header("{\"w\": [1, 2", ""), {"not valid JSON"}); }
 
+// Found by fuzz_safetensors: a number past double's range is well-formed JSON
+// the parser still refuses, with an exception that is not a parse error.
+TEST(Safetensors, HeaderNumberPastTheDoubleRange) {
+  expect_rejected(with_header("{\"w\": {\"dtype\": \"F32\", \"shape\": [8E616], \"data_offsets\": [0, 4]}}", ""),
+                  {"header", "not valid JSON"});
+}
+
 TEST(Safetensors, HeaderNotAnObject) { expect_rejected(with_header("[1, 2, 3]", ""), {"not a JSON object"}); }
 
 TEST(Safetensors, OffsetsOutOfRange) {
