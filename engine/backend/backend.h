@@ -82,13 +82,14 @@ class Backend {
 
   // The same tokens through this run and `other` (a run of the same model
   // with its own cache: the metrics' full-cache reference), as if by
-  // forward() on each, in that order. A backend that can, steps both
-  // together so the weights are read once; this one runs them one after
-  // the other.
+  // forward() on each. Either way, `opt.alongside_head` runs when both
+  // runs' layers are done, so it may read `other_out`'s captures too. A
+  // backend that can, steps both together so the weights are read once;
+  // this one runs `other` first and then this run.
   virtual void forward_pair(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out,
                             Backend& other, const ForwardOptions& other_opt, ForwardOutput& other_out) {
-    forward(tokens, opt, out);
     other.forward(tokens, other_opt, other_out);
+    forward(tokens, opt, out);
   }
 
   // Samples the next token from the last token's logits of the latest

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace kvscope {
 namespace {
@@ -33,6 +34,61 @@ double kl_divergence(const float* p_logits, const float* q_logits, int vocab) {
   return std::max(0.0, kl);
 }
 
+namespace {
+
+// Float bits mapped to unsigned integers in the floats' order (negatives
+// flipped, positives above them); -0 counts as +0, as it compares equal.
+uint32_t ordered_key(float f) {
+  if (f == 0.0f) f = 0.0f;
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+float from_ordered_key(uint32_t key) {
+  const uint32_t b = (key & 0x80000000u) ? (key & 0x7fffffffu) : ~key;
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+}  // namespace
+
+// Eight bits of the key at a time, most significant first: a histogram of
+// the candidates' digit, the digit where the count from the top reaches k,
+// and only the candidates with that digit go on. At most four passes, each
+// over fewer values; the ideal-similarity metric calls this for every head
+// and step, where nth_element was most of the metrics' cost.
+float kth_largest(const std::vector<float>& v, int k) {
+  std::vector<uint32_t> keys(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) keys[i] = ordered_key(v[i]);
+  std::size_t n = keys.size();
+  uint32_t prefix = 0;
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    // Four histograms, summed after: most values share their top digits,
+    // and one counter incremented by every value would serialise the loop
+    // on its own store.
+    uint32_t part[4][256] = {};
+    std::size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+      for (int j = 0; j < 4; ++j) ++part[j][(keys[i + j] >> shift) & 0xffu];
+    for (; i < n; ++i) ++part[0][(keys[i] >> shift) & 0xffu];
+    uint32_t count[256];
+    for (int d = 0; d < 256; ++d) count[d] = part[0][d] + part[1][d] + part[2][d] + part[3][d];
+    int digit = 255;
+    for (; digit > 0 && static_cast<uint32_t>(k) > count[digit]; --digit) k -= static_cast<int>(count[digit]);
+    prefix |= static_cast<uint32_t>(digit) << shift;
+    std::size_t kept = 0;
+    for (std::size_t j = 0; j < n; ++j) {  // branch-free: the match is a coin toss in the lower digits
+      const uint32_t key = keys[j];
+      keys[kept] = key;
+      kept += ((key >> shift) & 0xffu) == static_cast<uint32_t>(digit);
+    }
+    n = kept;
+  }
+  return from_ordered_key(prefix);
+}
+
 double attention_recall(const std::vector<float>& full_row, const std::vector<uint8_t>& present) {
   double kept = 0, total = 0;
   for (std::size_t i = 0; i < full_row.size(); ++i) {
@@ -43,10 +99,8 @@ double attention_recall(const std::vector<float>& full_row, const std::vector<ui
 }
 
 double ideal_similarity(const std::vector<float>& policy_row, const std::vector<float>& full_row, int k) {
-  std::vector<float> sorted(full_row);
-  k = std::clamp(k, 1, static_cast<int>(sorted.size()));
-  std::nth_element(sorted.begin(), sorted.begin() + (k - 1), sorted.end(), std::greater<float>());
-  const float threshold = sorted[k - 1];
+  k = std::clamp(k, 1, static_cast<int>(full_row.size()));
+  const float threshold = kth_largest(full_row, k);
   // The top k of the full row: everything above the k-th value, then ties
   // at it from the newest position back until k are taken (the selection's
   // rule: of equal scores the newer slot stays).

@@ -47,6 +47,10 @@ double kl_divergence(const float* full_logits, const float* policy_logits, int v
 int argmax(const float* v, int n);
 // Share of the full row's mass on positions where `present` is true.
 double attention_recall(const std::vector<float>& full_row, const std::vector<uint8_t>& present);
+// The k-th largest of v (1 <= k <= v.size(), no NaN): the value
+// std::nth_element with std::greater puts at k - 1, found by a radix select
+// on the values' ordered bit patterns (linear, no comparisons to mispredict).
+float kth_largest(const std::vector<float>& v, int k);
 // cos(policy row, full row kept to its top k).
 double ideal_similarity(const std::vector<float>& policy_row, const std::vector<float>& full_row, int k);
 

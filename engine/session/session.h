@@ -94,6 +94,10 @@ class Session {
   void choose_and_record(int row);
   void evict();
   StepMetrics step_metrics(int row) const;
+  // The two halves of the metrics: what the captured rows say (before the
+  // step's eviction) and what the logits say (after the output head).
+  void attention_metrics(StepMetrics& m) const;
+  void logits_metrics(StepMetrics& m) const;
   void add_metrics(StepMetrics m);
   void choose_next_token();
   std::vector<int> capture_layers() const;

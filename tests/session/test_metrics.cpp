@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <random>
 
 #include "session/generator.h"
 #include "session/metrics.h"
@@ -75,6 +76,33 @@ TEST(MetricsByHand, IdealSimilarityIsCosineAgainstTheTopKOfTheFullRow) {
   EXPECT_NEAR(ideal_similarity({0.625f, 0.375f, 0.0f, 0.0f}, {0.5f, 0.3f, 0.15f, 0.05f}, 2), 1.0, 1e-6);
   // Nothing in common: 0.
   EXPECT_NEAR(ideal_similarity({0.0f, 0.0f, 0.5f, 0.5f}, {0.5f, 0.3f, 0.15f, 0.05f}, 2), 0.0, 1e-12);
+}
+
+TEST(MetricsByHand, KthLargestIsWhatNthElementFinds) {
+  // Rows as attention gives them (many near-equal small probabilities, exact
+  // ties, zeros where a slot is absent) and signed values with -0.
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int n = 1 + static_cast<int>(rng() % 700);
+    std::vector<float> v(n);
+    for (auto& x : v) {
+      switch (rng() % 5) {
+        case 0: x = 0.0f; break;
+        case 1: x = 1.0f / 512; break;
+        case 2: x = std::ldexp(static_cast<float>(rng() % 1000), -20); break;
+        case 3: x = trial % 2 ? -0.0f : std::ldexp(static_cast<float>(rng() % 1000), -10) - 0.5f; break;
+        default: x = std::uniform_real_distribution<float>(-3, 3)(rng);
+      }
+    }
+    for (int k : {1, n, 1 + static_cast<int>(rng() % n)}) {
+      std::vector<float> sorted(v);
+      std::nth_element(sorted.begin(), sorted.begin() + (k - 1), sorted.end(), std::greater<float>());
+      EXPECT_EQ(kth_largest(v, k), sorted[k - 1]) << "n " << n << " k " << k;
+    }
+  }
+  EXPECT_EQ(kth_largest({-1.0f, -2.0f, -0.5f}, 2), -1.0f);
+  EXPECT_EQ(kth_largest({0.0f, -0.0f}, 2), 0.0f);
+  EXPECT_EQ(kth_largest({std::numeric_limits<float>::infinity(), 1.0f}, 1), std::numeric_limits<float>::infinity());
 }
 
 TEST(MetricsByHand, NllAndPerplexity) {
