@@ -272,6 +272,26 @@ TEST(Cli, ExportsDoNotDependOnTheThreadCount) {
       EXPECT_TRUE(test::same_file(dir / "1" / f, dir / threads / f)) << threads << " threads";
 }
 
+TEST(Cli, PolicyBenchRecordsTheLayersAsked) {
+  // Timings are not asserted (bench/NOTES.md has them); what was run is.
+  const auto one = test::run_cli("bench --policy h2o --budget 50% --prompt-tokens 16 --decode-tokens 2 --repeats 1 "
+                                 "--record-layers 1 --json");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const auto j = nlohmann::json::parse(one.output);
+  EXPECT_EQ(j["recorded_layers"], nlohmann::json::array({1}));
+  EXPECT_EQ(j["policy"], "h2o");
+  for (const char* key : {"backend_decode_ms_per_token", "policy_recorded_decode_ms_per_token",
+                          "policy_metrics_decode_ms_per_token"})
+    EXPECT_GT(j[key].get<double>(), 0.0) << key;
+  EXPECT_LT(j["kv_bytes_policy"].get<int64_t>(), j["kv_bytes_full"].get<int64_t>());
+  const auto all = test::run_cli("bench --policy window --budget 50% --prompt-tokens 16 --decode-tokens 2 --repeats 1 --json");
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_EQ(nlohmann::json::parse(all.output)["recorded_layers"].size(), 4u);  // the bundled model's layers
+  const auto bad = test::run_cli("bench --policy h2o --decode-tokens 2 --repeats 1 --record-layers 99");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.output.find("recording.layers: unknown layer 99"), std::string::npos) << bad.output;
+}
+
 TEST(Cli, SweepWritesCsvAndPlots) {
   test::TempDir dir;
   nlohmann::json s = {{"format", "kvscope-session"},
