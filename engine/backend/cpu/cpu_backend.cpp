@@ -452,45 +452,60 @@ void CpuBackend::attend_head(int layer, int h, int n, const float* q, float* out
   const int base = len - n;  // slots before this call's tokens
   scratch.scores.resize(size_t(n) * len);
   float* S = scratch.scores.data();
-  // S = scale * Q_h K^T over the whole segment. A decode step's one query
-  // is a matrix-vector product: sgemm would pack the whole K (and below V)
-  // into its buffers first, a copy of the cache per head and step.
-  if (n == 1)
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, len, hd_, scale, key(seg, 0), hd_, q + size_t(h) * hd_, 1, 0.0f, S, 1);
-  else
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, len, hd_, scale, q + size_t(h) * hd_, qstride,
-                key(seg, 0), hd_, 0.0f, S, len);
   const auto& pos = book_.positions(seg);
-  for (int i = 0; i < n; ++i) {
-    float* row = S + size_t(i) * len;
-    for (int j = base + i + 1; j < len; ++j) row[j] = neg_inf;  // causal: later new tokens
-    if (cfg.sliding_window > 0) {
-      const int qpos = pos[base + i];
-      for (int j = 0; j <= base + i; ++j)
-        if (qpos - pos[j] >= cfg.sliding_window) row[j] = neg_inf;
+  // A prompt's queries run in blocks of rows: a block's scores and P V stop
+  // at the last key its last row may see, so the causal half of the n x n
+  // square is mostly never computed (about half the work of a long
+  // prefill). Blocks are cut by the shape alone, so the bits do not depend
+  // on the thread count.
+  constexpr int kQueryBlock = 128;
+  for (int i0 = 0; i0 < n; i0 += kQueryBlock) {
+    const int i1 = std::min(n, i0 + kQueryBlock);
+    const int visible = base + i1;  // keys the block's rows may attend to
+    float* block = S + size_t(i0) * len;
+    // S = scale * Q_h K^T. A decode step's one query is a matrix-vector
+    // product: sgemm would pack the whole K (and below V) into its buffers
+    // first, a copy of the cache per head and step.
+    if (n == 1)
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, len, hd_, scale, key(seg, 0), hd_, q + size_t(h) * hd_, 1, 0.0f, S, 1);
+    else
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, visible, hd_, scale, q + size_t(i0) * qstride + size_t(h) * hd_,
+                  qstride, key(seg, 0), hd_, 0.0f, block, len);
+    for (int i = i0; i < i1; ++i) {
+      float* row = S + size_t(i) * len;
+      for (int j = base + i + 1; j < len; ++j) row[j] = neg_inf;  // causal: later new tokens
+      if (cfg.sliding_window > 0) {
+        const int qpos = pos[base + i];
+        for (int j = 0; j <= base + i; ++j)
+          if (qpos - pos[j] >= cfg.sliding_window) row[j] = neg_inf;
+      }
+      const bool cap_row = capture && i >= first_captured;
+      if (cap_row && capture_logits)
+        std::memcpy(capture->logits.data() + capture->offset[h] + size_t(i - first_captured) * len, row,
+                    sizeof(float) * len);
+      if (rule.source == StatSource::GumbelSoftmax) {
+        // Keyformer scores from the pre-softmax logits plus noise, at temperature tau.
+        const float inv = cpu::keyformer_exp_row(rule, static_cast<uint32_t>(pos[base + i]), static_cast<uint32_t>(layer),
+                                                 static_cast<uint32_t>(h), pos.data(), row, len, scratch.keyformer);
+        accumulate_stats(seg, i, n, scratch.keyformer.z.data(), inv, rule);
+      }
+      // The row's masked tail is exactly 0 after the softmax: only the
+      // visible part runs through it (the same bits as the whole row).
+      const int seen = base + i + 1;
+      cpu::softmax_row(row, seen);
+      std::fill(row + seen, row + len, 0.0f);
+      if (cap_row)
+        std::memcpy(capture->probs.data() + capture->offset[h] + size_t(i - first_captured) * len, row,
+                    sizeof(float) * len);
+      if (rule.source == StatSource::Attention) accumulate_stats(seg, i, n, row, 1.0f, rule);
     }
-    const bool cap_row = capture && i >= first_captured;
-    if (cap_row && capture_logits)
-      std::memcpy(capture->logits.data() + capture->offset[h] + size_t(i - first_captured) * len, row,
-                  sizeof(float) * len);
-    if (rule.source == StatSource::GumbelSoftmax) {
-      // Keyformer scores from the pre-softmax logits plus noise, at temperature tau.
-      const float inv = cpu::keyformer_exp_row(rule, static_cast<uint32_t>(pos[base + i]), static_cast<uint32_t>(layer),
-                                               static_cast<uint32_t>(h), pos.data(), row, len, scratch.keyformer);
-      accumulate_stats(seg, i, n, scratch.keyformer.z.data(), inv, rule);
-    }
-    cpu::softmax_row(row, len);
-    if (cap_row)
-      std::memcpy(capture->probs.data() + capture->offset[h] + size_t(i - first_captured) * len, row,
-                  sizeof(float) * len);
-    if (rule.source == StatSource::Attention) accumulate_stats(seg, i, n, row, 1.0f, rule);
+    // O_h = P V.
+    if (n == 1)
+      cblas_sgemv(CblasRowMajor, CblasTrans, len, hd_, 1.0f, value(seg, 0), hd_, S, 1, 0.0f, out + size_t(h) * hd_, 1);
+    else
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, i1 - i0, hd_, visible, 1.0f, block, len, value(seg, 0), hd_,
+                  0.0f, out + size_t(i0) * qstride + size_t(h) * hd_, qstride);
   }
-  // O_h = P V.
-  if (n == 1)
-    cblas_sgemv(CblasRowMajor, CblasTrans, len, hd_, 1.0f, value(seg, 0), hd_, S, 1, 0.0f, out + size_t(h) * hd_, 1);
-  else
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, hd_, len, 1.0f, S, len, value(seg, 0), hd_, 0.0f,
-                out + size_t(h) * hd_, qstride);
 }
 
 }  // namespace kvscope

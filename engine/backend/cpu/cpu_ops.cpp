@@ -140,17 +140,4 @@ void silu_mul(float* gate, const float* up, int64_t n) {
   }
 }
 
-void softmax_row(float* x, int n) {
-  float mx = -std::numeric_limits<float>::infinity();
-  for (int j = 0; j < n; ++j) mx = std::max(mx, x[j]);
-  double sum = 0;
-  for (int j = 0; j < n; ++j) {
-    const float e = x[j] == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(x[j] - mx);
-    x[j] = e;
-    sum += e;
-  }
-  const float inv = static_cast<float>(1.0 / sum);
-  for (int j = 0; j < n; ++j) x[j] *= inv;
-}
-
 }  // namespace kvscope::cpu

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/cpu/simd_path.h"
 #include "model/config.h"
 #include "model/weights.h"
 
@@ -53,7 +54,11 @@ void gelu_erf(float* x, int64_t n);
 void silu(float* x, int64_t n);
 // SwiGLU gate: gate[i] = silu(gate[i]) * up[i].
 void silu_mul(float* gate, const float* up, int64_t n);
-// In-place softmax of one row; entries equal to -inf become exactly 0.
+// In-place softmax of one row; entries equal to -inf become exactly 0 (and
+// entries below e^-87 of the row's largest, subnormal in float, 0 too).
+// kvscope's own exponential, the same bits on every SIMD path
+// (cpu/softmax_row.cpp); `path` picks one, for the tests.
 void softmax_row(float* x, int n);
+void softmax_row(SimdPath path, float* x, int n);
 
 }  // namespace kvscope::cpu
