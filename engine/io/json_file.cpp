@@ -1,7 +1,7 @@
 #include "io/json_file.h"
 
-#include <fstream>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <sstream>
 

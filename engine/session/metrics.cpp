@@ -65,25 +65,14 @@ float kth_largest(const std::vector<float>& v, int k) {
   std::size_t n = keys.size();
   uint32_t prefix = 0;
   for (int shift = 24; shift >= 0; shift -= 8) {
-    // Four histograms, summed after: most values share their top digits,
-    // and one counter incremented by every value would serialise the loop
-    // on its own store.
-    uint32_t part[4][256] = {};
-    std::size_t i = 0;
-    for (; i + 4 <= n; i += 4)
-      for (int j = 0; j < 4; ++j) ++part[j][(keys[i + j] >> shift) & 0xffu];
-    for (; i < n; ++i) ++part[0][(keys[i] >> shift) & 0xffu];
-    uint32_t count[256];
-    for (int d = 0; d < 256; ++d) count[d] = part[0][d] + part[1][d] + part[2][d] + part[3][d];
+    uint32_t count[256] = {};
+    for (std::size_t i = 0; i < n; ++i) ++count[(keys[i] >> shift) & 0xffu];
     int digit = 255;
     for (; digit > 0 && static_cast<uint32_t>(k) > count[digit]; --digit) k -= static_cast<int>(count[digit]);
     prefix |= static_cast<uint32_t>(digit) << shift;
     std::size_t kept = 0;
-    for (std::size_t j = 0; j < n; ++j) {  // branch-free: the match is a coin toss in the lower digits
-      const uint32_t key = keys[j];
-      keys[kept] = key;
-      kept += ((key >> shift) & 0xffu) == static_cast<uint32_t>(digit);
-    }
+    for (std::size_t i = 0; i < n; ++i)
+      if (((keys[i] >> shift) & 0xffu) == static_cast<uint32_t>(digit)) keys[kept++] = keys[i];
     n = kept;
   }
   return from_ordered_key(prefix);

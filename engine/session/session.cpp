@@ -241,10 +241,7 @@ bool Session::step() {
   // Choosing, recording and the attention metrics read only the layers'
   // captures, statistics and the caches' positions: the backend runs them
   // alongside its output head, and the eviction after them.
-  StepMetrics m;
-  m.step = row_;
-  m.position = static_cast<int>(tokens_.size()) - 1;
-  m.token = tok;
+  StepMetrics m = step_identity(row_);
   auto alongside = [this, &m] {
     choose_and_record(row_);
     if (metrics_) attention_metrics(m);  // before eviction: recall is over what this step attended to
@@ -338,11 +335,17 @@ void Session::evict() {
     for (int s = 0; s < backend_->kv().layout().n_segments(); ++s) backend_->retain(s, choice_.keep[s]);
 }
 
-StepMetrics Session::step_metrics(int row) const {
+// Which step and token a metrics row is about (the newest token fed).
+StepMetrics Session::step_identity(int row) const {
   StepMetrics m;
   m.step = row;
   m.position = static_cast<int>(tokens_.size()) - 1;
   m.token = tokens_.back();
+  return m;
+}
+
+StepMetrics Session::step_metrics(int row) const {
+  StepMetrics m = step_identity(row);
   if (metrics_) {
     attention_metrics(m);
     logits_metrics(m);

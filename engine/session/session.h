@@ -93,6 +93,7 @@ class Session {
   void evict_and_record(int row);
   void choose_and_record(int row);
   void evict();
+  StepMetrics step_identity(int row) const;
   StepMetrics step_metrics(int row) const;
   // The two halves of the metrics: what the captured rows say (before the
   // step's eviction) and what the logits say (after the output head).
