@@ -35,6 +35,17 @@ Two files, both small and deterministic (fixed seeds):
                      transformers 5.23.0 cannot load a gptneox GGUF, so the
                      reference is transformers on the checkpoint each file was
                      converted from (its 2-D weights rounded to F16 for the F16 one).
+  tiny_gemma3.*      a Gemma 3 written the way llama.cpp's converter writes one
+                     (architecture "gemma3", q/k norms, post-attention and
+                     post-FFN norms, every norm stored as 1 + w, a tied head;
+                     layers 0-4 sliding-window, layer 5 full) with a small
+                     Gemma-like SentencePiece vocabulary (control and
+                     user-defined tokens, whitespace-run tokens stored as
+                     spaces, byte tokens, scores that disagree with the merge
+                     order), so transformers builds its GemmaTokenizer. Its
+                     golden also holds Gemma-specific strings, the decoded text
+                     of every string and the smallest top-1 margin of the
+                     greedy continuation.
 
 The random blocks are real model weights here: the file *is* the model, so no
 quantizer is needed, and every block layout is exercised with arbitrary bits.
@@ -309,7 +320,126 @@ def write_tiny_gpt2(path, tokenizer_json):
     w.close()
 
 
-def hf_goldens(gguf_path, out_json, out_logits):
+GEMMA3_HIDDEN, GEMMA3_FF, GEMMA3_LAYERS, GEMMA3_HEADS, GEMMA3_KV_HEADS = 64, 128, 6, 2, 1
+# 256: transformers' Gemma3TextConfig scales queries by query_pre_attn_scalar,
+# 256 by default (a GGUF does not store it), so only head_dim 256 agrees.
+GEMMA3_HEAD_DIM = 256
+GEMMA3_LAYER_TYPES = [  # attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down
+    # Layer 0 as llama.cpp's Q4_K_M writes Gemma 3 (ffn_down would be Q6_K,
+    # but K-quants need 256-wide rows: only attn_output, 2 x 256 inputs, has
+    # them); the others mostly 4- and 5-bit types to keep the file small.
+    (T.Q5_0, T.Q5_0, T.Q8_0, T.Q4_K, T.Q5_0, T.Q5_0, T.Q8_0),
+    (T.Q4_0, T.Q4_1, T.Q5_0, T.Q6_K, T.Q4_0, T.Q5_1, T.Q4_1),
+    (T.Q4_1, T.Q4_0, T.Q5_1, T.Q4_K, T.Q5_0, T.Q4_0, T.Q8_0),
+    (T.Q4_0, T.Q5_0, T.Q4_0, T.Q4_K, T.Q4_1, T.Q5_0, T.Q5_0),
+    (T.Q5_0, T.Q4_0, T.Q4_1, T.Q4_K, T.Q5_0, T.Q4_0, T.Q5_1),
+    (T.Q4_0, T.Q4_0, T.Q5_0, T.Q6_K, T.Q5_0, T.Q5_0, T.Q8_0),
+]
+# The strings a Gemma vocabulary treats specially, recorded on top of the
+# hard strings: turn markers, user-defined tokens, whitespace runs (stored as
+# spaces in the file), U+2581 typed by the user.
+GEMMA3_STRINGS = [
+    "<start_of_turn>user\nHi there<end_of_turn>\n<start_of_turn>model\n",
+    "<bos>hello<eos>", "<pad><mask><unk>", "[multimodal] image", "a[multimodal]b",
+    "two  spaces, three   spaces,    four", "  lead and trail  ", "\u2581\u2581 typed \u2581", "x \u2581y",
+    "one\n\ntwo\n\n\nthree\n", " \n  \n", "tabs\t\tand  \t mixed",
+    "The cache keeps the tokens that matter; the rest are evicted.",
+]
+
+
+def gemma_vocabulary(pieces_json, seed=5):
+    """A small vocabulary laid out like Gemma 3's (llama.cpp's SentencePiece
+    export): 0-4 <pad> <eos> <bos> <unk> <mask> (control), a user-defined
+    [multimodal], the turn markers (control), user-defined "\n" and "\n\n",
+    whitespace runs of 2 and 3 plain spaces (user-defined, as Gemma's file
+    stores them), the 256 byte tokens, then the pieces of a Llama-2
+    SentencePiece vocabulary in their order (that order is Gemma's merge
+    order). Scores are shuffled among the pieces: Gemma's scores do not follow
+    its merge order, and transformers must not use them."""
+    rng = np.random.default_rng(seed)
+    head = [("<pad>", 3), ("<eos>", 3), ("<bos>", 3), ("<unk>", 3), ("<mask>", 3), ("[multimodal]", 4),
+            ("<start_of_turn>", 3), ("<end_of_turn>", 3), ("\n", 4), ("\n\n", 4), ("  ", 4), ("   ", 4)]
+    head += [(f"<0x{b:02X}>", 6) for b in range(256)]
+    taken = {t for t, _ in head} | {"\u2581" * 2, "\u2581" * 3}
+    vocab = json.load(open(pieces_json, encoding="utf-8"))["model"]["vocab"]
+    pieces = [t for t in sorted(vocab, key=vocab.get)
+              if not (t.startswith("<") and t.endswith(">") and len(t) > 1) and t not in taken]
+    tokens = [t for t, _ in head] + pieces
+    types = [k for _, k in head] + [1] * len(pieces)
+    scores = [-1000.0] * len(head) + list(rng.permutation(-np.arange(len(head), len(tokens), dtype=np.float64)))
+    return tokens, [float(x) for x in scores], types
+
+
+def write_tiny_gemma3(path, seed=7):
+    """Gemma 3 as llama.cpp's convert_hf_to_gguf.py writes it (key and tensor
+    order as in its gemma-3-270m files): every *norm.weight stored as 1 + w
+    (the converter adds 1; transformers subtracts it; here w is about
+    0.1 N(0, 1)), no output.weight. What the file does not say, transformers'
+    Gemma3TextConfig defaults to: query_pre_attn_scalar 256, sliding layers
+    with RoPE base 10000 (rope.freq_base is the full layers'), every sixth
+    layer full, gelu_pytorch_tanh, embeddings scaled by sqrt(hidden), no
+    softcapping."""
+    rng = np.random.default_rng(seed)
+    tokens, scores, types = gemma_vocabulary(
+        os.path.join(ROOT, "tests/data/tokenizers/llama2_sentencepiece/tokenizer.json"))
+    n_vocab, d, hd = len(tokens), GEMMA3_HIDDEN, GEMMA3_HEAD_DIM
+    w = gguf.GGUFWriter(path, "gemma3")
+    w.add_type("model")
+    w.add_name("kvscope tiny gemma3")
+    w.add_context_length(256)
+    w.add_embedding_length(d)
+    w.add_block_count(GEMMA3_LAYERS)
+    w.add_feed_forward_length(GEMMA3_FF)
+    w.add_head_count(GEMMA3_HEADS)
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_key_length(hd)
+    w.add_value_length(hd)
+    w.add_rope_freq_base(1000000.0)
+    w.add_sliding_window(8)
+    w.add_head_count_kv(GEMMA3_KV_HEADS)
+    w.add_tokenizer_model("llama")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(tokens)
+    w.add_token_scores(scores)
+    w.add_token_types(types)
+    w.add_bos_token_id(2)
+    w.add_eos_token_id(1)
+    w.add_unk_token_id(3)
+    w.add_pad_token_id(0)
+    w.add_add_bos_token(True)
+    w.add_add_sep_token(False)
+    w.add_add_eos_token(False)
+    w.add_add_space_prefix(False)
+
+    def norm(name, n):
+        w.add_tensor(name, (1 + 0.1 * rng.standard_normal(n)).astype(np.float32))
+
+    # A final norm of about 4 spreads the logits (standard deviation about 1)
+    # so the greedy path has clear margins; a larger embedding would do it
+    # too, but then each token's own embedding dominates and the greedy path
+    # repeats one token.
+    w.add_tensor("output_norm.weight", (4 * (1 + 0.1 * rng.standard_normal(d))).astype(np.float32))
+    add_weight(w, rng, "token_embd.weight", n_vocab, d, T.Q8_0)
+    for layer, (q, k, v, o, gate, up, down) in enumerate(GEMMA3_LAYER_TYPES):
+        p = f"blk.{layer}."
+        shapes = {"attn_k": (GEMMA3_KV_HEADS * hd, d, k), "attn_output": (d, GEMMA3_HEADS * hd, o),
+                  "attn_q": (GEMMA3_HEADS * hd, d, q), "attn_v": (GEMMA3_KV_HEADS * hd, d, v),
+                  "ffn_down": (d, GEMMA3_FF, down), "ffn_gate": (GEMMA3_FF, d, gate), "ffn_up": (GEMMA3_FF, d, up)}
+        norms = {"attn_k_norm": hd, "attn_norm": d, "attn_q_norm": hd, "ffn_norm": d,
+                 "post_attention_norm": d, "post_ffw_norm": d}
+        for part in sorted(list(shapes) + list(norms)):  # the converter's files list a block's tensors by name
+            if part in norms:
+                norm(p + part + ".weight", norms[part])
+            else:
+                rows, cols, kind = shapes[part]
+                add_weight(w, rng, p + part + ".weight", rows, cols, kind)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def hf_goldens(gguf_path, out_json, out_logits, extra_strings=None, extended=False):
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -317,7 +447,7 @@ def hf_goldens(gguf_path, out_json, out_logits):
     tok = AutoTokenizer.from_pretrained(d, gguf_file=name)
     model = AutoModelForCausalLM.from_pretrained(d, gguf_file=name, dtype=torch.float32,
                                                  attn_implementation="eager")
-    record_goldens(model, tok, out_json, out_logits)
+    return record_goldens(model, tok, out_json, out_logits, extra_strings, extended)
 
 
 def write_gptneox(path, model_dir, f16):
@@ -398,7 +528,10 @@ def checkpoint_goldens(model_dir, f16, out_json, out_logits):
     record_goldens(model, tok, out_json, out_logits)
 
 
-def record_goldens(model, tok, out_json, out_logits):
+def record_goldens(model, tok, out_json, out_logits, extra_strings=None, extended=False):
+    """The golden files; `extended` adds each string's decoded text (with and
+    without special tokens) and the smallest top-1 margin of the greedy
+    continuation, which is returned."""
     import torch
     import transformers
 
@@ -408,18 +541,28 @@ def record_goldens(model, tok, out_json, out_logits):
     with torch.no_grad():
         logits = model(torch.tensor([prompt])).logits[0].float().numpy()
         gen = model.generate(torch.tensor([prompt]), max_new_tokens=16, do_sample=False,
-                             attention_mask=torch.ones(1, len(prompt), dtype=torch.long))
-    greedy = gen[0, len(prompt):].tolist()
+                             attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+                             output_scores=True, return_dict_in_generate=True)
+    greedy = gen.sequences[0, len(prompt):].tolist()
+    margin = min(float(t[0] - t[1]) for t in (torch.topk(s[0], 2).values for s in gen.scores))
     hard = json.load(open(os.path.join(ROOT, "tests/data/tokenizers/hard_strings.json"), encoding="utf-8"))
-    strings = [{"text": s, "ids": tok(s).input_ids,
-                "ids_no_special": tok(s, add_special_tokens=False).input_ids} for s in hard]
+    strings = []
+    for s in hard + (extra_strings or []):
+        entry = {"text": s, "ids": tok(s).input_ids, "ids_no_special": tok(s, add_special_tokens=False).input_ids}
+        if extended:
+            entry["decoded"] = tok.decode(entry["ids"])
+            entry["decoded_skip_special"] = tok.decode(entry["ids"], skip_special_tokens=True)
+        strings.append(entry)
     np.save(out_logits, logits.astype(np.float32))
     golden = {"transformers_version": transformers.__version__, "gguf_version": gguf.__version__
               if hasattr(gguf, "__version__") else "unknown",
               "prompt_text": prompt_text, "prompt": prompt, "greedy": greedy, "strings": strings}
+    if extended:
+        golden["min_top1_margin"] = margin
     with open(out_json, "w", encoding="utf-8") as f:
         json.dump(golden, f, ensure_ascii=False, indent=0, sort_keys=True)
         f.write("\n")
+    return margin
 
 
 def main(out_dir=None):
@@ -444,6 +587,11 @@ def main(out_dir=None):
         write_gptneox(os.path.join(out, name + ".gguf"), model_dir, f16)
         checkpoint_goldens(model_dir, f16, os.path.join(out, name + ".golden.json"),
                            os.path.join(out, name + ".logits.npy"))
+    gemma3 = os.path.join(out, "tiny_gemma3.gguf")
+    write_tiny_gemma3(gemma3)
+    margin = hf_goldens(gemma3, os.path.join(out, "tiny_gemma3.golden.json"),
+                        os.path.join(out, "tiny_gemma3.logits.npy"), GEMMA3_STRINGS, extended=True)
+    assert margin > 2e-3, f"tiny_gemma3: greedy top-1 margin {margin:.3g}; pick another seed"
     print("wrote", out)
 
 

@@ -1,7 +1,9 @@
 #include "session/gguf_tokenizer.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -62,49 +64,75 @@ const std::vector<std::string>& string_array(const GgufFile& f, const std::strin
   return v->strings;
 }
 
-std::size_t code_points(const std::string& s) {
-  std::size_t n = 0;
-  for (std::size_t i = 0; i < s.size();) {
-    tok::utf8::decode(s, i);
-    ++n;
+// A BPE vocabulary in id order as transformers builds it from the file (its
+// tokens, respelled where the tokenizer class does), and each spelling's id:
+// a spelling listed twice keeps its last id, as the Python dict does.
+class Vocabulary {
+ public:
+  explicit Vocabulary(std::vector<std::string> tokens) : tokens_(std::move(tokens)) {
+    id_of_.reserve(tokens_.size());
+    for (std::size_t i = 0; i < tokens_.size(); ++i) id_of_[tokens_[i]] = static_cast<int64_t>(i);
   }
-  return n;
-}
+  Vocabulary(const Vocabulary&) = delete;  // id_of_ points into tokens_
+  Vocabulary& operator=(const Vocabulary&) = delete;
+
+  const std::vector<std::string>& tokens() const { return tokens_; }
+  std::optional<int64_t> id(std::string_view token) const {
+    const auto it = id_of_.find(token);
+    return it == id_of_.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+  // What the vocabulary maps, without the ids a repeated spelling lost.
+  std::size_t distinct() const { return id_of_.size(); }
+  bool keeps(std::size_t i) const { return id_of_.at(tokens_[i]) == static_cast<int64_t>(i); }
+
+ private:
+  std::vector<std::string> tokens_;
+  std::unordered_map<std::string_view, int64_t> id_of_;
+};
+
+// Merges as (left, right) pairs of strings that outlive the list (the
+// vocabulary's tokens or the file's metadata).
+using MergeList = std::vector<std::pair<std::string_view, std::string_view>>;
 
 // Merges recovered from a SentencePiece vocabulary's scores, the way
 // transformers' generate_merges does it: every split of every token into two
 // tokens of the vocabulary, ordered within a token by the pieces' ids, then
 // all of them by (score, left length, right length) descending, ties kept
-// in that order. Lengths count code points, as Python's len.
-nlohmann::json merges_from_scores(const std::vector<std::string>& tokens, const std::vector<double>& scores,
-                                  const std::unordered_map<std::string, int64_t>& id_of) {
-  // dict(zip(tokens, scores)): first occurrence sets the order, the last the score.
-  std::vector<std::size_t> order;
-  std::unordered_map<std::string, double> score_of;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (!score_of.count(tokens[i])) order.push_back(i);
-    score_of[tokens[i]] = scores[i];
-  }
+// in that order. Lengths count code points, as Python's len. The tokens are
+// visited in the order of their first listing, with the score of the last
+// (dict(zip(tokens, scores))).
+MergeList merges_from_scores(const Vocabulary& v, const std::vector<double>& scores) {
+  const auto& tokens = v.tokens();
   struct Merge {
-    std::string left, right;
+    int64_t left, right;
     double score;
-    std::size_t left_len, right_len;
+    uint32_t left_len, right_len;
   };
   std::vector<Merge> all;
   std::vector<Merge> local;
-  for (std::size_t i : order) {
+  std::vector<std::size_t> char_starts;
+  std::vector<bool> visited(tokens.size(), false);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
     const std::string& t = tokens[i];
-    local.clear();
-    std::size_t at = 0;
-    tok::utf8::decode(t, at);  // splits start after the first character
-    for (; at < t.size();) {
-      const std::string l = t.substr(0, at), r = t.substr(at);
-      if (id_of.count(l) && id_of.count(r)) local.push_back({l, r, score_of[t], code_points(l), code_points(r)});
+    const auto last = static_cast<std::size_t>(*v.id(t));
+    if (visited[last]) continue;
+    visited[last] = true;
+    char_starts.clear();
+    for (std::size_t at = 0; at < t.size();) {
+      char_starts.push_back(at);
       tok::utf8::decode(t, at);
     }
-    std::stable_sort(local.begin(), local.end(), [&](const Merge& a, const Merge& b) {
-      const int64_t al = id_of.at(a.left), bl = id_of.at(b.left);
-      return al != bl ? al < bl : id_of.at(a.right) < id_of.at(b.right);
+    const auto n = static_cast<uint32_t>(char_starts.size());
+    local.clear();
+    for (uint32_t k = 1; k < n; ++k) {  // splits start after the first character
+      const std::string_view whole(t);
+      const auto l = v.id(whole.substr(0, char_starts[k]));
+      if (!l) continue;
+      const auto r = v.id(whole.substr(char_starts[k]));
+      if (r) local.push_back({*l, *r, scores[last], k, n - k});
+    }
+    std::stable_sort(local.begin(), local.end(), [](const Merge& a, const Merge& b) {
+      return a.left != b.left ? a.left < b.left : a.right < b.right;
     });
     all.insert(all.end(), local.begin(), local.end());
   }
@@ -113,22 +141,24 @@ nlohmann::json merges_from_scores(const std::vector<std::string>& tokens, const 
     if (a.left_len != b.left_len) return a.left_len > b.left_len;
     return a.right_len > b.right_len;
   });
-  nlohmann::json out = nlohmann::json::array();
-  for (const Merge& m : all) out.push_back({m.left, m.right});
+  MergeList out;
+  out.reserve(all.size());
+  for (const Merge& m : all) out.emplace_back(tokens[m.left], tokens[m.right]);
   return out;
 }
 
-nlohmann::json merges_from_metadata(const GgufFile& f, const std::vector<std::string>& merges) {
-  nlohmann::json merge_list = nlohmann::json::array();
+MergeList merges_from_metadata(const GgufFile& f, const std::vector<std::string>& merges) {
+  MergeList out;
+  out.reserve(merges.size());
   for (std::size_t i = 0; i < merges.size(); ++i) {
-    const std::string& m = merges[i];
+    const std::string_view m = merges[i];
     const auto sp = m.find(' ');
     if (sp == std::string::npos || m.find(' ', sp + 1) != std::string::npos)
       throw Error(f.source(), "tokenizer.ggml.merges[" + std::to_string(i) + "]",
                   "expected two tokens separated by one space");
-    merge_list.push_back({m.substr(0, sp), m.substr(sp + 1)});
+    out.emplace_back(m.substr(0, sp), m.substr(sp + 1));
   }
-  return merge_list;
+  return out;
 }
 
 nlohmann::json added_token(int64_t id, const std::string& content, bool special) {
@@ -176,82 +206,219 @@ std::vector<int64_t> token_types(const GgufFile& f, std::size_t n_tokens) {
   return t->integers;
 }
 
-// A tokenizer.json document with no normalizer, truncation or padding (what
+void append_json_string(std::string& out, std::string_view s) {
+  static const char hex[] = "0123456789abcdef";
+  out += '"';
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out += hex[c >> 4];
+          out += hex[c & 15];
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+}
+
+// A tokenizer.json document with no truncation or padding (what
 // transformers builds from any GGUF vocabulary); the parts that differ are
-// given.
-std::string tokenizer_document(nlohmann::json added, nlohmann::json pre, nlohmann::json post, nlohmann::json decoder,
-                               nlohmann::json model) {
-  const nlohmann::json doc = {
-      {"version", "1.0"},        {"truncation", nullptr},     {"padding", nullptr},
-      {"added_tokens", added},   {"normalizer", nullptr},     {"pre_tokenizer", pre},
-      {"post_processor", post},  {"decoder", decoder},        {"model", model},
+// given. The BPE model's vocabulary and merges (hundreds of thousands of
+// entries for a large model) are written as text directly: a JSON tree for
+// them took seconds to build, copy and free.
+std::string tokenizer_document(nlohmann::json added, nlohmann::json normalizer, nlohmann::json pre,
+                               nlohmann::json post, nlohmann::json decoder, nlohmann::json bpe_options,
+                               const Vocabulary& vocab, const MergeList& merges) {
+  nlohmann::json head = nlohmann::json::object();
+  head["version"] = "1.0";
+  head["truncation"] = nullptr;
+  head["padding"] = nullptr;
+  head["added_tokens"] = std::move(added);
+  head["normalizer"] = std::move(normalizer);
+  head["pre_tokenizer"] = std::move(pre);
+  head["post_processor"] = std::move(post);
+  head["decoder"] = std::move(decoder);
+  bpe_options["type"] = "BPE";
+  std::string doc = head.dump();
+  doc.pop_back();  // the closing brace: the model follows
+  std::string model = bpe_options.dump();
+  model.pop_back();
+  doc += ",\"model\":" + model + ",\"vocab\":{";
+  const auto& tokens = vocab.tokens();
+  bool first = true;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (!vocab.keeps(i)) continue;
+    if (!first) doc += ',';
+    first = false;
+    append_json_string(doc, tokens[i]);
+    doc += ':' + std::to_string(i);
+  }
+  doc += "},\"merges\":[";
+  for (std::size_t i = 0; i < merges.size(); ++i) {
+    if (i) doc += ',';
+    doc += '[';
+    append_json_string(doc, merges[i].first);
+    doc += ',';
+    append_json_string(doc, merges[i].second);
+    doc += ']';
+  }
+  doc += "]}}";
+  return doc;
+}
+
+// The transformers class a SentencePiece ("llama") vocabulary is handed to:
+// LlamaTokenizer, or GemmaTokenizer for the Gemma architectures (gemma,
+// gemma2, gemma3), which transformers picks by general.architecture.
+enum class SentencePieceClass { Llama, Gemma };
+
+SentencePieceClass sentencepiece_class(const GgufFile& f) {
+  const std::string arch = f.get_string_if("general.architecture").value_or("");
+  return arch == "gemma" || arch == "gemma2" || arch == "gemma3" ? SentencePieceClass::Gemma
+                                                                 : SentencePieceClass::Llama;
+}
+
+// Python's str.isspace: Rust's White_Space set plus the separators
+// U+001C..U+001F.
+bool python_space(char32_t c) { return tok::utf8::is_whitespace(c) || (c >= 0x1C && c <= 0x1F); }
+
+// Gemma files store a token of spaces as real spaces ("  "), which
+// GemmaTokenizer's normalizer never leaves in the text; transformers respells
+// every token that contains a space and is all whitespace (" " in t and not
+// t.strip()) as that many U+2581, one per code point (a tab or newline among
+// the spaces becomes one too).
+std::string gemma_spelling(const std::string& t) {
+  bool has_space = false;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < t.size(); ++n) {
+    const char32_t c = tok::utf8::decode(t, i);
+    if (!python_space(c)) return t;
+    has_space |= c == U' ';
+  }
+  if (!has_space) return t;
+  std::string out;
+  out.reserve(3 * n);
+  for (std::size_t k = 0; k < n; ++k) out += "\u2581";
+  return out;
+}
+
+// The added tokens transformers ends up with for a SentencePiece vocabulary,
+// in the order it adds them, each only when its content is not added yet:
+// the tokenizer class's own special tokens (its constructor registers them,
+// e.g. "<s>" and "</s>" for LlamaTokenizer even when the vocabulary lacks
+// them), control tokens (type 3, special), user-defined tokens (type 4, not
+// special) whose file spelling the vocabulary knows, then the special tokens
+// the metadata names (bos, eos, unk, pad). Contents are the file's
+// spellings; one the vocabulary lacks gets a new id the way tokenizers'
+// AddedVocabulary gives it (after the vocabulary and the added ids).
+nlohmann::json sentencepiece_added_tokens(const GgufFile& f, const std::vector<std::string>& file_tokens,
+                                          const Vocabulary& vocab, std::initializer_list<const char*> class_specials) {
+  const std::vector<int64_t> types = token_types(f, file_tokens.size());
+  std::unordered_map<std::string, std::pair<int64_t, bool>> added;  // content -> (id, special)
+  int64_t max_added = -1;
+  auto add = [&](const std::string& content, bool special) {
+    if (content.empty() || added.count(content)) return;
+    int64_t id;
+    if (auto known = vocab.id(content)) {
+      id = *known;
+    } else {
+      const auto n = static_cast<int64_t>(vocab.distinct());
+      id = max_added >= n ? max_added + 1 : n;
+    }
+    added.emplace(content, std::pair{id, special});
+    max_added = std::max(max_added, id);
   };
-  return doc.dump();
+  for (const char* t : class_specials) add(t, true);
+  for (std::size_t i = 0; i < types.size(); ++i)
+    if (types[i] == 3) add(file_tokens[i], true);
+  for (std::size_t i = 0; i < types.size(); ++i)
+    if (types[i] == 4 && vocab.id(file_tokens[i])) add(file_tokens[i], false);
+  for (const char* key : {"tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id",
+                          "tokenizer.ggml.unknown_token_id", "tokenizer.ggml.padding_token_id"})
+    if (auto id = f.get_int_if(key); id && *id >= 0 && static_cast<std::size_t>(*id) < file_tokens.size())
+      add(file_tokens[static_cast<std::size_t>(*id)], true);
+
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [content, entry] : added) out.push_back(added_token(entry.first, content, entry.second));
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a["id"] < b["id"]; });
+  return out;
 }
 
 // tokenizer.ggml.model = "llama": a SentencePiece BPE vocabulary, built as
-// transformers' LlamaTokenizer (Metaspace, byte fallback, no normalizer).
-std::string sentencepiece_json(const GgufFile& f) {
-  const auto& tokens = string_array(f, "tokenizer.ggml.tokens");
-  nlohmann::json vocab = nlohmann::json::object();
-  std::unordered_map<std::string, int64_t> id_of;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (!tok::utf8::is_valid(tokens[i]))
+// transformers' LlamaTokenizer (Metaspace, byte fallback, no normalizer,
+// merges from the file or its scores) or, for Gemma, GemmaTokenizer: the
+// whitespace tokens respelled, merges ordered by the tokens' positions
+// instead of the file's scores, spaces turned into U+2581 by a normalizer (so
+// its Split on " " finds none left: the text between added tokens is one
+// word), "<unk>" as the model's unknown token, no leading space added or
+// stripped, and its own special tokens.
+std::string sentencepiece_json(const GgufFile& f, SentencePieceClass cls) {
+  const bool gemma = cls == SentencePieceClass::Gemma;
+  const auto& file_tokens = string_array(f, "tokenizer.ggml.tokens");
+  std::vector<std::string> spelled;
+  spelled.reserve(file_tokens.size());
+  for (std::size_t i = 0; i < file_tokens.size(); ++i) {
+    if (!tok::utf8::is_valid(file_tokens[i]))
       throw Error(f.source(), "tokenizer.ggml.tokens[" + std::to_string(i) + "]", "not valid UTF-8");
-    vocab[tokens[i]] = i;
-    id_of[tokens[i]] = static_cast<int64_t>(i);
+    spelled.push_back(gemma ? gemma_spelling(file_tokens[i]) : file_tokens[i]);
   }
-  nlohmann::json merges;
+  const Vocabulary vocab(std::move(spelled));
+  MergeList merges;
   if (f.find("tokenizer.ggml.merges")) {
     merges = merges_from_metadata(f, string_array(f, "tokenizer.ggml.merges"));
+  } else if (gemma) {
+    // Gemma's scores do not follow its merge order; the tokens' positions do.
+    std::vector<double> by_position(file_tokens.size());
+    for (std::size_t i = 0; i < by_position.size(); ++i) by_position[i] = -static_cast<double>(i);
+    merges = merges_from_scores(vocab, by_position);
   } else {
     const GgufValue* sc = f.find("tokenizer.ggml.scores");
-    if (!sc || !sc->is_array() || sc->reals.size() != tokens.size())
+    if (!sc || !sc->is_array() || sc->reals.size() != file_tokens.size())
       throw Error(f.source(), "tokenizer.ggml.scores",
                   "expected one score per token (a SentencePiece vocabulary without merges needs them)");
-    merges = merges_from_scores(tokens, sc->reals, id_of);
+    merges = merges_from_scores(vocab, sc->reals);
   }
-  const auto types = token_types(f, tokens.size());
-  // Special: the tokens the BOS/EOS/unknown ids name, then every control token.
-  nlohmann::json added = nlohmann::json::array();
-  std::vector<bool> is_added(tokens.size(), false);
-  auto add = [&](int64_t id, bool special) {
-    if (id < 0 || static_cast<std::size_t>(id) >= tokens.size() || is_added[id]) return;
-    is_added[id] = true;
-    added.push_back(added_token(id_of[tokens[id]], tokens[id], special));
-  };
-  for (const char* key : {"tokenizer.ggml.unknown_token_id", "tokenizer.ggml.bos_token_id", "tokenizer.ggml.eos_token_id"})
-    if (auto id = f.get_int_if(key)) add(*id, true);
-  for (std::size_t i = 0; i < types.size(); ++i)
-    if (types[i] == 3) add(static_cast<int64_t>(i), true);
-  for (std::size_t i = 0; i < types.size(); ++i)
-    if (types[i] == 4) add(static_cast<int64_t>(i), false);
-  std::sort(added.begin(), added.end(), [](const auto& a, const auto& b) { return a["id"] < b["id"]; });
+  const nlohmann::json added =
+      gemma ? sentencepiece_added_tokens(f, file_tokens, vocab, {"<bos>", "<eos>", "<unk>", "<pad>", "<mask>"})
+            : sentencepiece_added_tokens(f, file_tokens, vocab, {"<s>", "</s>", "<unk>"});
 
-  nlohmann::json pre = {{"type", "Metaspace"}, {"replacement", "\u2581"}, {"prepend_scheme", "first"}, {"split", false}};
+  nlohmann::json pre = gemma ? nlohmann::json{{"type", "Split"}, {"pattern", {{"String", " "}}},
+                                              {"behavior", "MergedWithPrevious"}, {"invert", false}}
+                             : nlohmann::json{{"type", "Metaspace"}, {"replacement", "\u2581"},
+                                              {"prepend_scheme", "first"}, {"split", false}};
   if (auto split = named_split(f)) pre = *split;
+  const nlohmann::json normalizer =
+      gemma ? nlohmann::json{{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}} : nullptr;
   // llama.cpp adds BOS to a SentencePiece vocabulary unless the file says
   // otherwise, and transformers follows.
   const bool add_bos = f.get_bool_if("tokenizer.ggml.add_bos_token").value_or(true);
-  const nlohmann::json decoder = {
-      {"type", "Sequence"},
-      {"decoders",
-       {{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}},
-        {{"type", "ByteFallback"}},
-        {{"type", "Fuse"}},
-        {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}}}};
+  nlohmann::json decoders = {{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}},
+                             {{"type", "ByteFallback"}},
+                             {{"type", "Fuse"}}};
+  if (!gemma) decoders.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
   return tokenizer_document(
-      added, pre, post_processor(f, tokens, add_bos), decoder,
-      {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
-       {"end_of_word_suffix", nullptr}, {"fuse_unk", true}, {"byte_fallback", true}, {"ignore_merges", false},
-       {"vocab", vocab}, {"merges", merges}});
+      added, normalizer, pre, post_processor(f, file_tokens, add_bos), {{"type", "Sequence"}, {"decoders", decoders}},
+      {{"dropout", nullptr}, {"unk_token", gemma ? nlohmann::json("<unk>") : nlohmann::json()},
+       {"continuing_subword_prefix", nullptr}, {"end_of_word_suffix", nullptr}, {"fuse_unk", true},
+       {"byte_fallback", true}, {"ignore_merges", false}},
+      vocab, merges);
 }
 
 }  // namespace
 
 std::string gguf_tokenizer_json(const GgufFile& f) {
   const std::string kind = f.get_string_if("tokenizer.ggml.model").value_or("");
-  if (kind == "llama") return sentencepiece_json(f);
+  if (kind == "llama") return sentencepiece_json(f, sentencepiece_class(f));
   if (kind != "gpt2")
     throw Error(f.source(), "tokenizer.ggml.model",
                 kind.empty() ? "missing (kvscope builds the tokenizer from it)"
@@ -262,16 +429,17 @@ std::string gguf_tokenizer_json(const GgufFile& f) {
   const std::vector<int64_t> types = token_types(f, tokens.size());
 
   // The vocabulary in the byte alphabet: a token written with other
-  // characters is respelled byte by byte, as transformers does. A token that
-  // appears twice keeps its last id (a dict built in order).
-  nlohmann::json vocab = nlohmann::json::object();
+  // characters is respelled byte by byte, as transformers does.
+  std::vector<std::string> spelled;
+  spelled.reserve(tokens.size());
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const std::string& t = tokens[i];
     if (!tok::utf8::is_valid(t))
       throw Error(f.source(), "tokenizer.ggml.tokens[" + std::to_string(i) + "]", "not valid UTF-8");
-    vocab[in_byte_alphabet(t) ? t : tok::byte_level::encode(t)] = i;
+    spelled.push_back(in_byte_alphabet(t) ? t : tok::byte_level::encode(t));
   }
-  const nlohmann::json merge_list = merges_from_metadata(f, string_array(f, "tokenizer.ggml.merges"));
+  const Vocabulary vocab(std::move(spelled));
+  const MergeList merges = merges_from_metadata(f, string_array(f, "tokenizer.ggml.merges"));
 
   nlohmann::json added = nlohmann::json::array();
   for (std::size_t i = 0; i < types.size(); ++i) {
@@ -279,19 +447,20 @@ std::string gguf_tokenizer_json(const GgufFile& f) {
     // not special). A control token outside the byte alphabet is a llama.cpp
     // mislabel that transformers skips.
     const bool control = types[i] == 3 && in_byte_alphabet(tokens[i]);
-    const bool user = types[i] == 4 && vocab.contains(tokens[i]);
+    const auto id = vocab.id(tokens[i]);
+    const bool user = types[i] == 4 && id;
     if (!control && !user) continue;
-    added.push_back(added_token(vocab[tokens[i]], tokens[i], control));
+    added.push_back(added_token(*id, tokens[i], control));
   }
 
   nlohmann::json pre = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
   if (auto split = named_split(f)) pre = *split;
   return tokenizer_document(
-      added, pre, post_processor(f, tokens, f.get_bool_if("tokenizer.ggml.add_bos_token").value_or(false)),
+      added, nullptr, pre, post_processor(f, tokens, f.get_bool_if("tokenizer.ggml.add_bos_token").value_or(false)),
       {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}},
-      {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", ""},
-       {"end_of_word_suffix", ""}, {"fuse_unk", false}, {"byte_fallback", false}, {"ignore_merges", false},
-       {"vocab", vocab}, {"merges", merge_list}});
+      {{"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", ""}, {"end_of_word_suffix", ""},
+       {"fuse_unk", false}, {"byte_fallback", false}, {"ignore_merges", false}},
+      vocab, merges);
 }
 
 }  // namespace kvscope

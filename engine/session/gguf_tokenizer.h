@@ -11,8 +11,10 @@
 namespace kvscope {
 
 // Throws kvscope::Error naming the file and the metadata key for a tokenizer
-// kind kvscope cannot build (only tokenizer.ggml.model = "gpt2", byte-level
-// BPE, is supported) or inconsistent metadata.
+// kind kvscope cannot build (tokenizer.ggml.model "gpt2", byte-level BPE, and
+// "llama", SentencePiece BPE, are supported; the latter built as transformers'
+// LlamaTokenizer, or its GemmaTokenizer for gemma, gemma2 and gemma3 files) or
+// inconsistent metadata.
 std::string gguf_tokenizer_json(const GgufFile& file);
 
 }  // namespace kvscope
