@@ -52,7 +52,7 @@ def tiny_tokenizer(path):
 
 
 def variants():
-    from transformers import (GPT2Config, GPTNeoXConfig, LlamaConfig, MistralConfig, Qwen2Config)
+    from transformers import (Gemma3TextConfig, GPT2Config, GPTNeoXConfig, LlamaConfig, MistralConfig, Qwen2Config)
     common = dict(vocab_size=VOCAB, bos_token_id=0, eos_token_id=0)
     return {
         # GPT-2: learned positions, Conv1D, gelu_new, tied head.
@@ -90,6 +90,20 @@ def variants():
                                   num_key_value_heads=2, max_position_embeddings=128, sliding_window=None,
                                   rope_scaling={"rope_type": "linear", "factor": 2.0},
                                   tie_word_embeddings=False, initializer_range=0.2, **common), torch.float32),
+        # Gemma 3: q/k norms, sandwich norms, GeGLU, scaled embedding, a
+        # sliding window of 8 on layers 0 and 2 (the 72-token golden runs far
+        # past it), per-layer-type RoPE (linear scaling on the full layer, its
+        # own base on the sliding ones), query_pre_attn_scalar != head_dim.
+        "gemma3": (Gemma3TextConfig(hidden_size=48, intermediate_size=96, num_hidden_layers=3,
+                                    num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                                    query_pre_attn_scalar=24, sliding_window=8,
+                                    layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                                    rope_parameters={"full_attention": {"rope_type": "linear", "factor": 2.0,
+                                                                        "rope_theta": 50000.0},
+                                                     "sliding_attention": {"rope_type": "default",
+                                                                           "rope_theta": 500.0}},
+                                    max_position_embeddings=128, tie_word_embeddings=True, pad_token_id=None,
+                                    initializer_range=0.2, **common), torch.float32),
     }
 
 
@@ -119,11 +133,27 @@ def _llama_old(cfg):
     cfg["torch_dtype"] = cfg.pop("dtype")
 
 
+def _gemma3_old(cfg):
+    """Gemma 3's released configs (transformers 4.5x): rope_theta,
+    rope_local_base_freq, rope_scaling and sliding_window_pattern instead of
+    rope_parameters per layer type and layer_types."""
+    rp = cfg.pop("rope_parameters")
+    full, local = dict(rp["full_attention"]), rp["sliding_attention"]
+    cfg["rope_theta"] = full.pop("rope_theta")
+    cfg["rope_local_base_freq"] = local["rope_theta"]
+    cfg["rope_scaling"] = full
+    types = cfg.pop("layer_types")
+    assert types == ["sliding_attention", "full_attention", "sliding_attention"]
+    cfg["sliding_window_pattern"] = 2  # layers 1-based: every 2nd is full
+    cfg["torch_dtype"] = cfg.pop("dtype")
+
+
 # Checkpoints whose config.json is rewritten into the older key spellings
 # (same meaning), so both spellings are checked against HF's outputs.
 OLD_SPELLINGS = {
     "gpt_neox_sequential": lambda p: _rewrite(p, _neox_old),
     "mistral": lambda p: _rewrite(p, _llama_old),
+    "gemma3": lambda p: _rewrite(p, _gemma3_old),
 }
 
 
@@ -163,6 +193,10 @@ def build(name, cfg, dtype, out_root, tok_path):
     model.to(dtype).save_pretrained(out, **save_kwargs)
     if name in OLD_SPELLINGS:
         OLD_SPELLINGS[name](os.path.join(out, "config.json"))
+        # The rewritten config must mean the same model to transformers.
+        again = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32, attn_implementation="eager").eval()
+        with torch.no_grad():
+            assert torch.equal(again(ids).logits, full.logits), name
     import shutil
     shutil.copy(tok_path, os.path.join(out, "tokenizer.json"))
     np.save(os.path.join(out, "golden_logits.npy"), full.logits[0].float().numpy().astype(np.float32))
@@ -230,17 +264,20 @@ def build_mlkv(out_root, tok_path):
                    "min_top1_margin": margin, "dtype": "float32", "reference": "tools/tiny_llama.py"}, f, indent=1)
 
 
-def main(out_root=None):
+def main(out_root=None, only=None):
     out_root = out_root or os.path.join(ROOT, "tests", "data", "models")
     os.makedirs(out_root, exist_ok=True)
     torch.set_num_threads(1)
     tok_path = os.path.join(out_root, "tokenizer.json")
     tiny_tokenizer(tok_path)
     for name, (cfg, dtype) in variants().items():
-        build(name, cfg, dtype, out_root, tok_path)
-    build_mlkv(out_root, tok_path)
+        if only is None or name in only:
+            build(name, cfg, dtype, out_root, tok_path)
+    if only is None or "llama_mlkv" in only:
+        build_mlkv(out_root, tok_path)
     os.remove(tok_path)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else None)
+    # python3 tools/goldens_models.py [out_dir [name ...]]: every variant, or the named ones.
+    main(sys.argv[1] if len(sys.argv) > 1 else None, set(sys.argv[2:]) or None)

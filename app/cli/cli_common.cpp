@@ -28,7 +28,7 @@ std::vector<int> encode_prompt(const ModelBundle& b, const std::string& text, in
     throw Error(flag, "", "is " + std::to_string(ids.size()) + " tokens" +
                               (extra ? " (+" + std::to_string(extra) + " new)" : std::string()) +
                               ", longer than the model's maximum positions (" + std::to_string(max) + ")");
-  const int window = b.config().sliding_window;
+  const int window = b.config().sliding_layers.empty() ? b.config().sliding_window : 0;
   if (window > 0 && static_cast<int>(ids.size()) + extra > window)
     throw Error(flag, "", "is " + std::to_string(ids.size()) + " tokens" +
                               (extra ? " (+" + std::to_string(extra) + " new)" : std::string()) +

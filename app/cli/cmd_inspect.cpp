@@ -29,6 +29,14 @@ void run_inspect(const InspectArgs& a) {
   const ModelConfig& c = b.config();
   const int64_t params = b.files.weights.numel();
   const std::size_t elem = dtype_size(c.dtype);
+  // Which layers slide (all of them when the window is model-wide).
+  std::vector<int> sliding;
+  std::string sliding_list;
+  for (int l = 0; l < c.n_layers; ++l)
+    if (c.window_of(l) > 0) {
+      sliding.push_back(l);
+      sliding_list += (sliding_list.empty() ? "" : ",") + std::to_string(l);
+    }
   nlohmann::json j = {
       {"model", b.files.dir.string()},
       {"model_type", c.model_type},
@@ -53,6 +61,10 @@ void run_inspect(const InspectArgs& a) {
       {"positions", c.learned_positions ? "learned" : (c.rope == RopeStyle::Half ? "rope" : "none")},
       {"rotary_dims", c.rotary_dims},
       {"rope_theta", c.rope_theta},
+      {"rope_local_theta", c.rope_local_theta},
+      {"sliding_window", c.sliding_window},
+      {"sliding_layers", sliding},
+      {"attention_scale", c.attention_scale()},
       {"tied_embeddings", c.tied_embeddings},
       {"eos_token_ids", c.eos_ids},
       {"bos_token_id", c.bos_id},
@@ -70,7 +82,12 @@ void run_inspect(const InspectArgs& a) {
               c.gated_mlp ? " gated" : "", norm_name(c.norm));
   std::printf("positions        %s, max %d", j["positions"].get<std::string>().c_str(), c.max_positions);
   if (c.rope == RopeStyle::Half) std::printf(" (rotary dims %d, theta %g)", c.rotary_dims, c.rope_theta);
-  std::printf("\nresidual         %s\n", c.parallel_residual ? "parallel" : "sequential");
+  if (c.rope_local_theta > 0) std::printf(", theta %g on sliding layers", c.rope_local_theta);
+  if (c.sliding_window > 0)
+    std::printf("\nwindow           %d tokens on %s", c.sliding_window,
+                c.sliding_layers.empty() ? "every layer" : ("layers " + sliding_list).c_str());
+  std::printf("\nresidual         %s%s\n", c.parallel_residual ? "parallel" : "sequential",
+              c.sandwich_norm ? ", each branch normalised before the add; q and k normalised per head" : "");
   std::printf("vocab            %d (tokenizer %d)%s\n", c.vocab_size, b.tokenizer->vocab_size(),
               c.tied_embeddings ? ", tied head" : "");
   std::printf("parameters       %lld (%.2fM)\n", static_cast<long long>(params), params / 1e6);

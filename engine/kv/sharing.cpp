@@ -90,6 +90,12 @@ void convert_sharing(ModelConfig& cfg, ModelWeights& w, const SharingLayout& lay
   if (g < 1 || H % g != 0)
     throw Error("--sharing", "", what + ": KV heads must divide the " + std::to_string(H) + " query heads");
   if (m < 1 || m > L) throw Error("--sharing", "", what + ": KV layers must be between 1 and " + std::to_string(L));
+  // Layers sharing one KV must attend alike: a key rotated with one RoPE
+  // base, normalised by one layer's k_norm, masked by one window.
+  if (m != m0 && (!cfg.layers_alike() || cfg.qk_norm))
+    throw Error("--sharing", "", what + ": " + cfg.model_type +
+                                     "'s layers differ (sliding windows, RoPE bases or per-layer key norms), so they "
+                                     "cannot share KV across layers; change the KV heads only");
   if (g0 % g != 0 && g % g0 != 0)
     throw Error("--sharing", "", what + ": cannot merge or duplicate the checkpoint's " + std::to_string(g0) +
                                      " KV heads into " + std::to_string(g));

@@ -11,5 +11,6 @@ namespace kvscope {
 ModelWeights map_gpt2_weights(TensorPicker& pick, const ModelConfig& cfg);
 ModelWeights map_gpt_neox_weights(TensorPicker& pick, const ModelConfig& cfg);
 ModelWeights map_llama_weights(TensorPicker& pick, const ModelConfig& cfg);
+ModelWeights map_gemma3_weights(TensorPicker& pick, const ModelConfig& cfg);
 
 }  // namespace kvscope

@@ -1,5 +1,7 @@
 #include "model/config.h"
 
+#include <cmath>
+
 namespace kvscope {
 
 std::vector<int> ModelConfig::owning_layers() const {
@@ -18,6 +20,28 @@ std::vector<int> ModelConfig::kv_source() const {
   return src;
 }
 
+int ModelConfig::window_of(int layer) const {
+  if (sliding_window <= 0) return 0;
+  if (sliding_layers.empty()) return sliding_window;
+  return sliding_layers.at(static_cast<std::size_t>(layer)) ? sliding_window : 0;
+}
+
+bool ModelConfig::uses_local_rope(int layer) const { return rope_local_theta > 0 && window_of(layer) > 0; }
+
+bool ModelConfig::layers_alike() const {
+  for (int l = 1; l < n_layers; ++l)
+    if (window_of(l) != window_of(0) || uses_local_rope(l) != uses_local_rope(0)) return false;
+  return true;
+}
+
+float ModelConfig::attention_scale() const {
+  // transformers: query_pre_attn_scalar ** -0.5 (a Python float) times an
+  // fp32 tensor, i.e. the scale rounded to fp32; otherwise 1/sqrt(head_dim)
+  // in fp32 as every backend computed it before.
+  if (query_pre_attn_scalar > 0) return static_cast<float>(std::pow(query_pre_attn_scalar, -0.5));
+  return 1.0f / std::sqrt(static_cast<float>(head_dim));
+}
+
 int64_t ModelConfig::kv_bytes_per_token(std::size_t bytes_per_element) const {
   return 2LL * n_kv_layers * n_kv_heads * head_dim * static_cast<int64_t>(bytes_per_element);
 }
@@ -30,6 +54,8 @@ int64_t ModelConfig::parameter_count() const {
   per_layer += (gated_mlp ? 3 : 2) * d * ff;
   if (mlp_bias) per_layer += (gated_mlp ? 2 : 1) * ff + d;
   per_layer += (norm == NormKind::LayerNorm ? 4 : 2) * d;
+  if (sandwich_norm) per_layer += 2 * d;
+  if (qk_norm) per_layer += 2 * head_dim;
   int64_t total = per_layer * n_layers;
   total += static_cast<int64_t>(n_kv_layers) * (2 * d * kv + (qkv_bias ? 2 * kv : 0));
   total += static_cast<int64_t>(vocab_size) * d;  // embedding
@@ -44,6 +70,7 @@ const char* arch_name(Arch a) {
     case Arch::GPT2: return "gpt2";
     case Arch::GPTNeoX: return "gpt_neox";
     case Arch::Llama: return "llama";
+    case Arch::Gemma3: return "gemma3";
   }
   return "?";
 }
@@ -53,11 +80,17 @@ std::string ModelConfig::describe_arch() const {
   if (n_kv_layers < n_layers) s += " (MLKV: " + std::to_string(n_kv_layers) + " KV layers)";
   if (n_kv_heads == 1 && n_heads > 1) s += " (MQA)";
   else if (n_kv_heads < n_heads) s += " (GQA " + std::to_string(n_heads / n_kv_heads) + ":1)";
+  if (!sliding_layers.empty() && sliding_window > 0) {
+    int sliding = 0;
+    for (uint8_t v : sliding_layers) sliding += v ? 1 : 0;
+    s += " (" + std::to_string(sliding) + " of " + std::to_string(n_layers) + " layers sliding, window " +
+         std::to_string(sliding_window) + ")";
+  }
   return s;
 }
 
 std::vector<std::string> supported_model_types() {
-  return {"gpt2", "gpt_neox", "llama", "mistral", "qwen2"};
+  return {"gemma3_text", "gpt2", "gpt_neox", "llama", "mistral", "qwen2"};
 }
 
 }  // namespace kvscope

@@ -10,7 +10,7 @@
 
 namespace kvscope {
 
-enum class Arch { GPT2, GPTNeoX, Llama };
+enum class Arch { GPT2, GPTNeoX, Llama, Gemma3 };
 enum class NormKind { LayerNorm, RMSNorm };
 enum class Activation { GeluTanh, GeluErf, Silu };
 enum class RopeStyle { None, Half };  // Half = rotate_half pairs (i, i + rotary_dims/2), as NeoX and Llama
@@ -37,6 +37,10 @@ struct ModelConfig {
   int intermediate = 0;
   int max_positions = 0;
   int sliding_window = 0;  // 0: none (attention sees the whole cache)
+  // Which layers slide (Gemma 3: five of every six); empty: every layer,
+  // when sliding_window > 0. A sliding layer's query at position p sees the
+  // keys at positions p - sliding_window < q <= p (transformers' mask).
+  std::vector<uint8_t> sliding_layers;
 
   NormKind norm = NormKind::RMSNorm;
   double norm_eps = 1e-5;
@@ -48,6 +52,9 @@ struct ModelConfig {
   int rotary_dims = 0;  // leading dims of each head that are rotated
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
+  // Gemma 3: sliding layers rotate with their own base and no scaling
+  // (transformers' rope_parameters["sliding_attention"]); 0: as the others.
+  double rope_local_theta = 0.0;
   bool learned_positions = false;  // GPT-2's wpe
   int position_offset = 0;         // added to positions before the wpe lookup (OPT uses 2)
 
@@ -56,11 +63,28 @@ struct ModelConfig {
   bool mlp_bias = false;
   bool tied_embeddings = false;
 
+  // Gemma 3's departures from Llama (all off elsewhere):
+  double embed_scale = 1.0;         // the embedding is multiplied by float(embed_scale) (sqrt(hidden))
+  bool qk_norm = false;             // RMSNorm over each head of q and k, before RoPE
+  bool sandwich_norm = false;       // RMSNorm on the attention and MLP outputs before each residual add
+  double query_pre_attn_scalar = 0; // attention scale = query_pre_attn_scalar^-0.5; 0: head_dim^-0.5
+
   DType dtype = DType::F32;  // dtype of the stored weights (for memory figures)
   std::vector<int> eos_ids;
   int bos_id = -1;
 
   int q_dim() const { return n_heads * head_dim; }
+  // The sliding window layer `layer` attends through (0: the whole cache).
+  int window_of(int layer) const;
+  // Whether `layer` rotates with rope_local_theta (a sliding layer of a
+  // model that has a local base).
+  bool uses_local_rope(int layer) const;
+  // Whether every layer attends alike (same window, same RoPE): what
+  // sharing KV across layers (MLKV) needs.
+  bool layers_alike() const;
+  // The factor q.k is multiplied by before the softmax, as the model's fp32
+  // code rounds it.
+  float attention_scale() const;
   int kv_dim() const { return n_kv_heads * head_dim; }
   // Layers that own KV, as in the MLKV code: [0] + [floor((i+1)L/m) for i < m-1].
   std::vector<int> owning_layers() const;

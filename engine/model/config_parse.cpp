@@ -93,6 +93,42 @@ struct RopeSpelling {
 constexpr RopeSpelling kNeoxRope{"rotary_emb_base", "rotary_pct", 0.25, "rope_theta", "partial_rotary_factor"};
 constexpr RopeSpelling kLlamaRope{"rope_theta", "partial_rotary_factor", 1.0, "rotary_emb_base", "rotary_pct"};
 
+// rope_type (or the older "type") of one RoPE dict `s` of config `r`, and
+// the parameters that type reads, into c.rope_scaling.
+void parse_rope_type(const JsonReader& r, const JsonReader& s, ModelConfig& c) {
+  const std::string tkey = s.has("rope_type") ? "rope_type" : "type";
+  const std::string type = s.get_string(tkey, "default");
+  if (type == "default") {
+    c.rope_scaling.type = RopeScaling::Type::None;
+  } else if (type == "linear") {
+    c.rope_scaling.type = RopeScaling::Type::Linear;
+    c.rope_scaling.factor = s.get_number("factor");
+    if (c.rope_scaling.factor <= 0) s.fail("factor", "must be positive");
+  } else if (type == "llama3") {
+    c.rope_scaling.type = RopeScaling::Type::Llama3;
+    c.rope_scaling.factor = s.get_number("factor");
+    c.rope_scaling.low_freq_factor = s.get_number("low_freq_factor");
+    c.rope_scaling.high_freq_factor = s.get_number("high_freq_factor");
+    // transformers' standardize_rope_params: a top-level
+    // original_max_position_embeddings overrides the one in the dict (it
+    // re-runs when the frequencies are computed, after config.json's extra
+    // keys became attributes), and a missing one falls back to
+    // max_position_embeddings.
+    const char* omk = "original_max_position_embeddings";
+    if (r.has(omk)) c.rope_scaling.original_max_positions = r.get_int(omk);
+    else if (s.has(omk)) c.rope_scaling.original_max_positions = s.get_int(omk);
+    else c.rope_scaling.original_max_positions = c.max_positions;
+    if (c.rope_scaling.original_max_positions <= 0) (r.has(omk) ? r : s).fail(omk, "must be positive");
+    if (c.rope_scaling.factor <= 0) s.fail("factor", "must be positive");
+    if (c.rope_scaling.high_freq_factor <= c.rope_scaling.low_freq_factor)
+      s.fail("high_freq_factor", "must be greater than low_freq_factor");
+  } else {
+    // dynamic, yarn, longrope, proportional: not implemented, so refused
+    // rather than run as plain RoPE.
+    s.fail(tkey, "unsupported RoPE type '" + type + "' (supported: default, linear, llama3)");
+  }
+}
+
 // RoPE settings: new configs nest them in rope_parameters, old ones use a
 // top-level base and fraction and rope_scaling. Precedence as in
 // transformers: values inside the dict win over top-level ones, and the old
@@ -116,37 +152,7 @@ void parse_rope(const JsonReader& r, ModelConfig& c, const RopeSpelling& sp) {
       if (v.is_object()) s.fail(k, "per-layer-type RoPE parameters are not supported");
     if (s.has("rope_theta")) theta = s.get_number("rope_theta");
     if (s.has("partial_rotary_factor")) partial = s.get_number("partial_rotary_factor");
-    const std::string tkey = s.has("rope_type") ? "rope_type" : "type";
-    const std::string type = s.get_string(tkey, "default");
-    if (type == "default") {
-      c.rope_scaling.type = RopeScaling::Type::None;
-    } else if (type == "linear") {
-      c.rope_scaling.type = RopeScaling::Type::Linear;
-      c.rope_scaling.factor = s.get_number("factor");
-      if (c.rope_scaling.factor <= 0) s.fail("factor", "must be positive");
-    } else if (type == "llama3") {
-      c.rope_scaling.type = RopeScaling::Type::Llama3;
-      c.rope_scaling.factor = s.get_number("factor");
-      c.rope_scaling.low_freq_factor = s.get_number("low_freq_factor");
-      c.rope_scaling.high_freq_factor = s.get_number("high_freq_factor");
-      // transformers' standardize_rope_params: a top-level
-      // original_max_position_embeddings overrides the one in the dict (it
-      // re-runs when the frequencies are computed, after config.json's extra
-      // keys became attributes), and a missing one falls back to
-      // max_position_embeddings.
-      const char* omk = "original_max_position_embeddings";
-      if (r.has(omk)) c.rope_scaling.original_max_positions = r.get_int(omk);
-      else if (s.has(omk)) c.rope_scaling.original_max_positions = s.get_int(omk);
-      else c.rope_scaling.original_max_positions = c.max_positions;
-      if (c.rope_scaling.original_max_positions <= 0) (r.has(omk) ? r : s).fail(omk, "must be positive");
-      if (c.rope_scaling.factor <= 0) s.fail("factor", "must be positive");
-      if (c.rope_scaling.high_freq_factor <= c.rope_scaling.low_freq_factor)
-        s.fail("high_freq_factor", "must be greater than low_freq_factor");
-    } else {
-      // dynamic, yarn, longrope, proportional: not implemented, so refused
-      // rather than run as plain RoPE.
-      s.fail(tkey, "unsupported RoPE type '" + type + "' (supported: default, linear, llama3)");
-    }
+    parse_rope_type(r, s, c);
   }
   refuse_unread_spelling(r, sp.unread_theta_key, std::string(sp.theta_key) + " or rope_parameters.rope_theta",
                          c.model_type, theta);
@@ -386,6 +392,119 @@ void parse_llama(const JsonReader& r, ModelConfig& c) {
   }
 }
 
+// Gemma 3's RoPE, as Gemma3TextConfig.convert_rope_params_to_dict builds it:
+// one dict per layer type; a non-empty rope_scaling updates the full-attention
+// dict; the top-level rope_theta (default 1e6) and rope_local_base_freq
+// (default 1e4) fill in a base a dict leaves out. Sliding layers rotate with
+// their own base and no scaling. Every type rotates the whole head
+// (partial_rotary_factor other than 1 is refused: Gemma3's own default
+// ignores it, the scaled types would read it).
+void parse_gemma3_rope(const JsonReader& r, ModelConfig& c) {
+  nlohmann::json full = nlohmann::json::object(), sliding = nlohmann::json::object();
+  if (r.has("rope_parameters") && !is_null(r, "rope_parameters")) {
+    const JsonReader rp = r.child("rope_parameters");
+    for (const auto& [k, v] : rp.json().items()) {
+      if (k != "full_attention" && k != "sliding_attention")
+        rp.fail(k, "gemma3_text takes one RoPE dict per layer type (full_attention, sliding_attention)");
+      if (!v.is_null() && !v.is_object()) rp.fail(k, "expected an object");
+    }
+    if (rp.has("full_attention") && rp.raw("full_attention").is_object()) full = rp.raw("full_attention");
+    if (rp.has("sliding_attention") && rp.raw("sliding_attention").is_object()) sliding = rp.raw("sliding_attention");
+  }
+  if (r.has("rope_scaling") && !is_null(r, "rope_scaling")) {
+    if (!r.raw("rope_scaling").is_object()) r.fail("rope_scaling", "expected an object");
+    full.update(r.raw("rope_scaling"));
+  }
+  if (!full.contains("rope_theta")) full["rope_theta"] = r.has("rope_theta") ? r.get_number("rope_theta") : 1e6;
+  if (!sliding.contains("rope_theta"))
+    sliding["rope_theta"] = r.has("rope_local_base_freq") ? r.get_number("rope_local_base_freq") : 1e4;
+  const JsonReader f(full, r.source(), "rope_parameters.full_attention");
+  const JsonReader sl(sliding, r.source(), "rope_parameters.sliding_attention");
+  parse_rope_type(r, f, c);
+  if (c.rope_scaling.type == RopeScaling::Type::Llama3) f.fail("rope_type", "llama3 is not supported for gemma3_text");
+  const std::string stype = sl.get_string(sl.has("rope_type") ? "rope_type" : "type", "default");
+  if (stype != "default")
+    sl.fail("rope_type", "'" + stype + "' is not supported for sliding layers (kvscope rotates them without scaling)");
+  for (const JsonReader* d : {&f, &sl})
+    if (d->has("partial_rotary_factor") && d->get_number("partial_rotary_factor") != 1.0)
+      d->fail("partial_rotary_factor", "must be 1 for gemma3_text (every dimension of a head is rotated)");
+  if (r.has("partial_rotary_factor") && r.get_number("partial_rotary_factor") != 1.0)
+    r.fail("partial_rotary_factor", "must be 1 for gemma3_text (every dimension of a head is rotated)");
+  c.rope_theta = f.get_number("rope_theta");
+  c.rope_local_theta = sl.get_number("rope_theta");
+  if (!(c.rope_theta > 0)) f.fail("rope_theta", "must be positive");
+  if (!(c.rope_local_theta > 0)) sl.fail("rope_theta", "must be positive");
+  c.rope = RopeStyle::Half;
+  c.rotary_dims = c.head_dim;
+}
+
+// Gemma 3's text model (transformers 5.23.0's Gemma3TextConfig and
+// modeling_gemma3): its class defaults where config.json leaves a setting
+// out, layer kinds from layer_types or every sliding_window_pattern-th
+// layer full (default 6), and what kvscope does not compute refused.
+void parse_gemma3(const JsonReader& r, ModelConfig& c) {
+  c.arch = Arch::Gemma3;
+  c.hidden = positive_int(r, {"hidden_size"});
+  c.n_layers = positive_int(r, {"num_hidden_layers"});
+  c.n_heads = positive_int(r, {"num_attention_heads"});
+  c.intermediate = positive_int(r, {"intermediate_size"});
+  c.n_kv_heads = r.get_int("num_key_value_heads", 4);
+  if (c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads != 0)
+    r.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(c.n_heads) + ")");
+  c.head_dim = r.get_int("head_dim", 256);
+  if (c.head_dim <= 0 || c.head_dim % 2 != 0) r.fail("head_dim", "must be a positive even number");
+  c.max_positions = r.get_int("max_position_embeddings", 131072);
+  if (c.max_positions <= 0) r.fail("max_position_embeddings", "must be positive");
+  c.norm = NormKind::RMSNorm;
+  c.norm_eps = r.get_number("rms_norm_eps", 1e-6);
+  c.act = parse_activation(r, "hidden_activation", "gelu_pytorch_tanh");
+  refuse_unread_spelling(r, "hidden_act", "hidden_activation", c.model_type,
+                         r.get_string("hidden_activation", "gelu_pytorch_tanh"));
+  c.gated_mlp = true;
+  c.parallel_residual = false;
+  c.qkv_bias = c.o_bias = r.get_bool("attention_bias", false);
+  c.mlp_bias = false;
+  if (r.get_bool("mlp_bias", false))
+    r.fail("mlp_bias", "true is not supported for gemma3_text (transformers 5.23.0 builds its MLP without biases)");
+  c.tied_embeddings = r.get_bool("tie_word_embeddings", true);
+  c.embed_scale = std::sqrt(static_cast<double>(c.hidden));
+  c.qk_norm = true;
+  c.sandwich_norm = true;
+  c.query_pre_attn_scalar = r.get_number("query_pre_attn_scalar", 256);
+  if (!(c.query_pre_attn_scalar > 0)) r.fail("query_pre_attn_scalar", "must be positive");
+  for (const char* k : {"final_logit_softcapping", "attn_logit_softcapping"})
+    if (r.has(k) && !is_null(r, k)) r.fail(k, "logit soft-capping is not supported");
+  if (r.get_bool("use_bidirectional_attention", false))
+    r.fail("use_bidirectional_attention", "true is not supported (kvscope decodes causally)");
+  // Layer kinds: layer_types, else every pattern-th layer (1-based) is full.
+  c.sliding_layers.assign(c.n_layers, 0);
+  if (r.has("layer_types") && !is_null(r, "layer_types")) {
+    const auto& types = r.raw("layer_types");
+    if (!types.is_array() || static_cast<int>(types.size()) != c.n_layers)
+      r.fail("layer_types", "expected a list of " + std::to_string(c.n_layers) + " layer types, got " + types.dump());
+    for (int i = 0; i < c.n_layers; ++i) {
+      const std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
+      if (t != "sliding_attention" && t != "full_attention")
+        r.fail("layer_types", "unsupported layer type " + types[i].dump() + " (supported: full_attention, sliding_attention)");
+      c.sliding_layers[i] = t == "sliding_attention";
+    }
+  } else {
+    const int pattern = r.get_int("sliding_window_pattern", 6);
+    if (pattern <= 0) r.fail("sliding_window_pattern", "must be positive");
+    for (int i = 0; i < c.n_layers; ++i) c.sliding_layers[i] = (i + 1) % pattern != 0;
+  }
+  bool any_sliding = false;
+  for (uint8_t v : c.sliding_layers) any_sliding = any_sliding || v;
+  if (any_sliding) {
+    if (is_null(r, "sliding_window")) r.fail("sliding_window", "is null but some layers slide (see layer_types)");
+    c.sliding_window = positive_window(r, 4096);
+  } else {
+    c.sliding_window = 0;
+    c.sliding_layers.clear();
+  }
+  parse_gemma3_rope(r, c);
+}
+
 DType parse_dtype(const JsonReader& r) {
   const std::string key = r.has("torch_dtype") ? "torch_dtype" : "dtype";
   const std::string s = r.get_string(key, "float32");
@@ -408,6 +527,8 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& sourc
     parse_neox(r, c);
   } else if (c.model_type == "llama" || c.model_type == "mistral" || c.model_type == "qwen2") {
     parse_llama(r, c);
+  } else if (c.model_type == "gemma3_text") {
+    parse_gemma3(r, c);
   } else {
     std::string list;
     for (const auto& t : supported_model_types()) list += (list.empty() ? "" : ", ") + t;

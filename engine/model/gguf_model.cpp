@@ -24,8 +24,9 @@ std::string model_type_of(const GgufFile& f, const std::string& arch) {
   if (arch == "qwen2") return "qwen2";
   if (arch == "gpt2") return "gpt2";
   if (arch == "gptneox") return "gpt_neox";
+  if (arch == "gemma3") return "gemma3_text";  // the file holds the text model only
   throw Error(f.source(), "general.architecture",
-              "architecture \"" + arch + "\" is not supported in GGUF files (llama, qwen2, gpt2, gptneox are)");
+              "architecture \"" + arch + "\" is not supported in GGUF files (llama, qwen2, gpt2, gptneox, gemma3 are)");
 }
 
 // Metadata that would make llama.cpp compute something transformers does not
@@ -37,8 +38,12 @@ void refuse_unsupported_keys(const GgufFile& f, const std::string& arch) {
       throw Error(f.source(), key, "RoPE scaling in GGUF files is not supported (transformers ignores it, llama.cpp applies it)");
     if (key == arch + ".expert_count" && value.is_integer() && value.integer > 0)
       throw Error(f.source(), key, "mixture-of-experts models are not supported");
-    if (key == arch + ".attention.sliding_window")
+    // Gemma 3's window is read (transformers maps it); elsewhere llama.cpp
+    // would slide where transformers does not.
+    if (key == arch + ".attention.sliding_window" && arch != "gemma3")
       throw Error(f.source(), key, "sliding-window attention from GGUF metadata is not supported");
+    if (key == arch + ".attn_logit_softcapping" || key == arch + ".final_logit_softcapping")
+      throw Error(f.source(), key, "logit soft-capping is not supported (transformers ignores it in GGUF files)");
   }
   if (f.find_tensor("rope_freqs.weight"))
     throw Error(f.source(), "rope_freqs.weight", "RoPE frequency factors (Llama 3 scaling) are not supported");
@@ -46,7 +51,7 @@ void refuse_unsupported_keys(const GgufFile& f, const std::string& arch) {
 
 // HF name of a GGUF tensor (llama.cpp's names, as gguf-py's tensor map
 // pairs them with transformers' for each architecture).
-enum class GgufNames { Llama, Gpt2, GptNeox };
+enum class GgufNames { Llama, Gpt2, GptNeox, Gemma3 };
 
 std::string hf_tensor_name(const std::string& g, GgufNames kind) {
   using Pairs = std::vector<std::pair<std::string, std::string>>;
@@ -91,7 +96,28 @@ std::string hf_tensor_name(const std::string& g, GgufNames kind) {
        {"ffn_up.", "mlp.dense_h_to_4h."},
        {"ffn_down.", "mlp.dense_4h_to_h."}},
       "gpt_neox.layers."};
-  const Names& names = kind == GgufNames::Gpt2 ? gpt2 : kind == GgufNames::GptNeox ? neox : llama;
+  // Gemma 3: llama's names plus the head norms and the norms around each
+  // block; its ffn_norm is the MLP's input norm (pre_feedforward).
+  static const Names gemma3 = {
+      llama.top,
+      {{"attn_norm.", "input_layernorm."},
+       {"attn_q_norm.", "self_attn.q_norm."},
+       {"attn_k_norm.", "self_attn.k_norm."},
+       {"attn_q.", "self_attn.q_proj."},
+       {"attn_k.", "self_attn.k_proj."},
+       {"attn_v.", "self_attn.v_proj."},
+       {"attn_output.", "self_attn.o_proj."},
+       {"post_attention_norm.", "post_attention_layernorm."},
+       {"ffn_norm.", "pre_feedforward_layernorm."},
+       {"post_ffw_norm.", "post_feedforward_layernorm."},
+       {"ffn_gate.", "mlp.gate_proj."},
+       {"ffn_up.", "mlp.up_proj."},
+       {"ffn_down.", "mlp.down_proj."}},
+      "model.layers."};
+  const Names& names = kind == GgufNames::Gpt2      ? gpt2
+                       : kind == GgufNames::GptNeox ? neox
+                       : kind == GgufNames::Gemma3  ? gemma3
+                                                    : llama;
   const Pairs &top = names.top, &parts = names.parts;
   const char* layers = names.layers;
   for (const auto& [from, to] : top)
@@ -215,6 +241,57 @@ nlohmann::json gpt_neox_config_json(const GgufFile& f, const Key& key) {
   return j;
 }
 
+// The keys llama-family files share, as transformers maps them (sizes,
+// heads, context, RoPE base, RMS epsilon); returns the query heads.
+template <typename Key>
+int64_t add_llama_like_keys(const GgufFile& f, const Key& key, nlohmann::json& j) {
+  j["hidden_size"] = f.get_int(key("embedding_length"));
+  j["intermediate_size"] = f.get_int(key("feed_forward_length"));
+  j["num_hidden_layers"] = f.get_int(key("block_count"));
+  const int64_t heads = f.get_int(key("attention.head_count"));
+  j["num_attention_heads"] = heads;
+  j["num_key_value_heads"] = f.get_int_if(key("attention.head_count_kv")).value_or(heads);
+  if (auto ctx = f.get_int_if(key("context_length"))) j["max_position_embeddings"] = *ctx;
+  if (auto theta = f.get_real_if(key("rope.freq_base"))) j["rope_theta"] = *theta;
+  if (auto eps = f.get_real_if(key("attention.layer_norm_rms_epsilon"))) j["rms_norm_eps"] = *eps;
+  return heads;
+}
+
+// vocab_size: the key, else the token list's length, else the embedding's rows.
+template <typename Key>
+void add_vocab_size(const GgufFile& f, const Key& key, nlohmann::json& j) {
+  const GgufValue* tokens = f.find("tokenizer.ggml.tokens");
+  if (auto v = f.get_int_if(key("vocab_size"))) j["vocab_size"] = *v;
+  else if (tokens && tokens->is_array()) j["vocab_size"] = tokens->array_size();
+  else if (const auto* emb = f.find_tensor("token_embd.weight"); emb && emb->dims.size() == 2) j["vocab_size"] = emb->dims[1];
+  else throw Error(f.source(), key("vocab_size"), "missing (and no tokenizer.ggml.tokens to count)");
+}
+
+// Gemma 3 as transformers 5.23.0 reads it: the mapped keys, everything else
+// Gemma3TextConfig's defaults (query_pre_attn_scalar 256, every sixth layer
+// full, local RoPE base 10000). llama.cpp instead scales attention by
+// key_length^-0.5 (except for the 27B size): the two agree only when the
+// head size is 256, so any other is refused rather than computed one way.
+template <typename Key>
+nlohmann::json gemma3_config_json(const GgufFile& f, const Key& key) {
+  nlohmann::json j;
+  j["model_type"] = "gemma3_text";
+  const int64_t heads = add_llama_like_keys(f, key, j);
+  if (auto w = f.get_int_if(key("attention.sliding_window"))) j["sliding_window"] = *w;
+  const int64_t head_dim = f.get_int_if(key("attention.key_length")).value_or(256);
+  if (head_dim != 256)
+    throw Error(f.source(), key("attention.key_length"),
+                std::to_string(head_dim) + ": transformers scales Gemma 3's attention by 256^-0.5 and llama.cpp by "
+                "key_length^-0.5; kvscope reads Gemma 3 GGUF files only where the two agree (256)");
+  j["head_dim"] = head_dim;
+  if (auto v = f.get_int_if(key("attention.value_length")); v && *v != head_dim)
+    throw Error(f.source(), key("attention.value_length"),
+                std::to_string(*v) + " differs from key_length " + std::to_string(head_dim));
+  add_vocab_size(f, key, j);
+  add_head_and_special_ids(f, j);
+  return j;
+}
+
 }  // namespace
 
 bool is_gguf_file(const fs::path& path) {
@@ -254,15 +331,8 @@ nlohmann::json gguf_model_config_json(const GgufFile& f) {
     return j;
   }
   if (type == "gpt_neox") return gpt_neox_config_json(f, key);
-  j["hidden_size"] = f.get_int(key("embedding_length"));
-  j["intermediate_size"] = f.get_int(key("feed_forward_length"));
-  j["num_hidden_layers"] = f.get_int(key("block_count"));
-  const int64_t heads = f.get_int(key("attention.head_count"));
-  j["num_attention_heads"] = heads;
-  j["num_key_value_heads"] = f.get_int_if(key("attention.head_count_kv")).value_or(heads);
-  if (auto ctx = f.get_int_if(key("context_length"))) j["max_position_embeddings"] = *ctx;
-  if (auto theta = f.get_real_if(key("rope.freq_base"))) j["rope_theta"] = *theta;
-  if (auto eps = f.get_real_if(key("attention.layer_norm_rms_epsilon"))) j["rms_norm_eps"] = *eps;
+  if (type == "gemma3_text") return gemma3_config_json(f, key);
+  const int64_t heads = add_llama_like_keys(f, key, j);
   // transformers takes llama's head_dim from the rotary width (a partial
   // rotary llama does not exist in its code); qwen2 derives it.
   int64_t head_dim = j["hidden_size"].get<int64_t>() / std::max<int64_t>(heads, 1);
@@ -274,11 +344,7 @@ nlohmann::json gguf_model_config_json(const GgufFile& f) {
     if (auto v = f.get_int_if(key(k)); v && *v != head_dim)
       throw Error(f.source(), key(k), std::to_string(*v) + " differs from the head size " + std::to_string(head_dim) +
                                           " (kvscope and transformers need them equal)");
-  const GgufValue* tokens = f.find("tokenizer.ggml.tokens");
-  if (auto v = f.get_int_if(key("vocab_size"))) j["vocab_size"] = *v;
-  else if (tokens && tokens->is_array()) j["vocab_size"] = tokens->array_size();
-  else if (const auto* emb = f.find_tensor("token_embd.weight"); emb && emb->dims.size() == 2) j["vocab_size"] = emb->dims[1];
-  else throw Error(f.source(), key("vocab_size"), "missing (and no tokenizer.ggml.tokens to count)");
+  add_vocab_size(f, key, j);
   add_head_and_special_ids(f, j);
   j["hidden_act"] = "silu";
   if (type == "llama" || type == "mistral") j["attention_bias"] = f.find_tensor("blk.0.attn_q.bias") != nullptr;
@@ -294,7 +360,11 @@ ModelFiles load_gguf_model(const GgufFile& f) {
   const ModelConfig& cfg = m.config;
   const std::string arch = f.get_string("general.architecture");
   const bool interleaved_rotary = arch == "llama", gpt2 = arch == "gpt2", neox = arch == "gptneox";
-  const GgufNames names = gpt2 ? GgufNames::Gpt2 : neox ? GgufNames::GptNeox : GgufNames::Llama;
+  const bool gemma3 = arch == "gemma3";
+  const GgufNames names = gpt2     ? GgufNames::Gpt2
+                          : neox   ? GgufNames::GptNeox
+                          : gemma3 ? GgufNames::Gemma3
+                                   : GgufNames::Llama;
 
   auto owned = std::make_shared<OwnedTensors>();
   owned->mapping = f.mapping();
@@ -313,8 +383,12 @@ ModelFiles load_gguf_model(const GgufFile& f) {
     const bool rotary_rows = interleaved_rotary && (is_q || is_k) && v.shape.size() == 2;
     const bool conv1d = gpt2 && is_gpt2_conv1d(v.name) && v.shape.size() == 2;
     const bool grouped_qkv = neox && v.name.find(".attention.query_key_value.") != std::string::npos;
+    // llama.cpp's converter stores Gemma's norm weights as 1 + w;
+    // transformers subtracts the 1 again in fp32 (and its RMSNorm adds it
+    // back at run time), so the same subtraction is made here.
+    const bool unit_offset = gemma3 && t.name.find("norm.weight") != std::string::npos;
     if (conv1d) std::swap(v.shape[0], v.shape[1]);
-    if (t.type == GgmlType::F32 && !rotary_rows && !conv1d && !grouped_qkv) {
+    if (t.type == GgmlType::F32 && !rotary_rows && !conv1d && !grouped_qkv && !unit_offset) {
       v.data = t.data;  // used in place, inside the mapping
     } else {
       std::vector<float> buf(static_cast<std::size_t>(t.numel()));
@@ -324,6 +398,8 @@ ModelFiles load_gguf_model(const GgufFile& f) {
       if (conv1d) transpose_in_place(buf, v.shape[1], v.shape[0]);  // stored [out, in] -> [in, out]
       if (grouped_qkv)
         undo_qkv_grouping(buf, v.shape[0], v.shape.size() == 2 ? v.shape[1] : 1, cfg.n_heads, f.source(), t.name);
+      if (unit_offset)
+        for (float& x : buf) x = x - 1.0f;
       owned->buffers.push_back(std::move(buf));
       v.data = reinterpret_cast<const std::byte*>(owned->buffers.back().data());
     }

@@ -15,6 +15,7 @@ ModelWeights map_weights(const ModelConfig& cfg, std::shared_ptr<const TensorSto
     case Arch::GPT2: return map_gpt2_weights(pick, cfg);
     case Arch::GPTNeoX: return map_gpt_neox_weights(pick, cfg);
     case Arch::Llama: return map_llama_weights(pick, cfg);
+    case Arch::Gemma3: return map_gemma3_weights(pick, cfg);
   }
   throw Error(config_source, "model_type", "no weight mapping");
 }

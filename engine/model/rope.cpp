@@ -4,12 +4,26 @@
 
 namespace kvscope {
 
+namespace {
+
+std::vector<float> unscaled_inv_freq(int dim, double theta) {
+  std::vector<float> inv;
+  const float base = static_cast<float>(theta);
+  for (int i = 0; i < dim; i += 2) inv.push_back(1.0f / std::pow(base, static_cast<float>(i) / static_cast<float>(dim)));
+  return inv;
+}
+
+}  // namespace
+
+std::vector<float> rope_inv_freq_local(const ModelConfig& cfg) {
+  if (cfg.rope == RopeStyle::None || cfg.rotary_dims == 0 || cfg.rope_local_theta <= 0) return {};
+  return unscaled_inv_freq(cfg.rotary_dims, cfg.rope_local_theta);
+}
+
 std::vector<float> rope_inv_freq(const ModelConfig& cfg) {
   std::vector<float> inv;
   if (cfg.rope == RopeStyle::None || cfg.rotary_dims == 0) return inv;
-  const int dim = cfg.rotary_dims;
-  const float base = static_cast<float>(cfg.rope_theta);
-  for (int i = 0; i < dim; i += 2) inv.push_back(1.0f / std::pow(base, static_cast<float>(i) / static_cast<float>(dim)));
+  inv = unscaled_inv_freq(cfg.rotary_dims, cfg.rope_theta);
   const auto& s = cfg.rope_scaling;
   if (s.type == RopeScaling::Type::Linear) {
     for (auto& f : inv) f = static_cast<float>(f / s.factor);

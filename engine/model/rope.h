@@ -11,6 +11,9 @@ namespace kvscope {
 
 // rotary_dims / 2 inverse frequencies (empty without RoPE).
 std::vector<float> rope_inv_freq(const ModelConfig& cfg);
+// Those of the sliding layers of a model with a local base (Gemma 3:
+// rope_local_theta, no scaling); empty when the model has none.
+std::vector<float> rope_inv_freq_local(const ModelConfig& cfg);
 
 // Rotates the first 2 * inv_freq.size() dims of one head vector `x` (pairs
 // i and i + half, "rotate_half") by angle = pos * inv_freq[i]. Angles are

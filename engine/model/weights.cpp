@@ -70,7 +70,8 @@ int64_t ModelWeights::numel() const {
   for (const auto& l : layers) {
     for (const WeightTensor* t : {&l.attn_norm_w, &l.attn_norm_b, &l.wq, &l.bq, &l.wk, &l.bk, &l.wv, &l.bv, &l.wo,
                                   &l.bo, &l.mlp_norm_w, &l.mlp_norm_b, &l.w_up, &l.b_up, &l.w_gate, &l.b_gate,
-                                  &l.w_down, &l.b_down})
+                                  &l.w_down, &l.b_down, &l.q_norm_w, &l.k_norm_w, &l.post_attn_norm_w,
+                                  &l.post_mlp_norm_w})
       n += t->numel();
   }
   return n;

@@ -52,6 +52,11 @@ struct LayerWeights {
   WeightTensor w_up, b_up;                // [ff, d]
   WeightTensor w_gate, b_gate;            // [ff, d]; empty unless gated (SwiGLU)
   WeightTensor w_down, b_down;            // [d, ff]
+  // Gemma 3 only (empty elsewhere): RMSNorm weights over one head of q and
+  // of k [head_dim], and over the attention and MLP outputs [d]. Gemma's
+  // (1 + w) is folded in at load, so every norm weight here multiplies.
+  WeightTensor q_norm_w, k_norm_w;
+  WeightTensor post_attn_norm_w, post_mlp_norm_w;
 };
 
 struct ModelWeights {

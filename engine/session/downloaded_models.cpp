@@ -16,7 +16,7 @@ fs::path models_cache_dir() {
 }
 
 const std::vector<std::string>& fetchable_model_names() {
-  static const std::vector<std::string> names = {"smollm2-135m"};
+  static const std::vector<std::string> names = {"gemma3-270m", "smollm2-135m"};
   return names;
 }
 

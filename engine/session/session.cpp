@@ -77,7 +77,8 @@ void Session::build() {
   // Mistral's sliding window: attention beyond it is a mask in transformers
   // that kvscope does not reproduce yet, so a run that would reach it is
   // refused here, before anything is computed or written.
-  if (model_cfg_.sliding_window > 0 && prompt_len_ + planned_new_ > model_cfg_.sliding_window)
+  if (model_cfg_.sliding_window > 0 && model_cfg_.sliding_layers.empty() &&
+      prompt_len_ + planned_new_ > model_cfg_.sliding_window)
     throw Error("prompt", "", std::to_string(prompt_len_) + " tokens + " + std::to_string(planned_new_) +
                                   " new tokens exceed the model's sliding window (config.json: sliding_window = " +
                                   std::to_string(model_cfg_.sliding_window) +

@@ -142,8 +142,22 @@ TEST(CudaBackend, NameElementSizeAndSpawn) {
 
 std::vector<std::string> cuda_models() {
   auto v = test::golden_models();
-  v.push_back("llama_mlkv");  // MLKV: compared with the CPU only
+  // Gemma 3 has no CUDA kernels yet (refused, tested below).
+  std::erase(v, std::string("gemma3"));
   return v;
+}
+
+TEST(CudaBackend, Gemma3IsRefusedByNameNotComputedAsAnotherModel) {
+  KVSCOPE_REQUIRE_CUDA();
+  const auto m = load_model_files(test::model_dir("gemma3"));
+  BackendOptions bo;
+  bo.max_tokens = 16;
+  try {
+    make_backend(Device::Cuda, m.config, m.weights, bo);
+    FAIL() << "the CUDA backend accepted gemma3_text";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("CPU backend only"), std::string::npos) << e.what();
+  }
 }
 
 class GoldenCuda : public ::testing::TestWithParam<std::string> {};

@@ -47,6 +47,28 @@ TEST(Sharing, ParseAndRefuse) {
   EXPECT_THROW(convert_sharing(m.config, m.weights, SharingLayout::parse("mlkv:5")), Error);
 }
 
+// Gemma 3's layers differ (sliding and full, two RoPE bases, a key norm per
+// layer): merging KV heads within a layer works, sharing across layers is
+// refused by name rather than computed with one layer's rotation.
+TEST(Sharing, Gemma3MergesHeadsButNotLayers) {
+  auto m = load_model_files(test::model_dir("gemma3"));  // 3 layers, 2 KV heads
+  try {
+    convert_sharing(m.config, m.weights, SharingLayout::parse("mlkv:1"));
+    FAIL() << "mlkv:1 accepted on gemma3";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot share KV across layers"), std::string::npos) << e.what();
+  }
+  convert_sharing(m.config, m.weights, SharingLayout::parse("mqa"));
+  EXPECT_EQ(m.config.n_kv_heads, 1);
+  BackendOptions bo;
+  bo.max_tokens = 24;
+  auto be = make_backend(Device::Cpu, m.config, m.weights, bo);
+  ForwardOptions fo;
+  ForwardOutput out;
+  be->forward(std::vector<int>(20, 7), fo, out);  // past the window of 8
+  for (float x : out.logits) ASSERT_TRUE(std::isfinite(x));
+}
+
 TEST(Sharing, GqaToMqaAveragesTheKvHeads) {
   auto m = load_model_files(test::model_dir("llama_gqa"));
   const auto wk = m.weights.layers[1].wk.to_f32();  // [2 * 16, 48]

@@ -338,6 +338,79 @@ TEST(ConfigAudit, PretrainingTpHasNoEffect) {
   EXPECT_EQ(parse(std::string(kLlama) + R"(,"pretraining_tp":2})").hidden, 64);
 }
 
+// Gemma 3 (transformers 5.23.0's Gemma3TextConfig): class defaults for what
+// config.json leaves out, layer kinds from the pattern or layer_types, RoPE
+// per layer type in both spellings, and what kvscope cannot compute refused.
+const char* kGemma3 = R"({"model_type":"gemma3_text","hidden_size":64,"num_hidden_layers":7,"num_attention_heads":4,
+  "intermediate_size":128,"vocab_size":100)";
+
+TEST(ConfigGemma3, MissingKeysTakeTheClassDefaults) {
+  const ModelConfig c = parse(std::string(kGemma3) + "}");
+  EXPECT_EQ(c.arch, Arch::Gemma3);
+  EXPECT_EQ(c.n_kv_heads, 4);
+  EXPECT_EQ(c.head_dim, 256);
+  EXPECT_EQ(c.max_positions, 131072);
+  EXPECT_EQ(c.act, Activation::GeluTanh);
+  EXPECT_TRUE(c.gated_mlp && c.qk_norm && c.sandwich_norm && c.tied_embeddings);
+  EXPECT_FLOAT_EQ(c.attention_scale(), 1.0f / 16);  // query_pre_attn_scalar 256
+  EXPECT_FLOAT_EQ(static_cast<float>(c.embed_scale), 8.0f);  // sqrt(hidden)
+  EXPECT_EQ(c.sliding_window, 4096);
+  // sliding_window_pattern 6: the 6th layer (1-based) is full, the others slide.
+  EXPECT_EQ(c.sliding_layers, (std::vector<uint8_t>{1, 1, 1, 1, 1, 0, 1}));
+  EXPECT_EQ(c.window_of(5), 0);
+  EXPECT_EQ(c.window_of(6), 4096);
+  EXPECT_DOUBLE_EQ(c.rope_theta, 1e6);
+  EXPECT_DOUBLE_EQ(c.rope_local_theta, 1e4);
+  EXPECT_TRUE(c.uses_local_rope(0));
+  EXPECT_FALSE(c.uses_local_rope(5));
+  EXPECT_FALSE(c.layers_alike());
+}
+
+TEST(ConfigGemma3, RopeAndLayerKindsInBothSpellings) {
+  const ModelConfig a = parse(std::string(kGemma3) + R"(,"sliding_window":16,"sliding_window_pattern":2,
+    "rope_theta":50000.0,"rope_local_base_freq":500.0,"rope_scaling":{"rope_type":"linear","factor":2.0}})");
+  const ModelConfig b = parse(std::string(kGemma3) + R"(,"sliding_window":16,"layer_types":["sliding_attention",
+    "full_attention","sliding_attention","full_attention","sliding_attention","full_attention","sliding_attention"],
+    "rope_parameters":{"full_attention":{"rope_type":"linear","factor":2.0,"rope_theta":50000.0},
+    "sliding_attention":{"rope_type":"default","rope_theta":500.0}}})");
+  for (const auto& c : {a, b}) {
+    EXPECT_EQ(c.sliding_layers, (std::vector<uint8_t>{1, 0, 1, 0, 1, 0, 1}));
+    EXPECT_EQ(c.sliding_window, 16);
+    EXPECT_DOUBLE_EQ(c.rope_theta, 50000.0);
+    EXPECT_DOUBLE_EQ(c.rope_local_theta, 500.0);
+    EXPECT_EQ(c.rope_scaling.type, RopeScaling::Type::Linear);
+    EXPECT_DOUBLE_EQ(c.rope_scaling.factor, 2.0);
+  }
+  // rope_scaling updates the full-attention dict, over its own values.
+  const ModelConfig u = parse(std::string(kGemma3) + R"(,"rope_parameters":{"full_attention":{"rope_type":"default",
+    "rope_theta":7.0}},"rope_scaling":{"rope_type":"linear","factor":4.0,"rope_theta":9.0}})");
+  EXPECT_DOUBLE_EQ(u.rope_theta, 9.0);
+  EXPECT_DOUBLE_EQ(u.rope_scaling.factor, 4.0);
+  EXPECT_DOUBLE_EQ(u.rope_local_theta, 1e4);
+  // No sliding layer: no window at all.
+  const ModelConfig full = parse(std::string(kGemma3) + R"(,"sliding_window_pattern":1})");
+  EXPECT_EQ(full.sliding_window, 0);
+  EXPECT_TRUE(full.layers_alike());
+}
+
+TEST(ConfigGemma3, WhatKvscopeDoesNotComputeIsRefusedByName) {
+  const std::string g = kGemma3;
+  EXPECT_CONTAINS(error_of(g + R"(,"final_logit_softcapping":30.0})"), "config.json: final_logit_softcapping: logit soft-capping");
+  EXPECT_CONTAINS(error_of(g + R"(,"attn_logit_softcapping":50.0})"), "config.json: attn_logit_softcapping:");
+  EXPECT_CONTAINS(error_of(g + R"(,"use_bidirectional_attention":true})"), "config.json: use_bidirectional_attention:");
+  EXPECT_CONTAINS(error_of(g + R"(,"layer_types":["sliding_attention"]})"), "config.json: layer_types: expected a list of 7");
+  EXPECT_CONTAINS(error_of(g + R"(,"sliding_window":null})"), "config.json: sliding_window: is null but some layers slide");
+  EXPECT_CONTAINS(error_of(g + R"(,"rope_parameters":{"rope_type":"default","rope_theta":10.0}})"),
+                  "config.json: rope_parameters.rope_theta: gemma3_text takes one RoPE dict per layer type");
+  EXPECT_CONTAINS(error_of(g + R"(,"rope_parameters":{"sliding_attention":{"rope_type":"linear","factor":2.0}}})"),
+                  "config.json: rope_parameters.sliding_attention.rope_type: 'linear' is not supported for sliding layers");
+  EXPECT_CONTAINS(error_of(g + R"(,"rope_scaling":{"rope_type":"yarn","factor":2.0}})"),
+                  "config.json: rope_parameters.full_attention.rope_type: unsupported RoPE type 'yarn'");
+  EXPECT_CONTAINS(error_of(g + R"(,"partial_rotary_factor":0.5})"), "config.json: partial_rotary_factor: must be 1");
+  EXPECT_CONTAINS(error_of(g + R"(,"hidden_act":"silu"})"), "config.json: hidden_act: is not read by transformers");
+  EXPECT_CONTAINS(error_of(g + R"(,"num_key_value_heads":3})"), "config.json: num_key_value_heads: must divide");
+}
+
 TEST(Config, MalformedJsonNamesFileAndLine) {
   test::TempDir dir;
   test::write_file(dir / "config.json", "{\n  \"model_type\": \"llama\",\n  \"hidden_size\": ,\n}");

@@ -51,7 +51,7 @@ std::string load_error(const fs::path& dir) {
 
 TEST(Loader, LoadsEveryGoldenModel) {
   for (const char* name : {"gpt2", "gpt_neox_parallel", "gpt_neox_sequential", "llama_gqa", "llama3_mqa_bf16",
-                           "qwen2_fp16_sharded", "mistral", "llama_mlkv"}) {
+                           "qwen2_fp16_sharded", "mistral", "llama_mlkv", "gemma3"}) {
     const auto m = load_model_files(test::model_dir(name));
     EXPECT_EQ(m.weights.layers.size(), size_t(m.config.n_layers)) << name;
   }
@@ -130,7 +130,7 @@ TEST(Loader, UnknownModelTypeAndMalformedConfig) {
   test::TempDir dir;
   const auto m = copy_model(dir, "gpt2");
   edit_config(m, [](nlohmann::json& j) { j["model_type"] = "t5"; });
-  EXPECT_CONTAINS(load_error(m), "config.json: model_type: unsupported model type 't5' (supported: gpt2");
+  EXPECT_CONTAINS(load_error(m), "config.json: model_type: unsupported model type 't5' (supported: gemma3_text, gpt2");
   test::write_file(m / "config.json", "{ not json");
   EXPECT_CONTAINS(load_error(m), "config.json: invalid JSON at line 1");
 }

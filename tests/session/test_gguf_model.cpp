@@ -5,6 +5,8 @@
 // transformers is refused by key before any work.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 
 #include "backend/backend.h"
@@ -79,6 +81,24 @@ TEST(GgufModel, GptNeoxConfigComesFromTheMetadata) {
   EXPECT_DOUBLE_EQ(seq.rope_theta, 500.0);
 }
 
+// Gemma 3 as transformers reads a GGUF: the mapped keys, Gemma3TextConfig's
+// defaults for the rest (every sixth layer full, local RoPE base 10000,
+// query_pre_attn_scalar 256), norms stored as 1 + w and put back.
+TEST(GgufModel, Gemma3ConfigComesFromTheMetadataAndTheClassDefaults) {
+  const auto c = load_model_bundle(gguf_path("tiny_gemma3")).config();
+  EXPECT_EQ(c.arch, Arch::Gemma3);
+  EXPECT_EQ(c.model_type, "gemma3_text");
+  EXPECT_EQ(c.n_layers, 6);
+  EXPECT_EQ(c.n_kv_heads, 1);
+  EXPECT_EQ(c.head_dim, 256);
+  EXPECT_EQ(c.sliding_window, 8);
+  EXPECT_EQ(c.sliding_layers, (std::vector<uint8_t>{1, 1, 1, 1, 1, 0}));
+  EXPECT_DOUBLE_EQ(c.rope_theta, 1e6);
+  EXPECT_DOUBLE_EQ(c.rope_local_theta, 1e4);
+  EXPECT_FLOAT_EQ(c.attention_scale(), 1.0f / 16);
+  EXPECT_TRUE(c.qk_norm && c.sandwich_norm && c.tied_embeddings);
+}
+
 // Each tiny GGUF (llama: every quantized type, rotary rows interleaved; qwen2:
 // q/k/v biases, its own split pattern;
 // gpt2: fused QKV, Conv1D weights stored transposed) against transformers;
@@ -138,7 +158,7 @@ TEST_P(GgufGolden, TokenizerFromMetadataMatchesTransformersOnTheHardStrings) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, GgufGolden, ::testing::Values("tiny_llama", "tiny_qwen2", "tiny_gpt2", "tiny_llama_spm",
-                                                                "tiny_gptneox", "tiny_gptneox_f16"));
+                                                                "tiny_gptneox", "tiny_gptneox_f16", "tiny_gemma3"));
 
 // The tiny file's metadata with one key changed, written as GGUF again by
 // copying its bytes: the key's string value is patched in place (same length).
@@ -211,6 +231,29 @@ TEST(DownloadedModels, ANameResolvesToTheFinishedDownloadOnly) {
   EXPECT_EQ(resolve_model_reference("no-such-model"), "no-such-model");
   EXPECT_EQ(resolve_model_reference(tiny_gguf().string()), tiny_gguf().string());
   ::unsetenv("KVSCOPE_MODELS");
+}
+
+// The names the programs know are the ones tools/get-model.sh fetches (two
+// tables that must move together; --list fetches nothing).
+TEST(DownloadedModels, TheProgramsKnowEveryNameTheFetchScriptKnows) {
+  const auto script = test::data_dir() / ".." / ".." / "tools" / "get-model.sh";
+  FILE* p = ::popen(("bash '" + script.string() + "' --list").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string listing;
+  char buf[4096];
+  while (std::size_t got = std::fread(buf, 1, sizeof buf, p)) listing.append(buf, got);
+  ASSERT_EQ(::pclose(p), 0) << listing;
+  std::vector<std::string> names;
+  for (std::size_t at = 0; at < listing.size();) {
+    const std::size_t end = listing.find('\n', at);
+    const std::string line = listing.substr(at, end - at);
+    if (!line.empty()) names.push_back(line.substr(0, line.find(' ')));
+    at = end == std::string::npos ? listing.size() : end + 1;
+  }
+  std::sort(names.begin(), names.end());
+  auto known = fetchable_model_names();
+  std::sort(known.begin(), known.end());
+  EXPECT_EQ(names, known);
 }
 
 }  // namespace

@@ -66,7 +66,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{PolicyKind::TOVA, "gpt_neox_parallel", PrefillMode::Streaming, Granularity::Layer},
                       Case{PolicyKind::Keyformer, "llama3_mqa_bf16", PrefillMode::OneShot, Granularity::KvHead},
                       Case{PolicyKind::A2SF, "qwen2_fp16_sharded", PrefillMode::OneShot, Granularity::Model},
-                      Case{PolicyKind::Random, "mistral", PrefillMode::Streaming, Granularity::KvHead}));
+                      Case{PolicyKind::Random, "mistral", PrefillMode::Streaming, Granularity::KvHead},
+                      // Gemma 3: sliding layers (window 8) and a full one.
+                      Case{PolicyKind::TOVA, "gemma3", PrefillMode::OneShot, Granularity::KvHead},
+                      Case{PolicyKind::H2O, "gemma3", PrefillMode::Streaming, Granularity::Layer}));
 
 TEST(Invariants, FullAndIdealNeverEvict) {
   for (PolicyKind k : {PolicyKind::Full, PolicyKind::Ideal}) {

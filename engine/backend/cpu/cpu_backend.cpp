@@ -35,6 +35,10 @@ std::shared_ptr<const CpuModel> CpuModel::create(const ModelConfig& cfg, const M
     l.attn_norm_b = f32(L.attn_norm_b);
     l.mlp_norm_w = f32(L.mlp_norm_w);
     l.mlp_norm_b = f32(L.mlp_norm_b);
+    l.q_norm_w = f32(L.q_norm_w);
+    l.k_norm_w = f32(L.k_norm_w);
+    l.post_attn_norm_w = f32(L.post_attn_norm_w);
+    l.post_mlp_norm_w = f32(L.post_mlp_norm_w);
     l.q = cpu::Linear::from(L.wq, L.bq);
     l.k = cpu::Linear::from(L.wk, L.bk);
     l.v = cpu::Linear::from(L.wv, L.bv);
@@ -45,6 +49,7 @@ std::shared_ptr<const CpuModel> CpuModel::create(const ModelConfig& cfg, const M
     m->layers.push_back(std::move(l));
   }
   m->inv_freq = rope_inv_freq(cfg);
+  m->inv_freq_local = rope_inv_freq_local(cfg);
   return m;
 }
 
@@ -92,9 +97,10 @@ void CpuBackend::retain(int seg, std::span<const int> keep) {
     // StreamingLLM's pos-shift: a kept key moves to the rotation of its new
     // slot; rotations compose, so rotating by the difference is exact.
     std::vector<int> rope = book_.rope_positions(seg);
+    const auto& inv_freq = model_->inv_freq_of(layout_.owners[seg / layout_.n_kv_heads]);
     for (std::size_t i = 0; i < rope.size(); ++i) {
       const int delta = static_cast<int>(i) - rope[i];
-      if (delta != 0) rope_rotate(key_mut(seg, static_cast<int>(i)), model_->inv_freq, static_cast<float>(delta));
+      if (delta != 0) rope_rotate(key_mut(seg, static_cast<int>(i)), inv_freq, static_cast<float>(delta));
       rope[i] = static_cast<int>(i);
     }
     book_.set_rope_positions(seg, std::move(rope));
@@ -164,9 +170,6 @@ void CpuBackend::check_forward(std::span<const int> tokens) const {
                                             std::to_string(cfg.max_positions) + ")");
   if (book_.max_len() + n > cap_)
     throw Error("forward", "capacity", "KV cache capacity of " + std::to_string(cap_) + " tokens exceeded");
-  if (cfg.sliding_window > 0 && seen_ + n > cfg.sliding_window)
-    throw Error("forward", "sliding_window", "sequences longer than the model's sliding window (" +
-                                                 std::to_string(cfg.sliding_window) + ") are not supported");
   for (int t : tokens)
     if (t < 0 || t >= cfg.vocab_size)
       throw Error("forward", "tokens", "token id " + std::to_string(t) + " outside the vocabulary (" +
@@ -210,6 +213,7 @@ int CpuBackend::begin_forward(int n, const ForwardOptions& opt, ForwardOutput& o
 void CpuBackend::append_kv_and_rotate(int layer, int n, const float* kn, const float* vn, float* q) {
   const auto& cfg = model_->cfg;
   const int S = layout_.n_segments(), H = cfg.n_heads;
+  const auto& inv_freq = model_->inv_freq_of(layer);
   if (!model_->layers[layer].k.empty()) {
     const int kvl = layout_.source_of_layer[layer];
     for (int i = 0; i < n; ++i) {
@@ -219,14 +223,14 @@ void CpuBackend::append_kv_and_rotate(int layer, int n, const float* kn, const f
         float* kd = key_mut(seg, slot);
         std::memcpy(kd, &kn[(size_t(i) * layout_.n_kv_heads + g) * hd_], sizeof(float) * hd_);
         std::memcpy(value_mut(seg, slot), &vn[(size_t(i) * layout_.n_kv_heads + g) * hd_], sizeof(float) * hd_);
-        if (!model_->inv_freq.empty()) rope_rotate(kd, model_->inv_freq, static_cast<float>(new_rope_pos_[i * S + seg]));
+        if (!inv_freq.empty()) rope_rotate(kd, inv_freq, static_cast<float>(new_rope_pos_[i * S + seg]));
       }
     }
   }
-  if (!model_->inv_freq.empty()) {
+  if (!inv_freq.empty()) {
     for (int i = 0; i < n; ++i)
       for (int h = 0; h < H; ++h)
-        rope_rotate(&q[(size_t(i) * H + h) * hd_], model_->inv_freq,
+        rope_rotate(&q[(size_t(i) * H + h) * hd_], inv_freq,
                     static_cast<float>(new_rope_pos_[i * S + layout_.segment_of(layer, h)]));
   }
 }
@@ -273,6 +277,11 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
         const float* p = &model_->pos_emb[size_t(ln.first_pos + i + cfg.position_offset) * d];
         for (int j = 0; j < d; ++j) xr[j] += p[j];
       }
+      if (cfg.embed_scale != 1.0) {
+        // Gemma: embedding * the scale as an fp32 tensor (sqrt(hidden) rounded once).
+        const float scale = static_cast<float>(cfg.embed_scale);
+        for (int j = 0; j < d; ++j) xr[j] *= scale;
+      }
     }
   q_.resize(size_t(N) * cfg.q_dim());
   kn_.resize(size_t(N) * cfg.kv_dim());
@@ -292,7 +301,13 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
     const int64_t m = int64_t(N) * cfg.intermediate;
     if (cfg.gated_mlp) {
       cpu::linear(in, N, L.gate, gate_.data());
-      cpu::silu_mul(gate_.data(), up_.data(), m);  // SiLU is the only gated activation supported
+      if (cfg.act == Activation::Silu) {
+        cpu::silu_mul(gate_.data(), up_.data(), m);
+      } else {  // Gemma's GeGLU: act(gate) * up
+        if (cfg.act == Activation::GeluTanh) cpu::gelu_tanh(gate_.data(), m);
+        else cpu::gelu_erf(gate_.data(), m);
+        for (int64_t j = 0; j < m; ++j) gate_[j] *= up_[j];
+      }
       cpu::linear(gate_.data(), N, L.down, o);
     } else {
       if (cfg.act == Activation::GeluTanh) cpu::gelu_tanh(up_.data(), m);
@@ -310,6 +325,10 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
     if (!L.k.empty()) {
       cpu::linear(h_.data(), N, L.k, kn_.data());
       cpu::linear(h_.data(), N, L.v, vn_.data());
+    }
+    if (cfg.qk_norm) {  // Gemma 3: each head of q and k normalised over head_dim, before RoPE
+      cpu::rms_norm(q_.data(), N * cfg.n_heads, hd_, L.q_norm_w.data(), cfg.norm_eps, q_.data());
+      if (!L.k.empty()) cpu::rms_norm(kn_.data(), N * cfg.n_kv_heads, hd_, L.k_norm_w.data(), cfg.norm_eps, kn_.data());
     }
     // Every lane's attention tasks in one parallel_for, so two runs' heads
     // share the threads (3 KV heads each: 6 tasks on 2 threads, not 2 x 3).
@@ -337,9 +356,12 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
       mlp(L, h_.data(), mlp_.data());
       for (size_t j = 0; j < size_t(N) * d; ++j) x_[j] = x_[j] + o_[j] + mlp_[j];
     } else {
+      // Gemma 3 normalises each branch's output before adding it.
+      if (cfg.sandwich_norm) cpu::rms_norm(o_.data(), N, d, L.post_attn_norm_w.data(), cfg.norm_eps, o_.data());
       for (size_t j = 0; j < size_t(N) * d; ++j) x_[j] += o_[j];
       norm(L.mlp_norm_w, L.mlp_norm_b, x_.data(), h_.data(), N);
       mlp(L, h_.data(), mlp_.data());
+      if (cfg.sandwich_norm) cpu::rms_norm(mlp_.data(), N, d, L.post_mlp_norm_w.data(), cfg.norm_eps, mlp_.data());
       for (size_t j = 0; j < size_t(N) * d; ++j) x_[j] += mlp_[j];
     }
   }
@@ -445,7 +467,8 @@ void CpuBackend::attend_head(int layer, int h, int n, const float* q, float* out
                              HeadScratch& scratch) {
   const auto& cfg = model_->cfg;
   const int qstride = cfg.q_dim();
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd_));
+  const float scale = cfg.attention_scale();
+  const int window = cfg.window_of(layer);
   const float neg_inf = -std::numeric_limits<float>::infinity();
   const int seg = layout_.segment_of(layer, h);
   const int len = book_.len(seg);
@@ -474,10 +497,10 @@ void CpuBackend::attend_head(int layer, int h, int n, const float* q, float* out
     for (int i = i0; i < i1; ++i) {
       float* row = S + size_t(i) * len;
       for (int j = base + i + 1; j < len; ++j) row[j] = neg_inf;  // causal: later new tokens
-      if (cfg.sliding_window > 0) {
+      if (window > 0) {  // a sliding layer sees the keys at p - window < q <= p
         const int qpos = pos[base + i];
         for (int j = 0; j <= base + i; ++j)
-          if (qpos - pos[j] >= cfg.sliding_window) row[j] = neg_inf;
+          if (qpos - pos[j] >= window) row[j] = neg_inf;
       }
       const bool cap_row = capture && i >= first_captured;
       if (cap_row && capture_logits)

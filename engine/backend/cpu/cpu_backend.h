@@ -15,6 +15,7 @@ namespace kvscope {
 struct CpuModel {
   struct Layer {
     std::vector<float> attn_norm_w, attn_norm_b, mlp_norm_w, mlp_norm_b;
+    std::vector<float> q_norm_w, k_norm_w, post_attn_norm_w, post_mlp_norm_w;  // Gemma 3; else empty
     cpu::Linear q, k, v, o, up, gate, down;  // k, v empty in layers that own no KV
   };
   ModelConfig cfg;
@@ -22,6 +23,11 @@ struct CpuModel {
   cpu::Linear lm_head;
   std::vector<Layer> layers;
   std::vector<float> inv_freq;
+  std::vector<float> inv_freq_local;  // sliding layers' (Gemma 3); empty: they use inv_freq
+  // The rotary frequencies layer `layer` rotates with.
+  const std::vector<float>& inv_freq_of(int layer) const {
+    return cfg.uses_local_rope(layer) ? inv_freq_local : inv_freq;
+  }
 
   static std::shared_ptr<const CpuModel> create(const ModelConfig& cfg, const ModelWeights& w);
 };
