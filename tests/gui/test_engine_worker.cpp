@@ -550,8 +550,8 @@ TEST_F(Worker, LessonsOpen) {
     if (f.cfg.fork) expect_same_run(*w.b(), *run_to(fork_branch_config(f.cfg), row));
   }
   ::unsetenv("KVSCOPE_MODELS");
-  EXPECT_EQ(n, 7);
-  EXPECT_EQ(need_download, 1);
+  EXPECT_EQ(n, 8);
+  EXPECT_EQ(need_download, 2);  // 7 (SmolLM2) and 8 (Gemma 3)
 }
 
 TEST_F(Worker, ResetGoesBackToThePromptAndDropsTheFork) {
