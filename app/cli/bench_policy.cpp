@@ -38,6 +38,7 @@ void keep_best(Timing& best, const Timing& t) {
 Timing time_backend(const ModelBundle& b, const std::vector<int>& prompt, const PolicyBenchArgs& a) {
   BackendOptions bo;
   bo.max_tokens = a.prompt_tokens + a.decode_tokens + 1;
+  bo.weights = parse_weight_format(a.flags.weights);
   auto backend = make_backend(resolve_device(a.device), b.config(), b.files.weights, bo);
   ForwardOptions fo;
   ForwardOutput out;

@@ -20,6 +20,14 @@ void add_device_opt(CLI::App& cmd, std::string& device) {
       ->default_val("cpu");
 }
 
+void add_weights_opt(CLI::App& cmd, std::string& weights) {
+  cmd.add_option("--weights", weights,
+                 "CPU backend: f32 (the reference) or f16 (linear layers' matrices in IEEE half: half the bytes a "
+                 "decode step reads, computed in fp32)")
+      ->check(CLI::IsMember({"f32", "f16"}))
+      ->default_val("f32");
+}
+
 std::vector<int> encode_prompt(const ModelBundle& b, const std::string& text, int extra, const std::string& flag) {
   std::vector<int> ids = b.tokenizer->encode(text, true);
   if (ids.empty()) throw Error(flag, "", "the text has no tokens");

@@ -128,13 +128,14 @@ void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export) {
   cmd.add_option("--reduce", f.reduce, "How a KV head's readers combine: mean or max")->default_val("mean");
   cmd.add_option("--sharing", f.sharing, "KV layout: native, mha, gqa:G, mqa, mlkv:M, mlkv:M:G (averaged K/V)")
       ->default_val("native");
+  add_weights_opt(cmd, f.weights);
   cmd.add_option("--record-layers", f.record_layers, "Layers whose attention is recorded (default: all that fit)");
   cmd.add_flag("--no-metrics", f.no_metrics, "Skip the shadow full-cache run and its metrics");
   for (const char* name : {"--budget", "--window", "--sinks", "--granularity", "--positions", "--reduce", "--tau-init",
                            "--tau-end", "--tau-schedule", "--noise", "--keyformer-variant", "--alpha",
                            "--a2sf-revision"})
     f.options.push_back(cmd.get_option(name));
-  for (const char* name : {"--policy", "--sharing", "--prefill", "--record-layers", "--no-metrics"})
+  for (const char* name : {"--policy", "--sharing", "--prefill", "--record-layers", "--no-metrics", "--weights"})
     f.other_options.push_back(cmd.get_option(name));
   if (!with_export) return;
   cmd.add_option("--export", f.export_dir, "Write masks, attention, scores, CSVs and heatmaps to this directory")
@@ -177,6 +178,7 @@ void set_policy_fields(const PolicyFlags& f, SessionConfig& cfg, bool only_typed
   if (take("--reduce")) p.reduce = parse_reduce(f.reduce);
   p.seed = cfg.seed;
   if (take("--sharing")) cfg.sharing = SharingLayout::parse(f.sharing);
+  if (take("--weights")) cfg.weights = f.weights;
   if (take("--record-layers")) cfg.recording.layers = f.record_layers;
   if (take("--no-metrics")) cfg.recording.metrics = !f.no_metrics;
 }

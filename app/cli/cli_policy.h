@@ -30,6 +30,7 @@ struct PolicyFlags {
   std::optional<int> sinks;
   float tau_init = 1, tau_end = 2, alpha = 0.2f;
   std::string tau_schedule = "linear", noise = "gumbel", reduce = "mean", sharing = "native";
+  std::string weights = "f32";  // --weights: the CPU backend's matrices in fp32 or IEEE half
   std::string keyformer_variant = "paper", a2sf_revision = "earlier";
   std::string export_dir;
   std::optional<int> export_layer, export_head;  // unset: the most informative head

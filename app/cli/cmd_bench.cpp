@@ -83,7 +83,7 @@ void run_bench(const BenchArgs& a) {
                                  std::to_string(cfg.max_positions) + ")");
   const int64_t params = weights.numel();
   if (dev == Device::Cpu) {
-    const double need = params * 4.0;
+    const double need = params * (a.flags.weights == "f16" ? 6.0 : 4.0);  // f16: the fp32 copy lives while converting
     const double avail = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
     if (need > 0.9 * avail)
       throw Error("bench", "--device cpu", what + " needs " + std::to_string(int(need / 1e9)) +
@@ -92,6 +92,7 @@ void run_bench(const BenchArgs& a) {
   }
   BackendOptions bo;
   bo.max_tokens = a.prompt_tokens + a.decode_tokens;
+  bo.weights = parse_weight_format(a.flags.weights);
   const double t_load = now_s();
   auto backend = make_backend(dev, cfg, weights, bo);
   const double load_s = now_s() - t_load;
@@ -121,7 +122,8 @@ void run_bench(const BenchArgs& a) {
   }
   const double decode_s = now_s() - t0;
 
-  const int elem = dev == Device::Cpu ? 4 : 2;
+  // What a decode step reads per weight: fp32 or fp16 on the CPU, 16 bits on CUDA.
+  const int elem = dev == Device::Cpu && bo.weights == WeightFormat::F32 ? 4 : 2;
   const int64_t wbytes = weight_bytes_per_token(weights, elem);
   double bw = 0;
   std::string bw_what;

@@ -52,6 +52,7 @@ void run_generate(const GenerateArgs& a) {
   const auto prompt = encode_prompt(b, a.prompt, a.max_new_tokens, "--prompt");
   BackendOptions bo;
   bo.max_tokens = static_cast<int>(prompt.size()) + std::max(1, a.max_new_tokens);
+  bo.weights = parse_weight_format(a.flags.weights);
   auto backend = make_backend(dev, b.config(), b.files.weights, bo);
   GenerateOptions go;
   go.max_new_tokens = a.max_new_tokens;

@@ -10,7 +10,7 @@ namespace kvscope::cli {
 namespace {
 
 struct LogitsArgs {
-  std::string model, prompt, out, device = "cpu";
+  std::string model, prompt, out, device = "cpu", weights = "f32";
 };
 
 void run_logits(const LogitsArgs& a) {
@@ -19,6 +19,7 @@ void run_logits(const LogitsArgs& a) {
   const auto ids = encode_prompt(b, a.prompt, 0, "--prompt");
   BackendOptions bo;
   bo.max_tokens = static_cast<int>(ids.size());
+  bo.weights = parse_weight_format(a.weights);
   auto backend = make_backend(dev, b.config(), b.files.weights, bo);
   ForwardOptions fo;
   fo.all_logits = true;
@@ -38,6 +39,7 @@ void register_logits(CLI::App& app) {
   cmd->add_option("--prompt", args->prompt, "Prompt text")->required();
   cmd->add_option("--out", args->out, "Output .npy path")->required();
   add_device_opt(*cmd, args->device);
+  add_weights_opt(*cmd, args->weights);
   cmd->callback([args] { run_logits(*args); });
 }
 

@@ -102,6 +102,7 @@ void run_score(const ScoreArgs& a) {
   if (ids.size() < 2) throw Error(a.text_file, "", "needs at least two tokens to score");
   BackendOptions bo;
   bo.max_tokens = static_cast<int>(ids.size());
+  bo.weights = parse_weight_format(a.flags.weights);
   auto backend = make_backend(dev, b.config(), b.files.weights, bo);
   const auto r = score_tokens(*backend, ids);
   if (a.json) {

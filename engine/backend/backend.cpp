@@ -8,6 +8,14 @@
 
 namespace kvscope {
 
+WeightFormat parse_weight_format(const std::string& s) {
+  if (s == "f32") return WeightFormat::F32;
+  if (s == "f16") return WeightFormat::F16;
+  throw Error("--weights", "", "unknown weight format '" + s + "' (choose f32 or f16)");
+}
+
+const char* weight_format_name(WeightFormat f) { return f == WeightFormat::F16 ? "f16" : "f32"; }
+
 bool cuda_available(std::string* why) {
 #ifdef KVSCOPE_HAVE_CUDA
   return cuda_device_available(why);
@@ -19,7 +27,8 @@ bool cuda_available(std::string* why) {
 
 std::unique_ptr<Backend> make_backend(Device device, const ModelConfig& cfg, const ModelWeights& weights,
                                       const BackendOptions& opt) {
-  if (device == Device::Cpu) return std::make_unique<CpuBackend>(CpuModel::create(cfg, weights), opt);
+  if (device == Device::Cpu)
+    return std::make_unique<CpuBackend>(CpuModel::create(cfg, weights, opt.weights), opt);
   std::string why;
   if (!cuda_available(&why)) throw Error("--device cuda", "", "no CUDA device: " + why);
 #ifdef KVSCOPE_HAVE_CUDA

@@ -63,9 +63,18 @@ struct ForwardOutput {
 // Where rotary keys sit after eviction (docs/policies.md, "Positions after eviction").
 enum class PositionMode { Original, Compacted };
 
+// How the CPU backend stores the matrices of the linear layers: fp32 (the
+// reference, what the goldens check) or IEEE half (half the bytes a decode
+// step reads; computed in fp32 on the widened weights). The CUDA backend
+// always keeps 16-bit weights (cuda_ops.h, weight_type_for) and ignores it.
+enum class WeightFormat { F32, F16 };
+WeightFormat parse_weight_format(const std::string& s);  // "f32" | "f16"; throws naming --weights
+const char* weight_format_name(WeightFormat f);
+
 struct BackendOptions {
   int max_tokens = 0;  // KV capacity per segment (prompt + new tokens)
   PositionMode positions = PositionMode::Original;
+  WeightFormat weights = WeightFormat::F32;
 };
 
 class Backend {

@@ -134,6 +134,7 @@ void Session::build() {
   BackendOptions bo;
   bo.max_tokens = positions + 1;
   bo.positions = cfg_.policy.positions;
+  bo.weights = parse_weight_format(cfg_.weights);
   backend_ = make_backend(parse_device(cfg_.device), model_cfg_, weights_, bo);
   if (metrics_) {
     BackendOptions so = bo;

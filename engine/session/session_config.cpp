@@ -62,6 +62,7 @@ const char* field_of_flag(const std::string& flag) {
       {"--keyformer-variant", "policy.keyformer_variant"}, {"--a2sf-revision", "policy.a2sf_revision"},
       {"--reduce", "policy.reduce"},      {"--sharing", "sharing"},
       {"--device cuda", "device"},        {"--max-new-tokens", "max_new_tokens"},
+      {"--weights", "weights"},
       {"--temperature", "sampling.temperature"}, {"--top-k", "sampling.top_k"},
       {"--top-p", "sampling.top_p"}};
   for (const auto& [f, field] : kFields)
@@ -205,6 +206,7 @@ nlohmann::json SessionConfig::to_json() const {
              return a;
            }()}};
   // Written only when set, so sessions without them keep their bytes.
+  if (weights != "f32") j["weights"] = weights;
   if (fork) j["fork"] = {{"at_step", fork->at_step}, {"policy", policy_to_json(fork->policy)}};
   if (view != ViewConfig{}) {
     nlohmann::json v = {{"mode", view.mode}, {"shared_range", view.shared_range}, {"bookmarks", view.bookmarks}};
@@ -232,7 +234,7 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
   JsonReader r(j, source);
   // "resolved" is what an export adds for the reader (the budget in tokens
   // and so on); it is ignored when the file is run again.
-  reject_unknown_keys(r, {"format", "version", "model", "device", "prompt", "prompt_file", "prompt_ids", "continuation",
+  reject_unknown_keys(r, {"format", "version", "model", "device", "weights", "prompt", "prompt_file", "prompt_ids", "continuation",
                           "continuation_ids", "max_new_tokens", "stop_at_eos", "sampling", "policy", "sharing",
                           "recording", "export", "seed", "policy_changes", "resolved", "fork", "view",
                           "lesson"});
@@ -255,6 +257,8 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
   c.model = r.get_string("model", "");
   c.device = r.get_string("device", "cpu");
   if (c.device != "cpu" && c.device != "cuda" && c.device != "auto") r.fail("device", "must be cpu, cuda or auto");
+  c.weights = r.get_string("weights", "f32");
+  if (c.weights != "f32" && c.weights != "f16") r.fail("weights", "must be f32 or f16");
   if (given(r, "prompt_ids")) {
     // The ids alone are the prompt.
   } else if (given(r, "prompt_file")) {

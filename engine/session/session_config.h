@@ -81,6 +81,7 @@ struct LessonConfig {
 struct SessionConfig {
   std::string model;             // model directory; empty = the bundled default
   std::string device = "cpu";    // cpu, cuda, auto
+  std::string weights = "f32";   // the CPU backend's matrices: f32 or f16 (backend.h, WeightFormat)
   std::string prompt;
   std::optional<std::string> continuation;  // teacher-forced text instead of sampling
   // Token ids that replace the texts above when set (an exact split of a

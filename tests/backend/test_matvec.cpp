@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/cpu/matvec.h"
+#include "io/dtype.h"
 
 namespace kvscope::cpu {
 namespace {
@@ -78,6 +79,47 @@ TEST(Matvec, EqualsTheDotProductToFloatRounding) {
       // Pairwise-ish summation: error well under n * eps of the magnitudes.
       EXPECT_NEAR(y[r], exact, 1e-6 * magnitude + 1e-30) << "row " << r;
     }
+  }
+}
+
+// --weights f16: half weights widened exactly and summed as fp32 ones, so
+// every path gives the bits of the fp32 product on the rounded weights,
+// subnormal, signed-zero and the largest halves included.
+TEST(Matvec, HalfWeightsGiveTheBitsOfTheRoundedWeightsOnEveryPath) {
+  const int out = 37;
+  for (int in : kWidths) {
+    SCOPED_TRACE("in " + std::to_string(in));
+    auto w = randoms(size_t(out) * in, 3 + in);
+    const auto x = randoms(2 * size_t(in), 300 + in);
+    const float specials[] = {6.0e-8f, -6.0e-8f, 3.0e-5f, -0.0f, 65504.0f, -65504.0f, 1e-3f};
+    for (std::size_t i = 0; i < std::size(specials) && i < w.size(); ++i) w[i * 5 % w.size()] = specials[i];
+    std::vector<uint16_t> h(w.size());
+    std::vector<float> rounded(w.size());
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      h[i] = f32_to_f16(w[i]);
+      rounded[i] = f16_to_f32(h[i]);
+    }
+    std::vector<float> want(2 * size_t(out));
+    matvec_rows(x.data(), 2, in, rounded.data(), 0, out, want.data(), out);
+    for (SimdPath p : supported_simd_paths()) {
+      for (int m : {1, 2}) {
+        std::vector<float> y(size_t(m) * out);
+        matvec_rows_f16(p, x.data(), m, in, h.data(), 0, out, y.data(), out);
+        EXPECT_TRUE(same_bits(y, std::vector<float>(want.begin(), want.begin() + size_t(m) * out)))
+            << simd_path_name(p) << ", " << m << " rows";
+      }
+    }
+  }
+}
+
+TEST(Matvec, WideningHalvesIsExactForEveryHalf) {
+  std::vector<uint16_t> h(65536 + 5);  // every bit pattern, then a tail shorter than a vector
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<uint16_t>(i);
+  std::vector<float> f(h.size());
+  widen_halves(h.data(), int64_t(h.size()), f.data());
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    const float want = f16_to_f32(h[i]);
+    ASSERT_TRUE(std::memcmp(&f[i], &want, 4) == 0 || (std::isnan(want) && std::isnan(f[i]))) << "half " << h[i];
   }
 }
 

@@ -44,6 +44,25 @@ TEST(SessionFile, RoundTrip) {
   EXPECT_EQ(d.sharing.str(), "mlkv:2:1");
 }
 
+// Half weights are a session setting (the CPU backend's matrices), written
+// only when chosen, and a session run with them is the half-weight run.
+TEST(SessionFile, HalfWeightsRoundTripAndReachTheBackend) {
+  SessionConfig c = test::config(PolicyKind::H2O, "8");
+  EXPECT_FALSE(c.to_json().contains("weights"));
+  c.weights = "f16";
+  test::TempDir dir;
+  c.save(dir / "s.json");
+  const SessionConfig d = SessionConfig::load(dir / "s.json");
+  EXPECT_EQ(d.weights, "f16");
+  Session half(test::bundle("llama_gqa"), d), full(test::bundle("llama_gqa"), test::config(PolicyKind::H2O, "8"));
+  half.run_to_end();
+  full.run_to_end();
+  ASSERT_EQ(half.recorder().rows_recorded(), full.recorder().rows_recorded());
+  // Same tokens are likely on a tiny model, but not the same numbers.
+  const int last = full.recorder().rows_recorded() - 1;
+  EXPECT_NE(half.recorder().attention(last, 1, 0, 0), full.recorder().attention(last, 1, 0, 0));
+}
+
 // The authors'-code options are written only when chosen, so default
 // session files keep their bytes, and read back by name.
 TEST(SessionFile, CodeVariantsRoundTripAndNameTheirField) {
@@ -80,6 +99,7 @@ TEST(SessionFile, BadValuesNameFileAndField) {
             std::string::npos);
   EXPECT_NE(error_of(R"({"policy":{}})").find("s.json: prompt: missing"), std::string::npos);
   EXPECT_NE(error_of(R"({"prompt":"x","device":"tpu"})").find("device: must be cpu, cuda or auto"), std::string::npos);
+  EXPECT_NE(error_of(R"({"prompt":"x","weights":"int8"})").find("s.json: weights: must be f32 or f16"), std::string::npos);
   EXPECT_NE(error_of(R"({"prompt":"x","recording":{"layers":"some"}})").find("recording.layers"), std::string::npos);
   EXPECT_NE(error_of(R"({"prompt":"x","export":{"heatmaps":[[1]]}})").find("export.heatmaps"), std::string::npos);
   EXPECT_NE(error_of(R"({"prompt":"x","sampling":{"top_p":0}})").find("s.json: sampling.top_p: must be in (0, 1]"),

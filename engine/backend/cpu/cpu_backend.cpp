@@ -19,16 +19,18 @@ std::vector<float> f32(const WeightTensor& t) { return t.empty() ? std::vector<f
 
 }  // namespace
 
-std::shared_ptr<const CpuModel> CpuModel::create(const ModelConfig& cfg, const ModelWeights& w) {
+std::shared_ptr<const CpuModel> CpuModel::create(const ModelConfig& cfg, const ModelWeights& w, WeightFormat format) {
   auto m = std::make_shared<CpuModel>();
   m->cfg = cfg;
+  m->format = format;
+  const bool half = format == WeightFormat::F16;
   m->tok_emb = f32(w.tok_emb);
   m->pos_emb = f32(w.pos_emb);
   m->final_norm_w = f32(w.final_norm_w);
   m->final_norm_b = f32(w.final_norm_b);
   // A tied head shares the embedding's values; converting twice costs memory
   // only, and keeps the head a plain Linear.
-  m->lm_head = cpu::Linear::from(w.lm_head, WeightTensor{});
+  m->lm_head = cpu::Linear::from(w.lm_head, WeightTensor{}, half, "lm_head");
   for (const auto& L : w.layers) {
     CpuModel::Layer l;
     l.attn_norm_w = f32(L.attn_norm_w);
@@ -39,13 +41,14 @@ std::shared_ptr<const CpuModel> CpuModel::create(const ModelConfig& cfg, const M
     l.k_norm_w = f32(L.k_norm_w);
     l.post_attn_norm_w = f32(L.post_attn_norm_w);
     l.post_mlp_norm_w = f32(L.post_mlp_norm_w);
-    l.q = cpu::Linear::from(L.wq, L.bq);
-    l.k = cpu::Linear::from(L.wk, L.bk);
-    l.v = cpu::Linear::from(L.wv, L.bv);
-    l.o = cpu::Linear::from(L.wo, L.bo);
-    l.up = cpu::Linear::from(L.w_up, L.b_up);
-    l.gate = cpu::Linear::from(L.w_gate, L.b_gate);
-    l.down = cpu::Linear::from(L.w_down, L.b_down);
+    const std::string at = "layer " + std::to_string(m->layers.size()) + " ";
+    l.q = cpu::Linear::from(L.wq, L.bq, half, at + "q");
+    l.k = cpu::Linear::from(L.wk, L.bk, half, at + "k");
+    l.v = cpu::Linear::from(L.wv, L.bv, half, at + "v");
+    l.o = cpu::Linear::from(L.wo, L.bo, half, at + "o");
+    l.up = cpu::Linear::from(L.w_up, L.b_up, half, at + "up");
+    l.gate = cpu::Linear::from(L.w_gate, L.b_gate, half, at + "gate");
+    l.down = cpu::Linear::from(L.w_down, L.b_down, half, at + "down");
     m->layers.push_back(std::move(l));
   }
   m->inv_freq = rope_inv_freq(cfg);

@@ -29,14 +29,17 @@ struct CpuModel {
     return cfg.uses_local_rope(layer) ? inv_freq_local : inv_freq;
   }
 
-  static std::shared_ptr<const CpuModel> create(const ModelConfig& cfg, const ModelWeights& w);
+  WeightFormat format = WeightFormat::F32;  // of the linear layers' matrices
+
+  static std::shared_ptr<const CpuModel> create(const ModelConfig& cfg, const ModelWeights& w,
+                                                WeightFormat format = WeightFormat::F32);
 };
 
 class CpuBackend final : public Backend {
  public:
   CpuBackend(std::shared_ptr<const CpuModel> model, const BackendOptions& opt);
 
-  std::string name() const override { return "cpu"; }
+  std::string name() const override { return model_->format == WeightFormat::F16 ? "cpu, f16 weights" : "cpu"; }
   const ModelConfig& config() const override { return model_->cfg; }
   void forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) override;
   // One token for both runs of the same model: stacked through the matrix

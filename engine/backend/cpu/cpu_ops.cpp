@@ -9,16 +9,27 @@
 
 #include "backend/cpu/matvec.h"
 #include "backend/parallel.h"
+#include "common/error.h"
+#include "io/dtype.h"
 
 namespace kvscope::cpu {
 
-Linear Linear::from(const WeightTensor& w, const WeightTensor& b) {
+Linear Linear::from(const WeightTensor& w, const WeightTensor& b, bool half, const std::string& name) {
   Linear L;
   if (w.empty()) return L;
   L.out = static_cast<int>(w.rows());
   L.in = static_cast<int>(w.cols());
   L.w = w.to_f32();
   if (!b.empty()) L.b = b.to_f32();
+  if (half) {
+    L.w16.resize(L.w.size());
+    for (std::size_t i = 0; i < L.w.size(); ++i) {
+      L.w16[i] = f32_to_f16(L.w[i]);
+      if ((L.w16[i] & 0x7c00u) == 0x7c00u && std::isfinite(L.w[i]))
+        throw Error("--weights f16", name, "weight " + std::to_string(L.w[i]) + " is beyond half precision's range");
+    }
+    std::vector<float>().swap(L.w);
+  }
   return L;
 }
 
@@ -26,10 +37,22 @@ namespace {
 
 // The output features [r0, r1) of y = x W^T (+ b) in one OpenBLAS call.
 void linear_rows(const float* x, int n, const Linear& W, float* y, int r0, int r1) {
-  const float* w = W.w.data() + int64_t(r0) * W.in;
   if (n <= kMatvecMaxRows) {
-    matvec_rows(x, n, W.in, W.w.data(), r0, r1, y, W.out);
+    if (W.half()) matvec_rows_f16(x, n, W.in, W.w16.data(), r0, r1, y, W.out);
+    else matvec_rows(x, n, W.in, W.w.data(), r0, r1, y, W.out);
   } else {
+    const float* w = nullptr;
+    if (!W.half()) {
+      w = W.w.data() + int64_t(r0) * W.in;
+    } else {
+      // A prompt's product: the band widened to fp32 (exactly), then sgemm
+      // as for fp32 weights; the copy costs little next to the product.
+      thread_local std::vector<float> band;
+      band.resize(size_t(r1 - r0) * W.in);
+      const uint16_t* h = W.w16.data() + int64_t(r0) * W.in;
+      widen_halves(h, int64_t(band.size()), band.data());
+      w = band.data();
+    }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, r1 - r0, W.in, 1.0f, x, W.in, w, W.in, 0.0f, y + r0,
                 W.out);
   }

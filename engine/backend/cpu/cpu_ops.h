@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/simd_path.h"
@@ -11,13 +12,20 @@
 
 namespace kvscope::cpu {
 
-// A linear layer in fp32: y = x W^T + b, W stored [out, in].
+// A linear layer: y = x W^T + b, W stored [out, in] in fp32, or in IEEE
+// half (--weights f16: half the bytes a decode step reads; each product
+// computed in fp32 on the widened weights, so it equals the fp32 product
+// of the weights rounded to half). The bias stays fp32.
 struct Linear {
-  std::vector<float> w;
-  std::vector<float> b;  // empty: no bias
+  std::vector<float> w;      // fp32 weights, or empty when stored in half
+  std::vector<uint16_t> w16;  // half weights, or empty
+  std::vector<float> b;      // empty: no bias
   int out = 0, in = 0;
-  bool empty() const { return w.empty(); }
-  static Linear from(const WeightTensor& w, const WeightTensor& b);
+  bool empty() const { return w.empty() && w16.empty(); }
+  bool half() const { return !w16.empty(); }
+  // `half`: store the weights rounded to IEEE half (nearest even). A weight
+  // beyond half's range throws kvscope::Error naming `name`.
+  static Linear from(const WeightTensor& w, const WeightTensor& b, bool half = false, const std::string& name = "");
 };
 
 // OpenBLAS's own threads off: the backend's pool (parallel.h) splits the

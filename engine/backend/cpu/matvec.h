@@ -25,5 +25,13 @@ constexpr int kMatvecMaxRows = 2;
 // y[i * ldy + r] = sum_k x[i * in + k] * w[r * in + k]. No bias.
 void matvec_rows(SimdPath path, const float* x, int m, int in, const float* w, int r0, int r1, float* y, int64_t ldy);
 void matvec_rows(const float* x, int m, int in, const float* w, int r0, int r1, float* y, int64_t ldy);
+// The same with IEEE half weights (--weights f16): each half is widened to
+// float exactly and summed as above, so the result is bit for bit that of
+// matvec_rows() on the same weights stored as float.
+void matvec_rows_f16(SimdPath path, const float* x, int m, int in, const uint16_t* w, int r0, int r1, float* y,
+                     int64_t ldy);
+void matvec_rows_f16(const float* x, int m, int in, const uint16_t* w, int r0, int r1, float* y, int64_t ldy);
+// f[i] = the float of half h[i], for i < n (exact; vectorised where F16C is).
+void widen_halves(const uint16_t* h, int64_t n, float* f);
 
 }  // namespace kvscope::cpu
