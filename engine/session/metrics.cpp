@@ -59,9 +59,12 @@ float from_ordered_key(uint32_t key) {
 // and only the candidates with that digit go on. At most four passes, each
 // over fewer values; the ideal-similarity metric calls this for every head
 // and step, where nth_element was most of the metrics' cost.
-float kth_largest(const std::vector<float>& v, int k) {
-  std::vector<uint32_t> keys(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) keys[i] = ordered_key(v[i]);
+float kth_largest(const std::vector<float>& v, int k) { return kth_largest(v.data(), static_cast<int>(v.size()), k); }
+
+float kth_largest(const float* v, int count, int k) {
+  thread_local std::vector<uint32_t> keys;  // reused: this runs for every head and step
+  keys.resize(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) keys[i] = ordered_key(v[i]);
   std::size_t n = keys.size();
   uint32_t prefix = 0;
   for (int shift = 24; shift >= 0; shift -= 8) {
@@ -110,6 +113,39 @@ double ideal_similarity(const std::vector<float>& policy_row, const std::vector<
     ni += double(ideal) * ideal;
   }
   return np > 0 && ni > 0 ? dot / std::sqrt(np * ni) : 0.0;
+}
+
+HeadAttentionMetrics head_attention_metrics(const float* full, int n_full, const float* policy, const int* policy_pos,
+                                            int n_policy, int k) {
+  HeadAttentionMetrics out;
+  if (n_full <= 0) return out;
+  k = std::clamp(k, 1, n_full);
+  const float threshold = kth_largest(full, n_full, k);
+  // The top k: every value above the threshold, and of the ties at it the
+  // newest (ideal_similarity's rule), i.e. all but the oldest `skip` ties.
+  int above = 0, ties = 0;
+  for (int i = 0; i < n_full; ++i) {
+    above += full[i] > threshold;
+    ties += full[i] == threshold;
+  }
+  const int skip = ties - std::min(ties, k - above);
+  double kept = 0, total = 0, dot = 0, np = 0, ni = 0;
+  int j = 0, tie = 0;  // j: the policy slot at or after position i
+  for (int i = 0; i < n_full; ++i) {
+    while (j < n_policy && policy_pos[j] < i) ++j;
+    const bool present = j < n_policy && policy_pos[j] == i;
+    const float f = full[i], p = present ? policy[j] : 0.0f;
+    total += f;
+    if (present) kept += f;
+    const bool in_top = f > threshold || (f == threshold && tie++ >= skip);
+    const float ideal = in_top ? f : 0.0f;
+    dot += double(p) * ideal;
+    np += double(p) * p;
+    ni += double(ideal) * ideal;
+  }
+  out.recall = total > 0 ? kept / total : 0.0;
+  out.similarity = np > 0 && ni > 0 ? dot / std::sqrt(np * ni) : 0.0;
+  return out;
 }
 
 }  // namespace kvscope
