@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <cstdio>
 #include <thread>
 
@@ -47,6 +48,20 @@ int64_t weight_bytes_per_token(const ModelWeights& w, int elem) {
   return n * elem;
 }
 
+// Memory a new allocation can get: the kernel's MemAvailable (free pages
+// plus the page cache it can drop), else the free pages alone. Free pages
+// alone refused a 4 GB model on a machine whose 12 GB of page cache held the
+// files just read.
+double available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  long long kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:") return double(kb) * 1024.0;
+  return double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+}
+
 void run_bench(const BenchArgs& a) {
   if (a.flags.policy != "full" || a.flags.budget != "100%") {
     if (!a.shape.empty()) throw Error("--policy", "", "the policy benchmark needs a model directory, not --shape");
@@ -84,7 +99,7 @@ void run_bench(const BenchArgs& a) {
   const int64_t params = weights.numel();
   if (dev == Device::Cpu) {
     const double need = params * (a.flags.weights == "f16" ? 6.0 : 4.0);  // f16: the fp32 copy lives while converting
-    const double avail = double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+    const double avail = available_memory_bytes();
     if (need > 0.9 * avail)
       throw Error("bench", "--device cpu", what + " needs " + std::to_string(int(need / 1e9)) +
                                                " GB of fp32 weights; this machine has " +
