@@ -129,19 +129,28 @@ HeadAttentionMetrics head_attention_metrics(const float* full, int n_full, const
     ties += full[i] == threshold;
   }
   const int skip = ties - std::min(ties, k - above);
-  double kept = 0, total = 0, dot = 0, np = 0, ni = 0;
-  int j = 0, tie = 0;  // j: the policy slot at or after position i
+  // The position of the first tie taken (ties before it are the oldest).
+  int tie_cut = 0;
+  for (int seen = 0; tie_cut < n_full; ++tie_cut)
+    if (full[tie_cut] == threshold && seen++ == skip) break;
+  const auto in_top = [&](int i, float f) { return f > threshold || (f == threshold && i >= tie_cut); };
+  // Zero terms are left out of each sum (adding +0 changes no double), so
+  // the full row's sums run over every position and the policy's over its
+  // slots, both in position order: the scattered form's bits.
+  double total = 0, ni = 0;
   for (int i = 0; i < n_full; ++i) {
-    while (j < n_policy && policy_pos[j] < i) ++j;
-    const bool present = j < n_policy && policy_pos[j] == i;
-    const float f = full[i], p = present ? policy[j] : 0.0f;
+    const float f = full[i];
     total += f;
-    if (present) kept += f;
-    const bool in_top = f > threshold || (f == threshold && tie++ >= skip);
-    const float ideal = in_top ? f : 0.0f;
-    dot += double(p) * ideal;
+    if (in_top(i, f)) ni += double(f) * f;
+  }
+  double kept = 0, dot = 0, np = 0;
+  for (int j = 0; j < n_policy; ++j) {
+    const int i = policy_pos[j];
+    if (i < 0 || i >= n_full) continue;
+    const float f = full[i], p = policy[j];
+    kept += f;
     np += double(p) * p;
-    ni += double(ideal) * ideal;
+    if (in_top(i, f)) dot += double(p) * f;
   }
   out.recall = total > 0 ? kept / total : 0.0;
   out.similarity = np > 0 && ni > 0 ? dot / std::sqrt(np * ni) : 0.0;

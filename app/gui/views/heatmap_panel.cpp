@@ -166,6 +166,18 @@ PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRe
     dl->AddRect(ImVec2(x0 - 1, origin.y), ImVec2(x1 + 1, origin.y + cells_size.y), IM_COL32(255, 255, 255, 200), 0, 0, 1.5f);
     dl->AddRect(ImVec2(x0 - 2, origin.y), ImVec2(x1 + 2, origin.y + cells_size.y), IM_COL32(0, 0, 0, 160));
   }
+  if (spec.window > 0) {
+    // The layer's own window: keys left of this edge are masked by the
+    // model (not evicted), one step further right on every row.
+    const ImU32 edge = IM_COL32(255, 170, 40, 230);
+    for (int r = 0; r <= spec.last_row; ++r) {
+      const int first_seen = spec.first_query + r - spec.window + 1;
+      if (first_seen <= 0) continue;
+      const float x = col_x(first_seen), y0 = row_y(r), y1 = row_y(r + 1);
+      dl->AddLine(ImVec2(x, y0), ImVec2(x, y1), edge, 2.f);
+      if (r > 0 && spec.first_query + r - spec.window > 0) dl->AddLine(ImVec2(col_x(first_seen - 1), y0), ImVec2(x, y0), edge, 2.f);
+    }
+  }
   const float y = row_y(spec.last_row + 1);
   dl->AddLine(ImVec2(origin.x, y), ImVec2(origin.x + cells_size.x, y), IM_COL32(255, 60, 200, 255), 2.f);
   if (!spec.notice.empty()) {

@@ -36,6 +36,11 @@ struct HeatmapPanelSpec {
   std::string title;         // above the panel ("A", "B", "A − B"); "" none
   std::string notice;        // centred over the cells ("computing…"); "" none
   bool row_labels = true;    // false: a narrow margin (panels beside one that has them)
+  // A sliding-window layer (Gemma 3): row r's query at position
+  // first_query + r sees keys above first_query + r - window; the edge is
+  // drawn. 0: the layer sees the whole cache.
+  int window = 0;
+  int first_query = 0;
 };
 
 struct PanelHover {

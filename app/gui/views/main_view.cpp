@@ -297,6 +297,8 @@ void draw_main_view(AppState& s) {
     spec.last_row = std::min(last_row, std::max(n - 1, 0));
     spec.visible_cols = cols;
     spec.run = &a;
+    spec.window = a.session->model_config().window_of(s.layer);
+    spec.first_query = a.prompt_length - 1;
     spec.notice = notice_for(kind, in, n, a);
     if (kind == CellKind::Statistic) spec.title = kvscope::statistic_name(a.config.policy.kind);
     const bool diverging = kind == CellKind::DiffFull;
