@@ -3,6 +3,9 @@
 
   assets/eval/passkey_smollm.jsonl  pass-key retrieval, same format as
                                     assets/eval/passkey.jsonl (seeded)
+  assets/eval/passkey_gemma.jsonl   long pass-key items (about 780 Gemma tokens,
+                                    the key within the first tenth: past a
+                                    512-token sliding window at the question)
   assets/eval/kjv.jsonl             King James Bible passages: a prompt and
                                     its true continuation, scored with
                                     teacher forcing (answer NLL)
@@ -33,6 +36,22 @@ def passkey(n=6, filler_sentences=34, seed=19):
         # the key sits in the first half of the text, so a recency window
         # loses it first
         at = rng.randint(3, filler_sentences // 2)
+        body = [rng.choice(FILLER) for _ in range(filler_sentences)]
+        body.insert(at, f"The pass key is {key}. Remember it. {key} is the pass key.")
+        prompt = ("There is a pass key hidden in this text. Remember it. " + " ".join(body) +
+                  "\nWhat is the pass key? The pass key is")
+        items.append({"prompt": prompt, "answer": f" {key}."})
+    return items
+
+
+def passkey_long(n=6, filler_sentences=150, seed=23):
+    """Like passkey(), longer, with the key near the start: at the question
+    it lies beyond the last 512 tokens (Gemma 3's sliding window)."""
+    rng = random.Random(seed)
+    items = []
+    for i in range(n):
+        key = rng.randint(10000, 99999)
+        at = rng.randint(0, filler_sentences // 10)
         body = [rng.choice(FILLER) for _ in range(filler_sentences)]
         body.insert(at, f"The pass key is {key}. Remember it. {key} is the pass key.")
         prompt = ("There is a pass key hidden in this text. Remember it. " + " ".join(body) +
@@ -78,5 +97,6 @@ def write(name, items):
 
 if __name__ == "__main__":
     write("passkey_smollm.jsonl", passkey())
+    write("passkey_gemma.jsonl", passkey_long())
     write("kjv.jsonl", kjv())
     sinks_text()

@@ -6,7 +6,8 @@
 #   findings/run.sh                 # every stage
 #   findings/run.sh sinks masks     # only the named stages
 #
-# Stages: data passkey kjv ablations streaming sinks masks plots
+# Stages: data passkey kjv ablations streaming sinks masks plots gemma
+# (gemma: the second real model, Gemma 3 270M, fetched the same way)
 # Needs: a built kvscope-cli (build/release), the Debian packages bible-kjv
 # and bible-kjv-text (only for the `data` stage), python3 with numpy and
 # matplotlib (for the `sinks`, `masks` and `plots` stages). The model is fetched with
@@ -20,7 +21,7 @@ M=$(tools/get-model.sh smollm2-135m)
 W=${FINDINGS_WORK:-/tmp/kvscope-findings}     # big intermediate files (attention.npy ...) stay here
 mkdir -p "$W" $F/data $F/figures
 NICE="nice -n 10"
-STAGES=${*:-data passkey kjv ablations streaming sinks masks plots}
+STAGES=${*:-data passkey kjv ablations streaming sinks masks plots gemma}
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 t0=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
@@ -121,5 +122,20 @@ if has plots; then
   stamp "ablation plots"
   python3 $F/ablations.py $F
   python3 $F/tables.py $F
+fi
+if has gemma; then
+  stamp "Gemma 3 270M: long pass keys past its sliding window, every policy; each layer's share on the key"
+  G=$(tools/get-model.sh gemma3-270m)
+  cat > "$W/gemma.json" <<JSON
+{"format": "kvscope-session", "version": 1, "model": "$G", "prompt": "unused",
+ "max_new_tokens": 32, "policy": {"name": "full"}, "recording": {"metrics": false}, "seed": 0}
+JSON
+  sweep gemma_passkey gemma assets/eval/passkey_gemma.jsonl $ALL "10%,25%,50%"
+  cp "$W/sweep_gemma_passkey/sweep_accuracy.png" $F/figures/gemma_passkey_accuracy.png
+  P=$(python3 -c "import json; print(json.loads(open('assets/eval/passkey_gemma.jsonl').readline())['prompt'])")
+  K=$(python3 -c "import json; print(json.loads(open('assets/eval/passkey_gemma.jsonl').readline())['answer'].strip(' .'))")
+  rm -rf "$W/gemma_full"
+  $NICE "$B" generate "$G" --prompt "$P" --max-new-tokens 6 --no-metrics --export "$W/gemma_full" --dpi 110 > /dev/null
+  python3 $F/gemma_layers.py "$W/gemma_full" $F "$K"
 fi
 stamp "done"
