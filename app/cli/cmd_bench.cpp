@@ -79,7 +79,7 @@ void run_bench(const BenchArgs& a) {
   }
   if (a.model.empty() == a.shape.empty()) throw Error("bench", "", "give either a MODEL directory or --shape NAME");
   if (a.prompt_tokens < 1 || a.decode_tokens < 1) throw Error("bench", "", "--prompt-tokens and --decode-tokens must be >= 1");
-  const Device dev = resolve_device(a.device);
+  resolve_device(a.device);  // a missing GPU is named before the model loads
   ModelConfig cfg;
   ModelWeights weights;
   std::string what;
@@ -93,6 +93,7 @@ void run_bench(const BenchArgs& a) {
     weights = std::move(files.weights);
     what = a.model;
   }
+  const Device dev = resolve_device(a.device, cfg);
   if (a.prompt_tokens + a.decode_tokens > cfg.max_positions)
     throw Error("bench", "", "--prompt-tokens + --decode-tokens exceed the model's maximum positions (" +
                                  std::to_string(cfg.max_positions) + ")");

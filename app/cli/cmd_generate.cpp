@@ -47,8 +47,9 @@ void run_generate(const GenerateArgs& a) {
     run_session(*s, true, a.flags.export_dir);
     return;
   }
-  const Device dev = resolve_device(a.device);
+  resolve_device(a.device);  // a missing GPU is named before the model loads
   const ModelBundle b = load_bundle(a.model);
+  const Device dev = resolve_device(a.device, b.config());
   const auto prompt = encode_prompt(b, a.prompt, a.max_new_tokens, "--prompt");
   BackendOptions bo;
   bo.max_tokens = static_cast<int>(prompt.size()) + std::max(1, a.max_new_tokens);

@@ -14,8 +14,9 @@ struct LogitsArgs {
 };
 
 void run_logits(const LogitsArgs& a) {
-  const Device dev = resolve_device(a.device);
+  resolve_device(a.device);  // a missing GPU is named before the model loads
   const ModelBundle b = load_bundle(a.model);
+  const Device dev = resolve_device(a.device, b.config());
   const auto ids = encode_prompt(b, a.prompt, 0, "--prompt");
   BackendOptions bo;
   bo.max_tokens = static_cast<int>(ids.size());

@@ -96,8 +96,9 @@ void run_score_session(const ScoreArgs& a) {
 
 void run_score(const ScoreArgs& a) {
   if (a.flags.needs_session() || a.prompt_tokens >= 0) return run_score_session(a);
-  const Device dev = resolve_device(a.device);
+  resolve_device(a.device);  // a missing GPU is named before the model loads
   const ModelBundle b = load_bundle(a.model);
+  const Device dev = resolve_device(a.device, b.config());
   const auto ids = encode_prompt(b, read_text(a.text_file), 0, a.text_file);
   if (ids.size() < 2) throw Error(a.text_file, "", "needs at least two tokens to score");
   BackendOptions bo;

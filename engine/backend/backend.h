@@ -29,7 +29,7 @@ struct AttentionRows {
   std::vector<int> row_len;     // [heads]
   std::vector<int64_t> offset;  // [heads]: start of head h's n_queries x row_len[h] block
   std::vector<float> probs;     // post-softmax
-  std::vector<float> logits;    // pre-softmax: q.k / sqrt(head_dim); empty unless capture_logits
+  std::vector<float> logits;    // pre-softmax: q.k times the model's attention scale (ModelConfig::attention_scale), masked; empty unless capture_logits
 
   const float* prob_row(int head, int query) const { return probs.data() + offset[head] + int64_t(query) * row_len[head]; }
   const float* logit_row(int head, int query) const { return logits.data() + offset[head] + int64_t(query) * row_len[head]; }
@@ -69,6 +69,20 @@ enum class PositionMode { Original, Compacted };
 // always keeps 16-bit weights (cuda_ops.h, weight_type_for) and ignores it.
 enum class WeightFormat { F32, F16 };
 WeightFormat parse_weight_format(const std::string& s);  // "f32" | "f16"; throws naming --weights
+
+// Whether the CUDA backend computes this model (Gemma 3's norms, GeGLU,
+// per-layer windows and RoPE bases have no kernels yet); `why` says what
+// it lacks. Host-only: no device is needed to ask. (Inline: the CUDA
+// library asks it too, and it sits below this one.)
+inline bool cuda_supports(const ModelConfig& cfg, std::string* why) {
+  const bool missing = cfg.arch == Arch::Gemma3 || cfg.qk_norm || cfg.sandwich_norm || cfg.embed_scale != 1.0 ||
+                       !cfg.sliding_layers.empty() || cfg.rope_local_theta > 0 || cfg.query_pre_attn_scalar > 0 ||
+                       (cfg.gated_mlp && cfg.act != Activation::Silu);
+  if (missing && why)
+    *why = cfg.model_type + " runs on the CPU backend only for now (its q/k and output norms, GeGLU, per-layer "
+                            "windows and RoPE bases have no CUDA kernels yet); use --device cpu";
+  return !missing;
+}
 const char* weight_format_name(WeightFormat f);
 
 struct BackendOptions {

@@ -455,8 +455,11 @@ void parse_gemma3(const JsonReader& r, ModelConfig& c) {
   if (c.head_dim <= 0 || c.head_dim % 2 != 0) r.fail("head_dim", "must be a positive even number");
   c.max_positions = r.get_int("max_position_embeddings", 131072);
   if (c.max_positions <= 0) r.fail("max_position_embeddings", "must be positive");
+  // Gemma3TextConfig.validate_architecture raises on this.
+  if (c.hidden % c.n_heads != 0) r.fail("num_attention_heads", "does not divide hidden_size");
   c.norm = NormKind::RMSNorm;
   c.norm_eps = r.get_number("rms_norm_eps", 1e-6);
+  if (!(c.norm_eps >= 0)) r.fail("rms_norm_eps", "must not be negative");
   c.act = parse_activation(r, "hidden_activation", "gelu_pytorch_tanh");
   refuse_unread_spelling(r, "hidden_act", "hidden_activation", c.model_type,
                          r.get_string("hidden_activation", "gelu_pytorch_tanh"));
@@ -544,6 +547,11 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& sourc
   c.eos_ids = token_ids(r, "eos_token_id");
   auto bos = token_ids(r, "bos_token_id");
   if (!bos.empty()) c.bos_id = bos[0];
+  // Gemma3TextConfig's class defaults when config.json leaves them out.
+  if (c.arch == Arch::Gemma3) {
+    if (!r.json().contains("eos_token_id")) c.eos_ids = {1};
+    if (!r.json().contains("bos_token_id")) c.bos_id = 2;
+  }
   return c;
 }
 

@@ -1,5 +1,7 @@
 #include "session/session.h"
 
+#include "session/session_file.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -11,15 +13,6 @@
 
 namespace kvscope {
 namespace {
-
-Device parse_device(const std::string& d) {
-  if (d == "cpu") return Device::Cpu;
-  std::string why;
-  const bool ok = cuda_available(&why);
-  if (d == "auto") return ok ? Device::Cuda : Device::Cpu;
-  if (!ok) throw Error("--device cuda", "", "no CUDA device: " + why);
-  return Device::Cuda;
-}
 
 // Scatters one captured row (slot order) to absolute positions.
 std::vector<float> by_position(const AttentionRows& a, int head, const std::vector<int>& pos, int positions) {
@@ -135,14 +128,14 @@ void Session::build() {
   bo.max_tokens = positions + 1;
   bo.positions = cfg_.policy.positions;
   bo.weights = parse_weight_format(cfg_.weights);
-  backend_ = make_backend(parse_device(cfg_.device), model_cfg_, weights_, bo);
+  backend_ = make_backend(resolve_device(cfg_.device, model_cfg_), model_cfg_, weights_, bo);
   if (metrics_) {
     BackendOptions so = bo;
     so.positions = PositionMode::Original;
     shadow_ = backend_->spawn(so);
     const ModelConfig& native = bundle_->config();
     if (native.n_kv_heads != model_cfg_.n_kv_heads || native.n_kv_layers != model_cfg_.n_kv_layers)
-      native_ = make_backend(parse_device(cfg_.device), native, bundle_->files.weights, so);
+      native_ = make_backend(resolve_device(cfg_.device, native), native, bundle_->files.weights, so);
   }
   recorder_ = Recorder(KvLayout::from_config(model_cfg_), rows, positions, layers);
 }
@@ -395,7 +388,8 @@ void Session::attention_metrics(StepMetrics& m) const {
     // row is the row by position already.
     // The policy's slots are kept in position order (the book's rule);
     // checked, since the merge below relies on it.
-    bool dense = static_cast<int>(full_pos.size()) == P && f.row_len[h] == P;
+    bool dense = static_cast<int>(full_pos.size()) == P && f.row_len[h] == P &&
+                 pos.size() == static_cast<std::size_t>(a.row_len[h]);
     for (int i = 0; dense && i < P; ++i) dense = full_pos[i] == i;
     for (std::size_t j = 1; dense && j < pos.size(); ++j) dense = pos[j - 1] < pos[j];
     if (dense) {

@@ -25,6 +25,12 @@ Device resolve_device(const std::string& device) {
   return Device::Cuda;
 }
 
+Device resolve_device(const std::string& device, const ModelConfig& cfg) {
+  const Device d = resolve_device(device);
+  if (device == "auto" && d == Device::Cuda && !cuda_supports(cfg, nullptr)) return Device::Cpu;
+  return d;
+}
+
 std::string absolute_model_path(const std::string& model_arg) {
   const std::string model = resolve_model_reference(model_arg);
   const std::filesystem::path p = model.empty() ? default_model_dir() : std::filesystem::path(model);

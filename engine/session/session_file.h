@@ -20,6 +20,10 @@ std::shared_ptr<const ModelBundle> bundle_for(const std::string& model);
 // auto: CUDA when available, else CPU; cuda without a GPU throws (the
 // message names "--device cuda"; session_file_error renames it for a file).
 Device resolve_device(const std::string& device);
+// The same for a loaded model: "auto" takes the CPU also when the CUDA
+// backend cannot compute the model (cuda_supports); "cuda" then refuses it
+// when the backend is made.
+Device resolve_device(const std::string& device, const ModelConfig& cfg);
 
 // The model directory a Session should carry: absolute, so an exported
 // session.json reruns from any directory; "" -> the bundled default.

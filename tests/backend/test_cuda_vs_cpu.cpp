@@ -36,6 +36,7 @@ TEST(CudaVsCpu, Skipped) { GTEST_SKIP() << "this build has no CUDA backend"; }
 #include "golden.h"
 #include "model/loader.h"
 #include "model/shapes.h"
+#include "session/session_file.h"
 #include "test_cuda_util.h"
 
 namespace kvscope {
@@ -145,6 +146,16 @@ std::vector<std::string> cuda_models() {
   // Gemma 3 has no CUDA kernels yet (refused, tested below).
   std::erase(v, std::string("gemma3"));
   return v;
+}
+
+// Asked on the host, no GPU needed: which models the CUDA backend computes,
+// and --device auto staying on the CPU for one it does not.
+TEST(CudaSupport, Gemma3IsCpuOnlyAndAutoStaysOnTheCpu) {
+  std::string why;
+  EXPECT_FALSE(cuda_supports(load_model_files(test::model_dir("gemma3")).config, &why));
+  EXPECT_NE(why.find("CPU backend only"), std::string::npos) << why;
+  EXPECT_TRUE(cuda_supports(load_model_files(test::model_dir("llama_gqa")).config, nullptr));
+  EXPECT_EQ(resolve_device("auto", load_model_files(test::model_dir("gemma3")).config), Device::Cpu);
 }
 
 TEST(CudaBackend, Gemma3IsRefusedByNameNotComputedAsAnotherModel) {

@@ -170,7 +170,9 @@ PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRe
     // The layer's own window: keys left of this edge are masked by the
     // model (not evicted), one step further right on every row.
     const ImU32 edge = IM_COL32(255, 170, 40, 230);
-    for (int r = 0; r <= spec.last_row; ++r) {
+    const int r_first = std::max(0, int(std::floor(cam.y0)));
+    const int r_last = std::min(spec.last_row, int(std::ceil(cam.y0 + cells_size.y * cam.cells_per_px_y)));
+    for (int r = r_first; r <= r_last; ++r) {
       const int first_seen = spec.first_query + r - spec.window + 1;
       if (first_seen <= 0) continue;
       const float x = col_x(first_seen), y0 = row_y(r), y1 = row_y(r + 1);

@@ -4,6 +4,10 @@
 #include <cstdlib>
 #include <string>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
+
 namespace kvscope {
 
 SimdPath cpu_simd_path() {
@@ -25,6 +29,20 @@ SimdPath cpu_simd_path() {
   return path;
 #else
   return SimdPath::baseline;
+#endif
+}
+
+bool cpu_has_f16c() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  // CPUID leaf 1, ECX bit 29 (both compilers; clang's __builtin_cpu_supports
+  // has no name for it).
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+  }();
+  return has;
+#else
+  return false;
 #endif
 }
 

@@ -19,6 +19,9 @@ SimdPath cpu_simd_path();
 // The path in use: the CPU's, or KVSCOPE_SIMD's when that is narrower.
 // An unknown or unsupported KVSCOPE_SIMD value is reported once on stderr.
 SimdPath simd_path();
+// Whether the CPU converts halves in hardware (F16C; every AVX2 CPU known
+// has it). The half-weight loops check it before taking their AVX2 copy.
+bool cpu_has_f16c();
 // Every path this CPU can run, narrowest first.
 std::vector<SimdPath> supported_simd_paths();
 const char* simd_path_name(SimdPath p);

@@ -1,5 +1,7 @@
 #include "backend/cuda/cuda_model.h"
 
+#include "backend/backend.h"
+
 #include <algorithm>
 #include <functional>
 
@@ -207,11 +209,7 @@ std::shared_ptr<const CudaModel> CudaModel::create(const ModelConfig& cfg, const
   // Gemma 3's head norms, output norms, GeGLU, embedding scale, per-layer
   // windows and RoPE bases have no kernels yet: refused here, by name,
   // rather than computed as another model.
-  if (cfg.arch == Arch::Gemma3 || cfg.qk_norm || cfg.sandwich_norm || cfg.embed_scale != 1.0 ||
-      !cfg.sliding_layers.empty() || cfg.rope_local_theta > 0 || cfg.query_pre_attn_scalar > 0 ||
-      (cfg.gated_mlp && cfg.act != Activation::Silu))
-    throw Error("cuda", "model", cfg.model_type + " runs on the CPU backend only for now (its q/k and output norms, "
-                                 "GeGLU, per-layer windows and RoPE bases have no CUDA kernels yet); use --device cpu");
+  if (std::string why; !cuda_supports(cfg, &why)) throw Error("cuda", "model", why);
   if (int(w.layers.size()) != cfg.n_layers) throw Error("cuda", "layers", "weights and config disagree");
   KVSCOPE_CUDA(cudaGetDevice(&m->device));
   m->device_name = cuda::device_name();
