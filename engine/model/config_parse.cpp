@@ -168,6 +168,23 @@ void parse_rope(const JsonReader& r, ModelConfig& c, const RopeSpelling& sp) {
 
 bool is_null(const JsonReader& r, const char* key) { return r.json().contains(key) && r.json().at(key).is_null(); }
 
+// config.json's layer_types as transformers reads it (the legacy
+// "attention" is "full_attention"): 1 for each sliding layer; a wrong length
+// or another kind is refused by name.
+std::vector<uint8_t> sliding_layer_flags(const JsonReader& r, int n_layers) {
+  const auto& types = r.raw("layer_types");
+  if (!types.is_array() || static_cast<int>(types.size()) != n_layers)
+    r.fail("layer_types", "expected a list of " + std::to_string(n_layers) + " layer types, got " + types.dump());
+  std::vector<uint8_t> flags;
+  for (const auto& t : types) {
+    const std::string s = t.is_string() ? t.get<std::string>() : "";
+    if (s != "full_attention" && s != "attention" && s != "sliding_attention")
+      r.fail("layer_types", "unsupported layer type " + t.dump() + " (supported: full_attention, sliding_attention)");
+    flags.push_back(s == "sliding_attention");
+  }
+  return flags;
+}
+
 // The one sliding window every layer uses (0: none), from the layer kinds
 // transformers 5.23.0 works out: layer_types when config.json gives it
 // (legacy "attention" = "full_attention"), otherwise `default_sliding` of the
@@ -180,16 +197,7 @@ int uniform_window(const JsonReader& r, int n_layers, int window, int default_sl
   if (r.has("layer_types")) {
     blame = "layer_types";
     sliding = 0;
-    const auto& types = r.raw("layer_types");
-    if (!types.is_array() || static_cast<int>(types.size()) != n_layers)
-      r.fail("layer_types", "expected a list of " + std::to_string(n_layers) + " layer types, got " + types.dump());
-    for (const auto& t : types) {
-      const std::string s = t.is_string() ? t.get<std::string>() : "";
-      if (s == "full_attention" || s == "attention") continue;
-      if (s != "sliding_attention")
-        r.fail("layer_types", "unsupported layer type " + t.dump() + " (supported: full_attention, sliding_attention)");
-      ++sliding;
-    }
+    for (uint8_t v : sliding_layer_flags(r, n_layers)) sliding += v;
     // transformers raises on a sliding layer without a window.
     if (sliding > 0 && window == 0)
       r.fail("layer_types",
@@ -480,20 +488,12 @@ void parse_gemma3(const JsonReader& r, ModelConfig& c) {
   if (r.get_bool("use_bidirectional_attention", false))
     r.fail("use_bidirectional_attention", "true is not supported (kvscope decodes causally)");
   // Layer kinds: layer_types, else every pattern-th layer (1-based) is full.
-  c.sliding_layers.assign(c.n_layers, 0);
-  if (r.has("layer_types") && !is_null(r, "layer_types")) {
-    const auto& types = r.raw("layer_types");
-    if (!types.is_array() || static_cast<int>(types.size()) != c.n_layers)
-      r.fail("layer_types", "expected a list of " + std::to_string(c.n_layers) + " layer types, got " + types.dump());
-    for (int i = 0; i < c.n_layers; ++i) {
-      const std::string t = types[i].is_string() ? types[i].get<std::string>() : "";
-      if (t != "sliding_attention" && t != "full_attention")
-        r.fail("layer_types", "unsupported layer type " + types[i].dump() + " (supported: full_attention, sliding_attention)");
-      c.sliding_layers[i] = t == "sliding_attention";
-    }
+  if (r.has("layer_types")) {
+    c.sliding_layers = sliding_layer_flags(r, c.n_layers);
   } else {
     const int pattern = r.get_int("sliding_window_pattern", 6);
     if (pattern <= 0) r.fail("sliding_window_pattern", "must be positive");
+    c.sliding_layers.assign(c.n_layers, 0);
     for (int i = 0; i < c.n_layers; ++i) c.sliding_layers[i] = (i + 1) % pattern != 0;
   }
   bool any_sliding = false;

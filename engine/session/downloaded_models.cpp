@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 
 #include "common/error.h"
 
@@ -39,12 +40,19 @@ std::vector<DownloadedModel> downloaded_models() {
   if (root.empty() || !fs::is_directory(root, ec)) return out;
   for (const auto& entry : fs::directory_iterator(root, ec)) {
     if (!entry.is_directory(ec) || !fs::exists(entry.path() / ".complete", ec)) continue;
-    for (const auto& f : fs::directory_iterator(entry.path(), ec)) {
-      if (f.path().extension() == ".gguf") {
-        out.push_back({entry.path().filename().string(), f.path()});
-        break;
-      }
-    }
+    // The file the fetch named in its .complete marker (get-model.sh writes
+    // it on the third line); for older markers, the folder's first .gguf
+    // by name, so another file put beside it cannot change the answer.
+    std::ifstream marker(entry.path() / ".complete");
+    std::string line, named;
+    for (int i = 0; std::getline(marker, line); ++i)
+      if (i == 2) named = line;
+    std::vector<fs::path> ggufs;
+    for (const auto& f : fs::directory_iterator(entry.path(), ec))
+      if (f.path().extension() == ".gguf") ggufs.push_back(f.path());
+    std::sort(ggufs.begin(), ggufs.end());
+    if (!named.empty() && fs::is_regular_file(entry.path() / named, ec)) ggufs.insert(ggufs.begin(), entry.path() / named);
+    if (!ggufs.empty()) out.push_back({entry.path().filename().string(), ggufs.front()});
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   return out;

@@ -59,12 +59,9 @@ float from_ordered_key(uint32_t key) {
 // and only the candidates with that digit go on. At most four passes, each
 // over fewer values; the ideal-similarity metric calls this for every head
 // and step, where nth_element was most of the metrics' cost.
-float kth_largest(const std::vector<float>& v, int k) { return kth_largest(v.data(), static_cast<int>(v.size()), k); }
-
-float kth_largest(const float* v, int count, int k) {
-  thread_local std::vector<uint32_t> keys;  // reused: this runs for every head and step
-  keys.resize(static_cast<std::size_t>(count));
-  for (int i = 0; i < count; ++i) keys[i] = ordered_key(v[i]);
+float kth_largest(const std::vector<float>& v, int k) {
+  std::vector<uint32_t> keys(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) keys[i] = ordered_key(v[i]);
   std::size_t n = keys.size();
   uint32_t prefix = 0;
   for (int shift = 24; shift >= 0; shift -= 8) {
@@ -113,48 +110,6 @@ double ideal_similarity(const std::vector<float>& policy_row, const std::vector<
     ni += double(ideal) * ideal;
   }
   return np > 0 && ni > 0 ? dot / std::sqrt(np * ni) : 0.0;
-}
-
-HeadAttentionMetrics head_attention_metrics(const float* full, int n_full, const float* policy, const int* policy_pos,
-                                            int n_policy, int k) {
-  HeadAttentionMetrics out;
-  if (n_full <= 0) return out;
-  k = std::clamp(k, 1, n_full);
-  const float threshold = kth_largest(full, n_full, k);
-  // The top k: every value above the threshold, and of the ties at it the
-  // newest (ideal_similarity's rule), i.e. all but the oldest `skip` ties.
-  int above = 0, ties = 0;
-  for (int i = 0; i < n_full; ++i) {
-    above += full[i] > threshold;
-    ties += full[i] == threshold;
-  }
-  const int skip = ties - std::min(ties, k - above);
-  // The position of the first tie taken (ties before it are the oldest).
-  int tie_cut = 0;
-  for (int seen = 0; tie_cut < n_full; ++tie_cut)
-    if (full[tie_cut] == threshold && seen++ == skip) break;
-  const auto in_top = [&](int i, float f) { return f > threshold || (f == threshold && i >= tie_cut); };
-  // Zero terms are left out of each sum (adding +0 changes no double), so
-  // the full row's sums run over every position and the policy's over its
-  // slots, both in position order: the scattered form's bits.
-  double total = 0, ni = 0;
-  for (int i = 0; i < n_full; ++i) {
-    const float f = full[i];
-    total += f;
-    if (in_top(i, f)) ni += double(f) * f;
-  }
-  double kept = 0, dot = 0, np = 0;
-  for (int j = 0; j < n_policy; ++j) {
-    const int i = policy_pos[j];
-    if (i < 0 || i >= n_full) continue;
-    const float f = full[i], p = policy[j];
-    kept += f;
-    np += double(p) * p;
-    if (in_top(i, f)) dot += double(p) * f;
-  }
-  out.recall = total > 0 ? kept / total : 0.0;
-  out.similarity = np > 0 && ni > 0 ? dot / std::sqrt(np * ni) : 0.0;
-  return out;
 }
 
 }  // namespace kvscope

@@ -51,21 +51,7 @@ double attention_recall(const std::vector<float>& full_row, const std::vector<ui
 // std::nth_element with std::greater puts at k - 1, found by a radix select
 // on the values' ordered bit patterns (linear, no comparisons to mispredict).
 float kth_largest(const std::vector<float>& v, int k);
-float kth_largest(const float* v, int n, int k);
 // cos(policy row, full row kept to its top k).
 double ideal_similarity(const std::vector<float>& policy_row, const std::vector<float>& full_row, int k);
-
-// attention_recall and ideal_similarity of one head and step, straight from
-// the captured rows: `full` holds positions 0 .. n_full - 1 in order (the
-// full-cache run never evicts), `policy` the values of the slots at
-// ascending positions `policy_pos`. The same sums in the same order as the
-// two functions on rows scattered by position, so the same bits, without
-// building those rows (270 heads a step in SmolLM2, at long contexts most
-// of the metrics' time).
-struct HeadAttentionMetrics {
-  double recall = 0, similarity = 0;
-};
-HeadAttentionMetrics head_attention_metrics(const float* full, int n_full, const float* policy, const int* policy_pos,
-                                            int n_policy, int k);
 
 }  // namespace kvscope

