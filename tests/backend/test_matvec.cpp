@@ -11,21 +11,13 @@
 
 #include "backend/cpu/matvec.h"
 #include "io/dtype.h"
+#include "float_rows.h"
 
 namespace kvscope::cpu {
 namespace {
 
-std::vector<float> randoms(std::size_t n, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(g);
-  return v;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using testing_rows::randoms;
+using testing_rows::same_bits;
 
 // Widths around the 32-lane block (tails of every length class) and model
 // sizes (576: SmolLM2, 1536: its MLP).

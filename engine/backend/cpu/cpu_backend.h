@@ -85,6 +85,10 @@ class CpuBackend final : public Backend {
                       const SlotStatRule& rule, bool last_only, bool capture_logits);
   void attend_head(int layer, int h, int n, const float* q, float* out, AttentionRows* capture,
                    const SlotStatRule& rule, int first_captured, bool capture_logits, HeadScratch& scratch);
+  void attend_group(int layer, int h0, int G, const float* q, float* out, AttentionRows* capture,
+                    const SlotStatRule& rule, bool capture_logits, HeadScratch& scratch);
+  void finish_row(int layer, int h, int i, int n, float* row, AttentionRows* capture, const SlotStatRule& rule,
+                  int first_captured, bool capture_logits, HeadScratch& scratch);
   void accumulate_stats(int seg, int row, int n_rows, const float* e, float scale, const SlotStatRule& rule);
   void finish_stats(int n, const SlotStatRule& rule);
   float* key_mut(int seg, int slot) { return k_.data() + row_of(seg, slot) * hd_; }

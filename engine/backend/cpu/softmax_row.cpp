@@ -14,21 +14,13 @@
 
 #include "backend/cpu/cpu_ops.h"
 #include "backend/cpu/simd_path.h"
+#include "backend/cpu/vec8.h"
 
 namespace kvscope::cpu {
 namespace {
 
-typedef float v8 __attribute__((vector_size(32)));
 typedef int32_t v8i __attribute__((vector_size(32)));
 typedef double v4d __attribute__((vector_size(32)));
-
-[[gnu::always_inline]] inline v8 load8(const float* p) {
-  v8 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-[[gnu::always_inline]] inline void store8(float* p, v8 v) { std::memcpy(p, &v, sizeof v); }
 
 // Below this, exp(t) is smaller than the smallest normal float; softmax
 // entries that small are 0 here (expf would give a subnormal).
