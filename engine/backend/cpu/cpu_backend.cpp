@@ -1,5 +1,4 @@
 #include "backend/cpu/cpu_backend.h"
-#include "backend/cpu/decode_attention.h"
 
 #include <cblas.h>
 
@@ -9,6 +8,7 @@
 #include <limits>
 
 #include "common/error.h"
+#include "backend/cpu/decode_attention.h"
 #include "backend/parallel.h"
 #include "backend/sampler.h"
 #include "model/rope.h"
