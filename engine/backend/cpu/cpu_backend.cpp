@@ -428,12 +428,21 @@ int CpuBackend::sample(const SamplingParams& p, uint64_t step) {
   return sample_token(last_logits_, p, step);
 }
 
+// Whether this call's attention tasks are KV heads (their query heads
+// together) rather than query heads: always when the query heads add to
+// the same statistic (in head order, so they stay together); for a decode
+// step also when there are at least as many KV heads as threads, since one
+// pass over a KV head's keys serves all its query heads (SmolLM2 at 2048
+// tokens on 2 threads: 15.8 -> 12.6 ms a step, bench/NOTES.md) but fewer
+// tasks than threads would leave threads idle (one KV head under MQA).
+// The kernels give a head the same bits alone or grouped, so the choice
+// only changes speed.
+bool CpuBackend::tasks_by_kv_head(int n, const SlotStatRule& rule) const {
+  return rule.active() || (n == 1 && layout_.n_kv_heads >= pool_threads());
+}
+
 // Sizes this call's capture rows of `layer` and returns the number of
-// attention tasks: one per KV head when its query heads add to the same
-// statistic (in head order, so they stay together) or when the call is a
-// decode step (one pass over the cached rows serves all of them: measured
-// 15.8 -> 12.6 ms a step at 2048 tokens on SmolLM2, bench/NOTES.md);
-// otherwise (a prompt without a statistic) each query head is a task.
+// attention tasks (tasks_by_kv_head says which).
 int CpuBackend::attention_tasks(int layer, int n, AttentionRows* capture, const SlotStatRule& rule, bool last_only,
                                 bool capture_logits) {
   const int first_captured = last_only ? n - 1 : 0;  // query rows [first_captured, n) are captured
@@ -452,7 +461,7 @@ int CpuBackend::attention_tasks(int layer, int n, AttentionRows* capture, const 
     capture->probs.resize(size_t(total));
     capture->logits.resize(capture_logits ? size_t(total) : 0);
   }
-  const int tasks = rule.active() || n == 1 ? layout_.n_kv_heads : H;
+  const int tasks = tasks_by_kv_head(n, rule) ? layout_.n_kv_heads : H;
   if (head_scratch_.size() < size_t(tasks)) head_scratch_.resize(tasks);
   return tasks;
 }
@@ -460,7 +469,7 @@ int CpuBackend::attention_tasks(int layer, int n, AttentionRows* capture, const 
 void CpuBackend::attention_task(int t, int layer, int n, const float* q, float* out, AttentionRows* capture,
                                 const SlotStatRule& rule, bool last_only, bool capture_logits) {
   const int G = layout_.group_size();
-  const bool by_group = rule.active() || n == 1;
+  const bool by_group = tasks_by_kv_head(n, rule);
   const int h0 = by_group ? t * G : t, h1 = by_group ? h0 + G : t + 1;
   if (n == 1) {
     attend_group(layer, h0, h1 - h0, q, out, capture, rule, capture_logits, head_scratch_[t]);
@@ -470,8 +479,8 @@ void CpuBackend::attention_task(int t, int layer, int n, const float* q, float* 
     attend_head(layer, h, n, q, out, capture, rule, last_only ? n - 1 : 0, capture_logits, head_scratch_[t]);
 }
 
-// Query head h of one attention call: scores, mask, the statistic's row,
-// softmax, capture and P V.
+// Query head h of a prompt (n > 1 query rows): scores, mask, the
+// statistic's row, softmax, capture and P V.
 void CpuBackend::attend_head(int layer, int h, int n, const float* q, float* out, AttentionRows* capture,
                              const SlotStatRule& rule, int first_captured, bool capture_logits,
                              HeadScratch& scratch) {
@@ -507,9 +516,9 @@ void CpuBackend::attend_head(int layer, int h, int n, const float* q, float* out
 }
 
 // A decode step (one query) of query heads [h0, h0 + G), which share one KV
-// segment: their scores in one pass over the keys, and their outputs in one
-// pass over the values (cpu/decode_attention.h), so each cached row is read
-// once for all of them.
+// segment: their scores in one pass over the keys (up to four heads a
+// pass), then each head's outputs in a pass over the values
+// (cpu/decode_attention.h).
 void CpuBackend::attend_group(int layer, int h0, int G, const float* q, float* out, AttentionRows* capture,
                               const SlotStatRule& rule, bool capture_logits, HeadScratch& scratch) {
   const float scale = model_->cfg.attention_scale();

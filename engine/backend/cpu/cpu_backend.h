@@ -76,9 +76,10 @@ class CpuBackend final : public Backend {
 
   // Scratch of one attention task.
   struct HeadScratch {
-    std::vector<float> scores;  // [query][slot]
+    std::vector<float> scores;  // [query row][slot] (a prompt), [head][slot] (a decode step)
     cpu::KeyformerRowScratch keyformer;
   };
+  bool tasks_by_kv_head(int n, const SlotStatRule& rule) const;
   int attention_tasks(int layer, int n, AttentionRows* capture, const SlotStatRule& rule, bool last_only,
                       bool capture_logits);
   void attention_task(int t, int layer, int n, const float* q, float* out, AttentionRows* capture,

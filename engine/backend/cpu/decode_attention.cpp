@@ -79,8 +79,9 @@ template <int W>
 }
 
 // out[d] = the sum in row order of p[j] * V[j][d], one query head. Rows go
-// in blocks that stay in L1 while each slab of 64 output elements passes
-// over them; acc carries the sums from block to block.
+// in blocks that stay in cache (L1 at head_dim 64) while each slab of 64
+// output elements passes over them; acc carries the sums from block to
+// block.
 [[gnu::always_inline]] inline void values_body(const float* V, int len, int hd, const float* p, float* out,
                                                float* acc) {
   constexpr int W = 8;

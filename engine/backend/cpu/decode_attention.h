@@ -1,7 +1,7 @@
 // A decode step's attention for one KV head and the query heads that share
 // it (three in SmolLM2): the scores of up to four query heads in one pass
-// over the keys, then each head's weighted sum of the values with a whole
-// row of sums in registers. They replace one OpenBLAS matrix-vector
+// over the keys, then each head's weighted sum of the values, 64 sums at a
+// time held in registers while the rows go by. They replace one OpenBLAS matrix-vector
 // product per query head and pass (measured in bench/NOTES.md: at 2048
 // tokens a SmolLM2 step 15.8 -> 12.6 ms).
 //
