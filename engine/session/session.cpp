@@ -1,7 +1,5 @@
 #include "session/session.h"
 
-#include "session/session_file.h"
-
 #include <algorithm>
 #include <cmath>
 
@@ -10,6 +8,7 @@
 #include "policy/selection.h"
 #include "session/generator.h"
 #include "session/session_config.h"
+#include "session/session_file.h"
 
 namespace kvscope {
 namespace {

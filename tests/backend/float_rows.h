@@ -19,7 +19,7 @@ inline std::vector<float> randoms(std::size_t n, uint32_t seed) {
 }
 
 inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 }  // namespace kvscope::testing_rows

@@ -12,13 +12,12 @@
 #include "common/error.h"
 #include "golden.h"
 #include "model/loader.h"
+#include "float_rows.h"
 
 namespace kvscope {
 namespace {
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
-}
+using testing_rows::same_bits;
 
 void expect_same_output(const ForwardOutput& a, const ForwardOutput& b) {
   EXPECT_EQ(a.n_logits, b.n_logits);

@@ -13,13 +13,12 @@
 #include "golden.h"
 #include "io/dtype.h"
 #include "model/loader.h"
+#include "float_rows.h"
 
 namespace kvscope {
 namespace {
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
-}
+using testing_rows::same_bits;
 
 WeightTensor rounded_to_half(const WeightTensor& t) {
   if (t.empty()) return t;

@@ -113,7 +113,7 @@ struct Scratch {
 };
 thread_local Scratch scratch_q, scratch_acc;
 
-[[gnu::always_inline]] inline void scores_any(const float* K, int len, int hd, const float* q, int64_t ld_q, int G,
+[[gnu::always_inline]] inline void decode_scores_body(const float* K, int len, int hd, const float* q, int64_t ld_q, int G,
                                               float scale, float* scores, int64_t ld_scores) {
   const int hd16 = (hd + kLanes - 1) / kLanes * kLanes;
   for (int g0 = 0; g0 < G; g0 += 4) {
@@ -131,22 +131,12 @@ thread_local Scratch scratch_q, scratch_acc;
   }
 }
 
-[[gnu::always_inline]] inline void values_any(const float* V, int len, int hd, const float* p, int64_t ld_p, int G,
+[[gnu::always_inline]] inline void decode_values_body(const float* V, int len, int hd, const float* p, int64_t ld_p, int G,
                                               float* out, int64_t ld_out) {
   // One head at a time: the value pass is fastest with a whole row of
   // sums in registers, and a group's heads would split them.
   float* acc = scratch_acc.get(std::size_t(hd));
   for (int g = 0; g < G; ++g) values_body(V, len, hd, p + g * ld_p, out + g * ld_out, acc);
-}
-
-[[gnu::always_inline]] inline void decode_scores_body(const float* K, int len, int hd, const float* q, int64_t ld_q,
-                                                      int G, float scale, float* scores, int64_t ld_scores) {
-  scores_any(K, len, hd, q, ld_q, G, scale, scores, ld_scores);
-}
-
-[[gnu::always_inline]] inline void decode_values_body(const float* V, int len, int hd, const float* p, int64_t ld_p,
-                                                      int G, float* out, int64_t ld_out) {
-  values_any(V, len, hd, p, ld_p, G, out, ld_out);
 }
 
 KVSCOPE_SIMD_VARIANTS(void, decode_scores,
