@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "session/metrics.h"
 
 namespace kvscope {
 namespace {
@@ -16,11 +17,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 double token_nll(const float* logits, int vocab, int target) {
-  float mx = logits[0];
-  for (int i = 1; i < vocab; ++i) mx = std::max(mx, logits[i]);
-  double sum = 0;
-  for (int i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(logits[i]) - mx);
-  return std::log(sum) - (static_cast<double>(logits[target]) - mx);
+  return token_nll(logits, logits_norm(logits, vocab), target);
 }
 
 GenerateResult generate_tokens(Backend& backend, const std::vector<int>& prompt, const GenerateOptions& opt,

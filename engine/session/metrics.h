@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace kvscope {
@@ -45,6 +46,22 @@ struct StepMetrics {
 // KL(p || q) for p = softmax(full), q = softmax(policy), in nats.
 double kl_divergence(const float* full_logits, const float* policy_logits, int vocab);
 int argmax(const float* v, int n);
+
+// What every comparison of a next-token distribution needs from its logits:
+// the largest logit, where it first is, and log(sum exp(logit - max)) in
+// double. A session computes it once per run and step (each is a pass of
+// exp over the vocabulary) for the KL, the NLLs and the argmax.
+struct LogitsNorm {
+  float max = 0;
+  int argmax = 0;
+  double log_sum = 0;
+};
+LogitsNorm logits_norm(const float* logits, int vocab);
+// kl_divergence and token_nll (session/generator.h) from the norms: the
+// same bits as those.
+double kl_divergence(const float* full_logits, const LogitsNorm& full, const float* policy_logits,
+                     const LogitsNorm& policy, int vocab);
+double token_nll(const float* logits, const LogitsNorm& norm, int target);
 // Share of the full row's mass on positions where `present` is true.
 double attention_recall(const std::vector<float>& full_row, const std::vector<uint8_t>& present);
 // The k-th largest of v (1 <= k <= v.size(), no NaN): the value
@@ -53,5 +70,24 @@ double attention_recall(const std::vector<float>& full_row, const std::vector<ui
 float kth_largest(const std::vector<float>& v, int k);
 // cos(policy row, full row kept to its top k).
 double ideal_similarity(const std::vector<float>& policy_row, const std::vector<float>& full_row, int k);
+
+// attention_recall and ideal_similarity of one head at once, from the rows
+// as the caches hold them: the policy run's row over its slots, whose
+// positions are ascending, and the full-cache row over every position
+// 0..P-1. A session computes this for every head at every step (270 heads
+// x 2,049 positions for SmolLM2 at 2048 tokens), so it makes no row over
+// positions for the policy, finds the threshold and the ties of the top k
+// in the radix select's passes, and sums in eight fixed lanes; the values
+// are the two functions' above to double rounding (tested), the same bits
+// on every machine and thread count. `scratch` is reused between calls.
+struct HeadAgreement {
+  double recall = 0, similarity = 0;
+};
+struct AgreementScratch {
+  std::vector<uint32_t> keys;
+  std::vector<float> full_at_slots;
+};
+HeadAgreement head_agreement(std::span<const float> policy_row, std::span<const int> policy_positions,
+                             std::span<const float> full_row, int k, AgreementScratch& scratch);
 
 }  // namespace kvscope

@@ -186,9 +186,24 @@ void Session::run_shadow_forward(std::span<const int> toks) {
   run_native_forward(toks);
 }
 
+namespace {
+const float* last_logits(const ForwardOutput& o, int vocab) {
+  return o.logits.data() + (o.n_logits - 1) * size_t(vocab);
+}
+}  // namespace
+
+const float* Session::policy_logits() const { return last_logits(out_, model_cfg_.vocab_size); }
+const float* Session::shadow_logits() const { return last_logits(shadow_out_, model_cfg_.vocab_size); }
 const float* Session::native_logits() const {
-  const ForwardOutput& o = native_ ? native_out_ : shadow_out_;
-  return o.logits.data() + (o.n_logits - 1) * size_t(model_cfg_.vocab_size);
+  return last_logits(native_ ? native_out_ : shadow_out_, model_cfg_.vocab_size);
+}
+
+void Session::normalize_logits() {
+  const int V = model_cfg_.vocab_size;
+  if (!out_.logits.empty()) norm_ = logits_norm(policy_logits(), V);
+  if (!metrics_) return;
+  shadow_norm_ = logits_norm(shadow_logits(), V);
+  if (native_) native_norm_ = logits_norm(native_logits(), V);
 }
 
 void Session::prefill() {
@@ -214,6 +229,7 @@ void Session::prefill() {
     }
   }
   if (metrics_) run_shadow_forward(prompt);
+  normalize_logits();
   evict_and_record(0);
   if (planned_new_ == 0) finished_ = true;
   else choose_next_token();
@@ -251,6 +267,7 @@ bool Session::step() {
   } else {
     run_forward(one, true, alongside);
   }
+  normalize_logits();
   if (metrics_) logits_metrics(m);
   add_metrics(std::move(m));
   const bool eos = continuation_.empty() && cfg_.stop_at_eos && bundle_->is_eos(tok);
@@ -296,16 +313,14 @@ void Session::choose_next_token() {
   }
   // The pending metrics row gets the NLL of the token that follows it.
   auto& m = recorder_.last_metrics();
-  const int V = model_cfg_.vocab_size;
   m.next_token = *next_token_;
   if (!out_.logits.empty()) {
-    const float* lg = out_.logits.data() + (out_.n_logits - 1) * size_t(V);
-    m.nll = token_nll(lg, V, *next_token_);
-    m.argmax = argmax(lg, V);
+    m.nll = token_nll(policy_logits(), norm_, *next_token_);
+    m.argmax = norm_.argmax;
   }
   if (metrics_) {
-    m.nll_full = token_nll(shadow_out_.logits.data() + (shadow_out_.n_logits - 1) * size_t(V), V, *next_token_);
-    m.nll_native = token_nll(native_logits(), V, *next_token_);
+    m.nll_full = token_nll(shadow_logits(), shadow_norm_, *next_token_);
+    m.nll_native = token_nll(native_logits(), native_norm(), *next_token_);
   }
 }
 
@@ -349,14 +364,11 @@ StepMetrics Session::step_metrics(int row) const {
 
 void Session::logits_metrics(StepMetrics& m) const {
   const int V = model_cfg_.vocab_size;
-  const float* p = shadow_out_.logits.data() + (shadow_out_.n_logits - 1) * size_t(V);
-  const float* q = out_.logits.data() + (out_.n_logits - 1) * size_t(V);
-  m.kl = kl_divergence(p, q, V);
-  m.top1_agree = argmax(p, V) == argmax(q, V) ? 1 : 0;
+  m.kl = kl_divergence(shadow_logits(), shadow_norm_, policy_logits(), norm_, V);
+  m.top1_agree = shadow_norm_.argmax == norm_.argmax ? 1 : 0;
   if (native_) {
-    const float* native = native_logits();
-    m.kl_native = kl_divergence(native, q, V);
-    m.top1_agree_native = argmax(native, V) == argmax(q, V) ? 1 : 0;
+    m.kl_native = kl_divergence(native_logits(), native_norm_, policy_logits(), norm_, V);
+    m.top1_agree_native = native_norm_.argmax == norm_.argmax ? 1 : 0;
   } else {  // the checkpoint's own layout: the shadow run is the native model
     m.kl_native = m.kl;
     m.top1_agree_native = m.top1_agree;
@@ -364,33 +376,39 @@ void Session::logits_metrics(StepMetrics& m) const {
 }
 
 // Attention recall and ideal similarity, averaged over every recorded
-// (layer, head). One task per head: at long contexts this is milliseconds of
-// work per step (a 2048-position row per head, 270 heads in SmolLM2). Each
-// task writes its own slot and the sums run in a fixed order, so the result
-// is the same bits for any thread count, and inside a pool task (where the
-// step runs it alongside the output head) the loop simply runs in order.
+// (layer, head). One task per head: at long contexts this is a millisecond
+// of work per step (a 2048-position row per head, 270 heads in SmolLM2).
+// Each task writes its own slot and the sums run in a fixed order, so the
+// result is the same bits for any thread count, and inside a pool task
+// (where the step runs it alongside the output head) the loop simply runs
+// in order. The full-cache run never evicts, so its slots are its
+// positions in order and its row is read in place.
 void Session::attention_metrics(StepMetrics& m) const {
   const KvLayout& lay = backend_->kv().layout();
   const int H = model_cfg_.n_heads;
   const int P = static_cast<int>(tokens_.size());
   const int n_heads = static_cast<int>(out_.attention.size()) * H;
-  std::vector<double> recall(n_heads), sim(n_heads);
+  std::vector<HeadAgreement> agree(n_heads);
   parallel_for(n_heads, [&](int t) {
+    thread_local AgreementScratch scratch;
+    thread_local std::vector<float> scattered;
     const auto& a = out_.attention[t / H];
     const auto& f = shadow_out_.attention[t / H];
     const int h = t % H;
-    const auto& pos = backend_->kv().positions(lay.segment_of(a.layer, h));
-    std::vector<uint8_t> present(P, 0);
-    for (int ps : pos) present[ps] = 1;
-    const auto full_row = by_position(f, h, shadow_->kv().positions(lay.segment_of(f.layer, h)), P);
-    const auto pol_row = by_position(a, h, pos, P);
-    recall[t] = attention_recall(full_row, present);
-    sim[t] = ideal_similarity(pol_row, full_row, policy_->resolved().k);
+    const auto& full_pos = shadow_->kv().positions(lay.segment_of(f.layer, h));
+    std::span<const float> full(f.prob_row(h, f.n_queries - 1), f.row_len[h]);
+    const bool in_place = static_cast<int>(full_pos.size()) == P && (P == 0 || full_pos.back() == P - 1);
+    if (!in_place) {
+      scattered = by_position(f, h, full_pos, P);
+      full = scattered;
+    }
+    agree[t] = head_agreement({a.prob_row(h, a.n_queries - 1), static_cast<std::size_t>(a.row_len[h])},
+                              backend_->kv().positions(lay.segment_of(a.layer, h)), full, policy_->resolved().k, scratch);
   });
   double recall_sum = 0, sim_sum = 0;
   for (int t = 0; t < n_heads; ++t) {
-    recall_sum += recall[t];
-    sim_sum += sim[t];
+    recall_sum += agree[t].recall;
+    sim_sum += agree[t].similarity;
   }
   m.attention_recall = n_heads ? recall_sum / n_heads : StepMetrics::nan;
   m.ideal_similarity = n_heads ? sim_sum / n_heads : StepMetrics::nan;
@@ -442,7 +460,10 @@ Session::Session(Session& from, ForkTag)
       metrics_(from.metrics_),
       out_(from.out_),
       shadow_out_(from.shadow_out_),
-      native_out_(from.native_out_) {}
+      native_out_(from.native_out_),
+      norm_(from.norm_),
+      shadow_norm_(from.shadow_norm_),
+      native_norm_(from.native_norm_) {}
 
 std::unique_ptr<Session> Session::fork() { return std::unique_ptr<Session>(new Session(*this, ForkTag{})); }
 

@@ -100,6 +100,9 @@ class Session {
   void attention_metrics(StepMetrics& m) const;
   void logits_metrics(StepMetrics& m) const;
   void add_metrics(StepMetrics m);
+  // The norms of this forward call's last logits (policy run, full-cache
+  // run, native model), computed once for the KL, the NLLs and the argmax.
+  void normalize_logits();
   void choose_next_token();
   std::vector<int> capture_layers() const;
 
@@ -121,8 +124,12 @@ class Session {
   bool finished_ = false;
   bool metrics_ = false;
   ForwardOutput out_, shadow_out_, native_out_;
-  // Logits of the native model's last token (the shadow's without a conversion).
+  LogitsNorm norm_, shadow_norm_, native_norm_;
+  // Last logits of each run (the native model's: the shadow's without a conversion).
+  const float* policy_logits() const;
+  const float* shadow_logits() const;
   const float* native_logits() const;
+  const LogitsNorm& native_norm() const { return native_ ? native_norm_ : shadow_norm_; }
 };
 
 }  // namespace kvscope

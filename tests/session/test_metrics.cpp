@@ -105,6 +105,77 @@ TEST(MetricsByHand, KthLargestIsWhatNthElementFinds) {
   EXPECT_EQ(kth_largest({std::numeric_limits<float>::infinity(), 1.0f}, 1), std::numeric_limits<float>::infinity());
 }
 
+// A session computes recall and ideal similarity per head from the rows as
+// the caches hold them (head_agreement); they are the by-position
+// definitions above, to double rounding, on rows with the shapes attention
+// gives: ties (also at the k-th value, where the newest positions are the
+// ones taken), zeros, positions the policy no longer holds, k past the row.
+TEST(MetricsByHand, HeadAgreementIsRecallAndIdealSimilarity) {
+  std::mt19937 rng(11);
+  AgreementScratch scratch;
+  for (int trial = 0; trial < 400; ++trial) {
+    const int P = 1 + static_cast<int>(rng() % 300);
+    std::vector<float> full(P);
+    const bool coarse = trial % 2 == 0;  // few distinct values: many ties
+    for (auto& x : full)
+      x = coarse ? static_cast<float>(rng() % 4) / 8.0f
+                 : (rng() % 7 == 0 ? 0.0f : std::uniform_real_distribution<float>(0.0f, 1.0f)(rng));
+    std::vector<int> held;
+    std::vector<float> policy, policy_by_position(P, 0.0f);
+    std::vector<uint8_t> present(P, 0);
+    for (int i = 0; i < P; ++i)
+      if (rng() % 3 != 0) {
+        held.push_back(i);
+        policy.push_back(std::uniform_real_distribution<float>(0.0f, 1.0f)(rng));
+        policy_by_position[i] = policy.back();
+        present[i] = 1;
+      }
+    for (int k : {1, 1 + static_cast<int>(rng() % P), P, P + 5}) {
+      const HeadAgreement a = head_agreement(policy, held, full, k, scratch);
+      const double recall = attention_recall(full, present);
+      const double ideal = ideal_similarity(policy_by_position, full, k);
+      EXPECT_NEAR(a.recall, recall, 1e-12 * std::max(1.0, recall)) << "trial " << trial << " k " << k;
+      EXPECT_NEAR(a.similarity, ideal, 1e-12) << "trial " << trial << " k " << k;
+    }
+  }
+  // The tie rule by hand: full row (0.25, 0.25, 0.5, 0.25), top 2 = the 0.5
+  // and the newest 0.25 (position 3). The policy holds positions 0 and 2
+  // with 0.5 each: cos((0.5, 0, 0.5, 0), (0, 0, 0.5, 0.25)) = 0.25 / (sqrt(0.5) sqrt(0.3125)).
+  const std::vector<float> full = {0.25f, 0.25f, 0.5f, 0.25f};
+  const HeadAgreement a = head_agreement(std::vector<float>{0.5f, 0.5f}, std::vector<int>{0, 2}, full, 2, scratch);
+  EXPECT_NEAR(a.similarity, 0.25 / (std::sqrt(0.5) * std::sqrt(0.3125)), 1e-15);
+  EXPECT_NEAR(a.recall, 0.75 / 1.25, 1e-15);
+}
+
+// The norms computed once per step give the KL and NLL the same bits as
+// the functions that compute them from the logits alone.
+TEST(MetricsByHand, LogitsNormGivesTheSameBits) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 50; ++trial) {
+    const int V = 1 + static_cast<int>(rng() % 3000);
+    std::vector<float> p(V), q(V);
+    for (int i = 0; i < V; ++i) {
+      p[i] = std::normal_distribution<float>(0.0f, 4.0f)(rng);
+      q[i] = trial % 5 == 0 ? p[i] : std::normal_distribution<float>(1.0f, 3.0f)(rng);
+    }
+    const LogitsNorm np = logits_norm(p.data(), V), nq = logits_norm(q.data(), V);
+    EXPECT_EQ(np.argmax, argmax(p.data(), V));
+    EXPECT_EQ(np.max, *std::max_element(p.begin(), p.end()));
+    const double kl = kl_divergence(p.data(), np, q.data(), nq, V);
+    const double kl_alone = kl_divergence(p.data(), q.data(), V);
+    EXPECT_EQ(std::memcmp(&kl, &kl_alone, sizeof kl), 0) << kl << " vs " << kl_alone;
+    // token_nll as it was written before the norms: max, sum of exp in
+    // double, log.
+    const int t = static_cast<int>(rng() % V);
+    double sum = 0;
+    for (int i = 0; i < V; ++i) sum += std::exp(static_cast<double>(q[i]) - nq.max);
+    const double by_hand = std::log(sum) - (static_cast<double>(q[t]) - nq.max);
+    const double nll = token_nll(q.data(), nq, t);
+    EXPECT_EQ(std::memcmp(&nll, &by_hand, sizeof nll), 0) << nll << " vs " << by_hand;
+    EXPECT_EQ(token_nll(q.data(), V, t), nll);
+  }
+}
+
 TEST(MetricsByHand, NllAndPerplexity) {
   // -ln softmax(logits)[target], shift-invariant.
   const auto l = logits_of({0.1, 0.2, 0.7}, 5.0);
