@@ -127,40 +127,6 @@ float kth_largest(const std::vector<float>& v, int k) {
   return from_ordered_key(kth_largest_key(keys.data(), keys.size(), k).key);
 }
 
-double attention_recall(const std::vector<float>& full_row, const std::vector<uint8_t>& present) {
-  double kept = 0, total = 0;
-  for (std::size_t i = 0; i < full_row.size(); ++i) {
-    total += full_row[i];
-    if (present[i]) kept += full_row[i];
-  }
-  return total > 0 ? kept / total : 0.0;
-}
-
-double ideal_similarity(const std::vector<float>& policy_row, const std::vector<float>& full_row, int k) {
-  k = std::clamp(k, 1, static_cast<int>(full_row.size()));
-  const float threshold = kth_largest(full_row, k);
-  // The top k of the full row: everything above the k-th value, then ties
-  // at it from the newest position back until k are taken (the selection's
-  // rule: of equal scores the newer slot stays).
-  int equal_left = k;
-  for (float v : full_row)
-    if (v > threshold) --equal_left;
-  std::vector<char> tie_taken(full_row.size(), 0);
-  for (std::size_t i = full_row.size(); i-- > 0 && equal_left > 0;)
-    if (full_row[i] == threshold) {
-      tie_taken[i] = 1;
-      --equal_left;
-    }
-  double dot = 0, np = 0, ni = 0;
-  for (std::size_t i = 0; i < full_row.size(); ++i) {
-    const float ideal = full_row[i] > threshold || tie_taken[i] ? full_row[i] : 0.0f;
-    dot += double(policy_row[i]) * ideal;
-    np += double(policy_row[i]) * policy_row[i];
-    ni += double(ideal) * ideal;
-  }
-  return np > 0 && ni > 0 ? dot / std::sqrt(np * ni) : 0.0;
-}
-
 HeadAgreement head_agreement(std::span<const float> policy_row, std::span<const int> policy_positions,
                              std::span<const float> full_row, int k, AgreementScratch& scratch) {
   const std::size_t P = full_row.size(), n = policy_positions.size();

@@ -1,8 +1,8 @@
 // Per-step comparisons of a policy run against the shadow full-cache run on
 // the same tokens (docs/policies.md, "Metrics"): KL of the next-token
 // distributions, top-1 agreement, NLL, attention recall and ideal
-// similarity. Pure functions over logits and attention rows laid out over
-// absolute positions (0 where a slot is absent).
+// similarity. Pure functions over logits and over attention rows as the
+// caches hold them.
 #pragma once
 
 #include <cstdint>
@@ -62,24 +62,21 @@ LogitsNorm logits_norm(const float* logits, int vocab);
 double kl_divergence(const float* full_logits, const LogitsNorm& full, const float* policy_logits,
                      const LogitsNorm& policy, int vocab);
 double token_nll(const float* logits, const LogitsNorm& norm, int target);
-// Share of the full row's mass on positions where `present` is true.
-double attention_recall(const std::vector<float>& full_row, const std::vector<uint8_t>& present);
 // The k-th largest of v (1 <= k <= v.size(), no NaN): the value
 // std::nth_element with std::greater puts at k - 1, found by a radix select
 // on the values' ordered bit patterns (linear, no comparisons to mispredict).
 float kth_largest(const std::vector<float>& v, int k);
-// cos(policy row, full row kept to its top k).
-double ideal_similarity(const std::vector<float>& policy_row, const std::vector<float>& full_row, int k);
-
-// attention_recall and ideal_similarity of one head at once, from the rows
-// as the caches hold them: the policy run's row over its slots, whose
-// positions are ascending, and the full-cache row over every position
-// 0..P-1. A session computes this for every head at every step (270 heads
-// x 2,049 positions for SmolLM2 at 2048 tokens), so it makes no row over
-// positions for the policy, finds the threshold and the ties of the top k
-// in the radix select's passes, and sums in eight fixed lanes; the values
-// are the two functions' above to double rounding (tested), the same bits
-// on every machine and thread count. `scratch` is reused between calls.
+// Attention recall (the share of the full row's mass on the positions the
+// policy run holds) and ideal similarity (cos(policy row, full row kept to
+// its top k; of equal values the newest positions are taken)) of one head,
+// from the rows as the caches hold them: the policy run's row over its
+// slots, whose positions are ascending, and the full-cache row over every
+// position 0..P-1. A session computes this for every head at every step
+// (270 heads x 2,049 positions for SmolLM2 at 2048 tokens), so it makes no
+// row over positions for the policy, finds the threshold and the ties of
+// the top k in the radix select's passes, and sums in eight fixed lanes:
+// the plain definitions to double rounding (tested), the same bits on
+// every machine and thread count. `scratch` is reused between calls.
 struct HeadAgreement {
   double recall = 0, similarity = 0;
 };
