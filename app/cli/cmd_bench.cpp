@@ -1,9 +1,6 @@
 // kvscope-cli bench [MODEL | --shape NAME]: prefill and decode tokens/s, with
 // the memory-bandwidth roofline that decode speed should be judged against.
-#include <unistd.h>
-
 #include <chrono>
-#include <fstream>
 #include <cstdio>
 #include <thread>
 
@@ -48,25 +45,12 @@ int64_t weight_bytes_per_token(const ModelWeights& w, int elem) {
   return n * elem;
 }
 
-// Memory a new allocation can get: the kernel's MemAvailable (free pages
-// plus the page cache it can drop), else the free pages alone. Free pages
-// alone refused a 4 GB model on a machine whose 12 GB of page cache held the
-// files just read.
-double available_memory_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  long long kb = 0;
-  std::string unit;
-  while (in >> key >> kb >> unit)
-    if (key == "MemAvailable:") return double(kb) * 1024.0;
-  return double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
-}
-
 void run_bench(const BenchArgs& a) {
+  if (!a.model.empty() && !a.shape.empty()) throw Error("bench", "", "give either a MODEL directory or --shape NAME");
   if (a.flags.policy != "full" || a.flags.budget != "100%") {
-    if (!a.shape.empty()) throw Error("--policy", "", "the policy benchmark needs a model directory, not --shape");
     PolicyBenchArgs p;
     p.model = a.model;
+    p.shape = a.shape;
     p.device = a.device;
     p.prompt_tokens = a.prompt_tokens;
     p.decode_tokens = a.decode_tokens;
@@ -77,7 +61,7 @@ void run_bench(const BenchArgs& a) {
     run_policy_bench(p);
     return;
   }
-  if (a.model.empty() == a.shape.empty()) throw Error("bench", "", "give either a MODEL directory or --shape NAME");
+  if (a.model.empty() && a.shape.empty()) throw Error("bench", "", "give either a MODEL directory or --shape NAME");
   if (a.prompt_tokens < 1 || a.decode_tokens < 1) throw Error("bench", "", "--prompt-tokens and --decode-tokens must be >= 1");
   resolve_device(a.device);  // a missing GPU is named before the model loads
   ModelConfig cfg;
@@ -98,14 +82,7 @@ void run_bench(const BenchArgs& a) {
     throw Error("bench", "", "--prompt-tokens + --decode-tokens exceed the model's maximum positions (" +
                                  std::to_string(cfg.max_positions) + ")");
   const int64_t params = weights.numel();
-  if (dev == Device::Cpu) {
-    const double need = params * (a.flags.weights == "f16" ? 6.0 : 4.0);  // f16: the fp32 copy lives while converting
-    const double avail = available_memory_bytes();
-    if (need > 0.9 * avail)
-      throw Error("bench", "--device cpu", what + " needs " + std::to_string(int(need / 1e9)) +
-                                               " GB of fp32 weights; this machine has " +
-                                               std::to_string(int(avail / 1e9)) + " GB available");
-  }
+  if (dev == Device::Cpu) check_host_memory(what, params, a.flags.weights);
   BackendOptions bo;
   bo.max_tokens = a.prompt_tokens + a.decode_tokens;
   bo.weights = parse_weight_format(a.flags.weights);
@@ -178,6 +155,7 @@ void run_bench(const BenchArgs& a) {
                       {"roofline_tokens_per_s", roofline},
                       {"decode_fraction_of_roofline", decode_tps / roofline},
                       {"prefill_over_decode", prefill_tps / decode_tps}};
+  if (!a.shape.empty()) j["shape"] = a.shape;
   if (a.json) {
     std::printf("%s\n", j.dump(2).c_str());
     return;
@@ -211,7 +189,9 @@ void register_bench(CLI::App& app) {
   add_device_opt(*cmd, args->device);
   cmd->add_option("--repeats", args->repeats, "With --policy: runs of each variant (the best is reported)")->default_val(3);
   // With --policy: the per-token cost of eviction and recording against
-  // plain full-cache decoding (MODEL defaults to the bundled one).
+  // plain full-cache decoding, on MODEL (the bundled one when left out) or
+  // on --shape's random weights; --record-layers picks the layers recorded
+  // (all by default) and --no-metrics leaves out the run with the metrics.
   add_policy_flags(*cmd, args->flags, /*with_export=*/false);
   cmd->callback([args] { run_bench(*args); });
 }

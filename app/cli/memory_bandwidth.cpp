@@ -1,12 +1,16 @@
 #include "memory_bandwidth.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <vector>
 
 #include "backend/cpu/simd_path.h"
 #include "backend/parallel.h"
+#include "common/error.h"
 
 namespace kvscope::cli {
 namespace {
@@ -34,7 +38,30 @@ typedef float v8 __attribute__((vector_size(32)));
 
 KVSCOPE_SIMD_VARIANTS(float, stream_sum, (const float* p, std::size_t n), (p, n))
 
+// Memory a new allocation can get: the kernel's MemAvailable (free pages
+// plus the page cache it can drop), else the free pages alone. Free pages
+// alone refused a 4 GB model on a machine whose 12 GB of page cache held the
+// files just read.
+double available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  long long kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:") return double(kb) * 1024.0;
+  return double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+}
+
 }  // namespace
+
+void check_host_memory(const std::string& what, int64_t parameters, const std::string& weights) {
+  const double need = parameters * (weights == "f16" ? 6.0 : 4.0);  // f16: the fp32 copy lives while converting
+  const double avail = available_memory_bytes();
+  if (need > 0.9 * avail)
+    throw Error("bench", "--device cpu", what + " needs " + std::to_string(int(need / 1e9)) +
+                                             " GB of fp32 weights; this machine has " +
+                                             std::to_string(int(avail / 1e9)) + " GB available");
+}
 
 double host_read_bandwidth_gbs(int threads) {
   threads = std::max(1, threads);

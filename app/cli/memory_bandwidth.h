@@ -2,6 +2,9 @@
 // token reads every weight once, so tokens/s <= bandwidth / weight bytes.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 namespace kvscope::cli {
 
 // Host read bandwidth in GB/s with `threads` tasks of the decode pool
@@ -9,5 +12,10 @@ namespace kvscope::cli {
 // loads the CPU has (best of five passes after a warm-up). The pool runs
 // min(threads, its size) of them at once, as decode does.
 double host_read_bandwidth_gbs(int threads);
+
+// Throws kvscope::Error when the CPU backend's copy of `parameters` weights
+// (fp32, or f16 with the fp32 copy alive while converting) would take more
+// than 90% of the memory a new allocation can get; `what` names the model.
+void check_host_memory(const std::string& what, int64_t parameters, const std::string& weights);
 
 }  // namespace kvscope::cli

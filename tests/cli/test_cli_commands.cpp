@@ -292,6 +292,29 @@ TEST(Cli, PolicyBenchRecordsTheLayersAsked) {
   EXPECT_NE(bad.output.find("recording.layers: unknown layer 99"), std::string::npos) << bad.output;
 }
 
+TEST(Cli, PolicyBenchRunsOnAShapesRandomWeights) {
+  // What bench/gpu/on_device.sh runs for each shape on the GPU, here on the
+  // CPU with the smallest real shape and a few tokens: one layer recorded,
+  // no metrics run.
+  const auto r = test::run_cli("bench --shape pythia-160m --policy h2o --budget 50% --prompt-tokens 8 --decode-tokens 2 "
+                               "--repeats 1 --record-layers 0 --no-metrics --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["shape"], "pythia-160m");
+  EXPECT_FALSE(j.contains("model"));
+  EXPECT_EQ(j["device"].get<std::string>().substr(0, 3), "cpu");
+  EXPECT_EQ(j["policy"], "h2o");
+  EXPECT_EQ(j["recorded_layers"], nlohmann::json::array({0}));
+  for (const char* key : {"backend_decode_ms_per_token", "full_recorded_decode_ms_per_token",
+                          "policy_recorded_decode_ms_per_token"})
+    EXPECT_GT(j[key].get<double>(), 0.0) << key;
+  EXPECT_FALSE(j.contains("policy_metrics_decode_ms_per_token"));  // --no-metrics
+  EXPECT_LT(j["kv_bytes_policy"].get<int64_t>(), j["kv_bytes_full"].get<int64_t>());
+  const auto both = test::run_cli("bench " + model("gpt2") + " --shape pythia-160m --policy h2o");
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_NE(both.output.find("give either a MODEL directory or --shape NAME"), std::string::npos) << both.output;
+}
+
 TEST(Cli, SweepWritesCsvAndPlots) {
   test::TempDir dir;
   nlohmann::json s = {{"format", "kvscope-session"},
