@@ -159,14 +159,13 @@ CudaBackend::CudaBackend(std::shared_ptr<const CudaModel> model, const BackendOp
   s.dirty.assign(s.S, 0);
 
   KVSCOPE_CUDA(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
-  s.blas = std::make_unique<cuda::Blas>();
-  KVSCOPE_CUDA(cublasSetStream(s.blas->get(), s.stream));
+  s.blas = std::make_unique<cuda::Blas>(s.stream);
 
   s.k = DeviceBuffer(std::size_t(seg_slots) * s.hd * 2, "KV cache");
   s.v = DeviceBuffer(std::size_t(seg_slots) * s.hd * 2, "KV cache");
   s.pos = DeviceBuffer(std::size_t(seg_slots) * 4, "KV positions");
   s.stats = DeviceBuffer(std::size_t(seg_slots) * 4, "slot statistics");
-  s.stats.zero();
+  KVSCOPE_CUDA(cudaMemsetAsync(s.stats.get(), 0, s.stats.bytes(), s.stream));
   s.kv = cuda::KvCache{cuda::kv_type_for(model_->wtype), s.k.get(), s.v.get(), s.pos.as<int>(), s.stats.as<float>(),
                        s.cap, s.hd};
 
@@ -175,7 +174,7 @@ CudaBackend::CudaBackend(std::shared_ptr<const CudaModel> model, const BackendOp
     KVSCOPE_CUDA(cudaEventCreateWithFlags(&s.stage_done[b], cudaEventDisableTiming));
   }
   s.dev_stage = DeviceBuffer(s.stage_ints * 4, "staging");
-  s.dev_stage.zero();
+  KVSCOPE_CUDA(cudaMemsetAsync(s.dev_stage.get(), 0, s.dev_stage.bytes(), s.stream));
   KVSCOPE_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&s.token_host), 4, cudaHostAllocDefault));
   KVSCOPE_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&s.stats_host), std::size_t(seg_slots) * 4,
                              cudaHostAllocDefault));

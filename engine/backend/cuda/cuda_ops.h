@@ -89,7 +89,7 @@ class DeviceBuffer {
 // A cuBLAS handle with its own workspace (so cuBLAS allocates nothing later).
 class Blas {
  public:
-  Blas();
+  explicit Blas(Stream stream = nullptr);
   ~Blas();
   Blas(const Blas&) = delete;
   Blas& operator=(const Blas&) = delete;

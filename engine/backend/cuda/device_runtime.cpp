@@ -101,9 +101,10 @@ void DeviceBuffer::zero() {
   if (ptr_) KVSCOPE_CUDA(cudaMemset(ptr_, 0, bytes_));
 }
 
-Blas::Blas() {
+Blas::Blas(Stream stream) {
   KVSCOPE_CUDA(cublasCreate(&handle_));
   try {
+    KVSCOPE_CUDA(cublasSetStream(handle_, stream));
     workspace_ = DeviceBuffer(std::size_t(32) << 20, "cuBLAS workspace");
     KVSCOPE_CUDA(cublasSetWorkspace(handle_, workspace_.get(), workspace_.bytes()));
   } catch (...) {

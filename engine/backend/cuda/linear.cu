@@ -127,7 +127,9 @@ void linear(const DeviceLinear& W, const float* x, int n, float* y, bool accumul
   check_launch("split_kernel");
   // Row-major y[n][out] = x[n][in] W^T is column-major y^T (out x n) =
   // W (W^T stored column-major, in x out, ld) transposed times x^T (in x n).
-  KVSCOPE_CUDA(cublasSetStream(blas, stream));
+  cudaStream_t bound = nullptr;
+  KVSCOPE_CUDA(cublasGetStream(blas, &bound));
+  if (bound != stream) KVSCOPE_CUDA(cublasSetStream(blas, stream));
   const float one = 1.0f, zero = 0.0f;
   KVSCOPE_CUDA(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, W.out, n, W.in, &one, W.w, dt, static_cast<int>(W.ld), hi,
                             dt, static_cast<int>(ldx), accumulate ? &one : &zero, y, CUDA_R_32F, W.out,
