@@ -470,6 +470,28 @@ TEST(CudaOps, AttentionMatchesCpuReference) {
       EXPECT_LE(lerr, 2e-6 * std::max(1.0f, max_abs(ref.logits))) << what;
       EXPECT_LE(perr, 2e-6) << what;
       EXPECT_LT(test::nmse(out, ref.out), 1e-10) << what;
+
+      // Only the last query's rows captured: heads' rows back to back.
+      a.capture_first = c.n - 1;
+      DeviceBuffer cl1(ref.logits.size() * 4), cp1(ref.probs.size() * 4);
+      a.capture_logits = cl1.as<float>();
+      a.capture_probs = cp1.as<float>();
+      cuda::attention(a, nullptr);
+      const auto lg1 = cl1.to_vector<float>(ref.logits.size());
+      const auto pr1 = cp1.to_vector<float>(ref.probs.size());
+      std::size_t ref_off = 0, off = 0;
+      int last_mismatch = 0;
+      for (int h = 0; h < c.H; ++h) {
+        const int len = lens[h / group];
+        const std::size_t ref_row = ref_off + std::size_t(c.n - 1) * len;
+        for (int j = 0; j < len; ++j) {
+          last_mismatch += lg1[off + j] != lg[ref_row + j];
+          last_mismatch += pr1[off + j] != pr[ref_row + j];
+        }
+        ref_off += std::size_t(c.n) * len;
+        off += len;
+      }
+      EXPECT_EQ(last_mismatch, 0) << what << ": last query's rows differ from the full capture's";
     }
   }
 }

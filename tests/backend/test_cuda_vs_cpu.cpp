@@ -500,25 +500,34 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(CudaBackend, PrefillInChunksMatchesCpu) {
   KVSCOPE_REQUIRE_CUDA();
-  for (const std::string name : {"llama_gqa", "gpt2", "gpt_neox_parallel"}) {
-    const auto g = test::Golden::load(name);
-    const auto m = load_model_files(test::model_dir(name));
-    const double tol = bound(m.config);
-    BackendOptions bo;
-    bo.max_tokens = 64;
-    Pair p = make_pair_of(m.config, m.weights, bo);
-    ForwardOptions fo;
-    fo.all_logits = true;
-    fo.capture_layers = {1, 0};  // out of order on purpose
-    ForwardOutput oc, og;
-    p.cpu->forward(std::vector<int>(g.prompt.begin(), g.prompt.begin() + 17), fo, oc);
-    p.cuda->forward(std::vector<int>(g.prompt.begin(), g.prompt.begin() + 17), fo, og);
-    EXPECT_LT(test::nmse(og.logits, oc.logits), tol) << name;
-    p.cpu->forward(std::vector<int>(g.prompt.begin() + 17, g.prompt.begin() + 40), fo, oc);
-    p.cuda->forward(std::vector<int>(g.prompt.begin() + 17, g.prompt.begin() + 40), fo, og);
-    EXPECT_EQ(og.n_logits, 23);
-    EXPECT_LT(test::nmse(og.logits, oc.logits), tol) << name << " second chunk";
-    expect_same_attention(og.attention, oc.attention, name + " second chunk", tol);
+  for (const bool last_only : {false, true}) {
+    for (const std::string name : {"llama_gqa", "gpt2", "gpt_neox_parallel", "llama_mlkv"}) {
+      const auto g = test::Golden::load(name);
+      const auto m = load_model_files(test::model_dir(name));
+      const double tol = bound(m.config);
+      const std::string what = name + (last_only ? " last query only" : "");
+      BackendOptions bo;
+      bo.max_tokens = 64;
+      Pair p = make_pair_of(m.config, m.weights, bo);
+      ForwardOptions fo;
+      fo.all_logits = true;
+      fo.capture_layers = {1, 0};  // out of order on purpose
+      fo.capture_last_query_only = last_only;
+      ForwardOutput oc, og;
+      p.cpu->forward(std::vector<int>(g.prompt.begin(), g.prompt.begin() + 17), fo, oc);
+      p.cuda->forward(std::vector<int>(g.prompt.begin(), g.prompt.begin() + 17), fo, og);
+      EXPECT_LT(test::nmse(og.logits, oc.logits), tol) << what;
+      expect_same_attention(og.attention, oc.attention, what + " first chunk", tol);
+      fo.capture_logits = !last_only;
+      p.cpu->forward(std::vector<int>(g.prompt.begin() + 17, g.prompt.begin() + 40), fo, oc);
+      p.cuda->forward(std::vector<int>(g.prompt.begin() + 17, g.prompt.begin() + 40), fo, og);
+      EXPECT_EQ(og.n_logits, 23);
+      ASSERT_EQ(og.attention.size(), 2u) << what;
+      EXPECT_EQ(og.attention[0].n_queries, last_only ? 1 : 23) << what;
+      EXPECT_EQ(og.attention[0].logits.empty(), last_only) << what;
+      EXPECT_LT(test::nmse(og.logits, oc.logits), tol) << what << " second chunk";
+      expect_same_attention(og.attention, oc.attention, what + " second chunk", tol);
+    }
   }
 }
 

@@ -106,11 +106,11 @@ __global__ void __launch_bounds__(kThreads) softmax_kernel(AttentionArgs a, int 
   }
   float* cl = nullptr;
   float* cp = nullptr;
-  if (a.capture_logits) {
-    // AttentionRows: offset[h] = n * (row lengths of heads before h); row i follows.
+  if (a.capture_logits && i >= a.capture_first) {
+    // AttentionRows: offset[h] = captured rows * (row lengths of heads before h); row i follows.
     int64_t before = 0;
     for (int h2 = 0; h2 < h; ++h2) before += a.seg_len[segment_of(a, h2)];
-    const int64_t off = before * a.n + int64_t(i) * len;
+    const int64_t off = before * (a.n - a.capture_first) + int64_t(i - a.capture_first) * len;
     cl = a.capture_logits + off;
     cp = a.capture_probs + off;
   }

@@ -356,11 +356,13 @@ void CudaBackend::forward(std::span<const int> tokens, const ForwardOptions& opt
   std::vector<int> captured;
   std::vector<int64_t> cap_off;
   int64_t cap_total = 0;
+  const int cap_first = opt.capture_last_query_only ? n - 1 : 0;
+  const int cap_rows = n - cap_first;
   for (int l = 0; l < s.L; ++l) {
     if (std::find(opt.capture_layers.begin(), opt.capture_layers.end(), l) == opt.capture_layers.end()) continue;
     captured.push_back(l);
     cap_off.push_back(cap_total);
-    for (int h = 0; h < H; ++h) cap_total += int64_t(n) * (book_.len(s.layout.segment_of(l, h)) + n);
+    for (int h = 0; h < H; ++h) cap_total += int64_t(cap_rows) * (book_.len(s.layout.segment_of(l, h)) + n);
   }
   const int first_row = opt.all_logits ? 0 : n - 1;
   const int rows = n - first_row;
@@ -451,6 +453,7 @@ void CudaBackend::forward(std::span<const int> tokens, const ForwardOptions& opt
     if (next_capture < captured.size() && captured[next_capture] == l) {
       a.capture_logits = s.cap_logits.as<float>() + cap_off[next_capture];
       a.capture_probs = s.cap_probs.as<float>() + cap_off[next_capture];
+      a.capture_first = cap_first;
       ++next_capture;
     }
     a.scores = s.scores.as<float>();
@@ -492,14 +495,14 @@ void CudaBackend::forward(std::span<const int> tokens, const ForwardOptions& opt
     const int l = captured[c];
     AttentionRows& a = out.attention.emplace_back();
     a.layer = l;
-    a.n_queries = n;
+    a.n_queries = cap_rows;
     a.row_len.resize(H);
     a.offset.resize(H);
     int64_t total = 0;
     for (int h = 0; h < H; ++h) {
       a.row_len[h] = book_.len(s.layout.segment_of(l, h));
       a.offset[h] = total;
-      total += int64_t(n) * a.row_len[h];
+      total += int64_t(cap_rows) * a.row_len[h];
     }
     a.probs.resize(std::size_t(total));
     if (opt.capture_logits) {

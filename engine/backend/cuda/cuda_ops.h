@@ -216,9 +216,10 @@ struct AttentionArgs {
   int layer = 0;    // for Keyformer's noise
   float* out = nullptr;
   int out_stride = 0;  // out of query i head h at out + i * out_stride + h * hd
-  // AttentionRows layout (offset[h] = n * sum of earlier heads' row lengths); null: no capture.
+  // AttentionRows layout (offset[h] = (n - capture_first) * sum of earlier heads' row lengths); null: no capture.
   float* capture_logits = nullptr;
   float* capture_probs = nullptr;
+  int capture_first = 0;
   // Scratch: scores [n_heads][q_chunk][cap], partial [n_heads][q_chunk][pv_splits(cap)][hd].
   float* scores = nullptr;
   float* partial = nullptr;
