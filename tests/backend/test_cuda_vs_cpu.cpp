@@ -527,6 +527,17 @@ TEST(CudaBackend, PrefillInChunksMatchesCpu) {
       EXPECT_EQ(og.attention[0].logits.empty(), last_only) << what;
       EXPECT_LT(test::nmse(og.logits, oc.logits), tol) << what << " second chunk";
       expect_same_attention(og.attention, oc.attention, what + " second chunk", tol);
+      // A layer listed twice comes back once, and the rows' storage of the
+      // previous call, reused, keeps no logits that were not asked for.
+      fo.capture_layers = {0, 1, 0};
+      fo.capture_logits = false;
+      p.cpu->forward(std::vector<int>{g.prompt[3]}, fo, oc);
+      p.cuda->forward(std::vector<int>{g.prompt[3]}, fo, og);
+      ASSERT_EQ(og.attention.size(), 2u) << what;
+      ASSERT_EQ(oc.attention.size(), 2u) << what;
+      EXPECT_EQ(og.attention[0].layer, 0) << what;
+      EXPECT_TRUE(og.attention[0].logits.empty() && og.attention[1].logits.empty()) << what;
+      expect_same_attention(og.attention, oc.attention, what + " one step", tol);
     }
   }
 }

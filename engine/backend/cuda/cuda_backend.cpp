@@ -488,12 +488,20 @@ void CudaBackend::forward(std::span<const int> tokens, const ForwardOptions& opt
   linear(model_->lm_head, hbuf, rows, s.logits.as<float>(), false);
   s.last_logits = s.logits.as<float>() + std::size_t(rows - 1) * V;
 
-  // What the caller asked for comes back now.
+  // What the caller asked for comes back now. Captures come out in the
+  // order the caller listed the layers, each once (as the CPU orders them),
+  // into the rows' storage of the caller's previous call: a session
+  // captures every layer every step, and fresh vectors would cost a page
+  // fault per 4 KB.
   bool copied = false;
-  out.attention.clear();
+  std::vector<int> place(s.L, -1);
+  int n_places = 0;
+  for (int want : opt.capture_layers)
+    if (want >= 0 && want < s.L && place[want] < 0) place[want] = n_places++;
+  out.attention.resize(n_places);
   for (std::size_t c = 0; c < captured.size(); ++c) {
     const int l = captured[c];
-    AttentionRows& a = out.attention.emplace_back();
+    AttentionRows& a = out.attention[place[l]];
     a.layer = l;
     a.n_queries = cap_rows;
     a.row_len.resize(H);
@@ -505,21 +513,14 @@ void CudaBackend::forward(std::span<const int> tokens, const ForwardOptions& opt
       total += int64_t(cap_rows) * a.row_len[h];
     }
     a.probs.resize(std::size_t(total));
-    if (opt.capture_logits) {
-      a.logits.resize(std::size_t(total));
+    a.logits.resize(opt.capture_logits ? std::size_t(total) : 0);
+    if (opt.capture_logits)
       KVSCOPE_CUDA(cudaMemcpyAsync(a.logits.data(), s.cap_logits.as<float>() + cap_off[c], std::size_t(total) * 4,
                                    cudaMemcpyDeviceToHost, st));
-    }
     KVSCOPE_CUDA(cudaMemcpyAsync(a.probs.data(), s.cap_probs.as<float>() + cap_off[c], std::size_t(total) * 4,
                                  cudaMemcpyDeviceToHost, st));
     copied = true;
   }
-  // Captures come out in the order the caller listed the layers (as the CPU orders them).
-  std::vector<AttentionRows> ordered;
-  for (int want : opt.capture_layers)
-    for (auto& a : out.attention)
-      if (a.layer == want) ordered.push_back(std::move(a));
-  out.attention = std::move(ordered);
 
   const int max_len = book_.max_len();
   if (stats_on && max_len > 0) {
