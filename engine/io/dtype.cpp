@@ -78,6 +78,19 @@ uint16_t f32_to_bf16(float f) {
   return static_cast<uint16_t>(u >> 16);
 }
 
+int64_t first_beyond_half(DType from, const void* src, std::size_t n) {
+  if (from == DType::F16) return -1;
+  for (std::size_t i = 0; i < n; ++i) {
+    float f;
+    if (from == DType::F32) std::memcpy(&f, static_cast<const char*>(src) + 4 * i, 4);
+    else f = bf16_to_f32(static_cast<const uint16_t*>(src)[i]);
+    // Compared on the float itself (NaN and infinities stay as they are), at
+    // the threshold f32_to_f16 rounds to infinity from.
+    if (std::fabs(f) >= 65520.0f && std::isfinite(f)) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
 void convert_to_f32(DType from, const void* src, float* dst, std::size_t n) {
   switch (from) {
     case DType::F32:

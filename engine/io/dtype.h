@@ -30,4 +30,10 @@ uint16_t f32_to_bf16(float f);
 // Converts n elements of type `from` at src to float.
 void convert_to_f32(DType from, const void* src, float* dst, std::size_t n);
 
+// The index of the first of n elements of type `from` at src that is finite
+// but becomes infinite in IEEE half precision (|x| >= 65520 rounds past
+// 65504), or -1 when every element fits: what a backend storing a float32
+// or bfloat16 checkpoint in half precision must refuse.
+int64_t first_beyond_half(DType from, const void* src, std::size_t n);
+
 }  // namespace kvscope

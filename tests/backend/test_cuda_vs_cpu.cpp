@@ -171,6 +171,27 @@ TEST(CudaBackend, Gemma3IsRefusedByNameNotComputedAsAnotherModel) {
   }
 }
 
+TEST(CudaBackend, AWeightBeyondHalfRangeIsRefusedByName) {
+  // llama_gqa is a float32 checkpoint: the CUDA backend keeps it in fp16,
+  // where 1e6 would be an infinity.
+  KVSCOPE_REQUIRE_CUDA();
+  auto m = load_model_files(test::model_dir("llama_gqa"));
+  ASSERT_EQ(m.weights.layers[1].wq.dtype, DType::F32);
+  std::vector<float> q = m.weights.layers[1].wq.to_f32();
+  q[m.weights.layers[1].wq.cols() + 5] = 1e6f;
+  m.weights.layers[1].wq = WeightTensor::owned_f32(std::move(q), m.weights.layers[1].wq.shape);
+  BackendOptions bo;
+  bo.max_tokens = 8;
+  try {
+    make_backend(Device::Cuda, m.config, m.weights, bo);
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--device cuda: layer 1 q/k/v projection: weight 1000000"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("(row 1, column 5)"), std::string::npos) << e.what();
+  }
+}
+
 class GoldenCuda : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GoldenCuda, PrefillLogitsAndAttentionMatchCpuAndHuggingFace) {

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <functional>
+#include <string>
 
 #include "backend/cuda/cuda_check.h"
 #include "common/error.h"
+#include "io/dtype.h"
 #include "model/rope.h"
 
 namespace kvscope {
@@ -43,7 +45,7 @@ class Uploader {
 
   // Matrices stacked row-wise into one [rows][ld] matrix of the weight type.
   cuda::DeviceLinear matrix(std::initializer_list<const WeightTensor*> parts,
-                            std::initializer_list<const WeightTensor*> biases, const char* what) {
+                            std::initializer_list<const WeightTensor*> biases, const std::string& what) {
     int64_t rows = 0, cols = -1;
     for (const WeightTensor* p : parts) {
       if (p->empty()) continue;
@@ -73,7 +75,7 @@ class Uploader {
     for (const WeightTensor* p : parts) {
       const WeightTensor* b = bi != biases.end() ? *bi++ : nullptr;
       if (p->empty()) continue;
-      fill_matrix(*p, w + std::size_t(r0) * L.ld * 2, L.ld);
+      fill_matrix(*p, w + std::size_t(r0) * L.ld * 2, L.ld, what);
       if (b && !b->empty()) {
         if (b->numel() != p->rows()) throw Error("cuda", what, "bias length disagrees with the matrix");
         fill_vector(*b, bias + r0);  // a missing bias stays zero (the arena is zeroed)
@@ -84,11 +86,11 @@ class Uploader {
   }
 
   // An embedding table [rows][ld] of the weight type.
-  const void* table(const WeightTensor& t, int64_t ld) {
+  const void* table(const WeightTensor& t, int64_t ld, const std::string& what) {
     if (t.empty()) return nullptr;
     note_host(t);
     char* d = take(std::size_t(t.rows()) * ld * 2);
-    if (!planning()) fill_matrix(t, d, ld);
+    if (!planning()) fill_matrix(t, d, ld, what);
     return d;
   }
 
@@ -114,9 +116,23 @@ class Uploader {
     if (!t.random) largest_ = std::max(largest_, std::size_t(t.numel()) * dtype_size(t.dtype));
   }
 
-  // Host rows are copied through the staging buffer in chunks and converted there.
-  void fill_matrix(const WeightTensor& t, char* dst, int64_t ld) {
+  // Host rows are copied through the staging buffer in chunks and converted
+  // there. A float32 or bfloat16 value past fp16's range would become an
+  // infinity on the device and NaN the logits: refused first, by name (as
+  // the CPU's --weights f16 does).
+  void fill_matrix(const WeightTensor& t, char* dst, int64_t ld, const std::string& what) {
     const int64_t rows = t.rows(), cols = t.cols();
+    if (!t.random && type_ == cuda::WType::F16) {
+      const int64_t bad = first_beyond_half(t.dtype, t.data, std::size_t(rows * cols));
+      if (bad >= 0) {
+        float v = 0;
+        convert_to_f32(t.dtype, t.data + std::size_t(bad) * dtype_size(t.dtype), &v, 1);
+        throw Error("--device cuda", what,
+                    "weight " + std::to_string(v) + " (row " + std::to_string(bad / cols) + ", column " +
+                        std::to_string(bad % cols) + ") is beyond half precision's range, in which the CUDA "
+                        "backend keeps a " + dtype_name(t.dtype) + " checkpoint's matrices");
+      }
+    }
     if (t.random) {
       cuda::fill_random(type_, dst, rows, cols, ld, t.random_seed, t.random_id, t.random_scale, t.random_offset,
                         stream_);
@@ -169,8 +185,8 @@ bool tied(const ModelWeights& w) {
 void describe(CudaModel& m, const ModelWeights& w, Uploader& up) {
   const ModelConfig& c = m.cfg;
   m.emb_ld = round_up(c.hidden, 8);
-  m.tok_emb = up.table(w.tok_emb, m.emb_ld);
-  m.pos_emb = c.learned_positions ? up.table(w.pos_emb, m.emb_ld) : nullptr;
+  m.tok_emb = up.table(w.tok_emb, m.emb_ld, "token embedding");
+  m.pos_emb = c.learned_positions ? up.table(w.pos_emb, m.emb_ld, "position embedding") : nullptr;
   m.final_norm_w = up.vector(w.final_norm_w);
   m.final_norm_b = up.vector(w.final_norm_b);
   if (tied(w)) {
@@ -188,11 +204,12 @@ void describe(CudaModel& m, const ModelWeights& w, Uploader& up) {
     d.mlp_norm_w = up.vector(L.mlp_norm_w);
     d.mlp_norm_b = up.vector(L.mlp_norm_b);
     d.owns_kv = !L.wk.empty();
-    d.qkv = up.matrix({&L.wq, &L.wk, &L.wv}, {&L.bq, &L.bk, &L.bv}, "q/k/v projection");
-    d.o = up.matrix({&L.wo}, {&L.bo}, "o projection");
-    if (c.gated_mlp) d.gate_up = up.matrix({&L.w_gate, &L.w_up}, {&L.b_gate, &L.b_up}, "gate/up projection");
-    else d.gate_up = up.matrix({&L.w_up}, {&L.b_up}, "up projection");
-    d.down = up.matrix({&L.w_down}, {&L.b_down}, "down projection");
+    const std::string at = "layer " + std::to_string(l) + " ";
+    d.qkv = up.matrix({&L.wq, &L.wk, &L.wv}, {&L.bq, &L.bk, &L.bv}, at + "q/k/v projection");
+    d.o = up.matrix({&L.wo}, {&L.bo}, at + "o projection");
+    if (c.gated_mlp) d.gate_up = up.matrix({&L.w_gate, &L.w_up}, {&L.b_gate, &L.b_up}, at + "gate/up projection");
+    else d.gate_up = up.matrix({&L.w_up}, {&L.b_up}, at + "up projection");
+    d.down = up.matrix({&L.w_down}, {&L.b_down}, at + "down projection");
   }
   m.inv_freq = up.floats(m.inv_freq_host);
 }
