@@ -276,7 +276,7 @@ template <typename Key>
 nlohmann::json gemma3_config_json(const GgufFile& f, const Key& key) {
   nlohmann::json j;
   j["model_type"] = "gemma3_text";
-  const int64_t heads = add_llama_like_keys(f, key, j);
+  add_llama_like_keys(f, key, j);
   if (auto w = f.get_int_if(key("attention.sliding_window"))) j["sliding_window"] = *w;
   const int64_t head_dim = f.get_int_if(key("attention.key_length")).value_or(256);
   if (head_dim != 256)
