@@ -21,6 +21,12 @@
 # device" and skip, the test binaries still load and skip, and a few
 # seconds of CPU runs (pythia-160m, a few tokens) feed the summary instead.
 #
+# KVSCOPE_GPU_MODE=sanitize (a second call, after the first has shown what
+# fails) runs compute-sanitizer's memcheck, racecheck, synccheck and
+# initcheck over the CUDA op, sampling, retain and statistics tests instead
+# of stages 2-5, into sanitize.log; the summary's stage table says what each
+# tool found.
+#
 # Settings (environment): SHAPES, PROMPTS (prompt lengths), DECODE (decode
 # tokens), POLICIES, POLICY_PROMPT, POLICY_DECODE, POLICY_BUDGET,
 # POLICY_REPEATS, TEST_FILTER_SESSION (gtest filter of test_session).
@@ -167,6 +173,46 @@ else
   stage device "no CUDA device" "${why:-nvidia-smi not found}; the CUDA stages skip"
 fi
 
+# ---- 1b. compute-sanitizer, in place of stages 2-5 (KVSCOPE_GPU_MODE=sanitize) --------------------
+MODE=${KVSCOPE_GPU_MODE:-all}
+RUN_MAIN=1
+if [[ $MODE == sanitize ]]; then
+  RUN_MAIN=0
+  SAN=$(command -v compute-sanitizer 2>/dev/null ||
+    ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda-*/bin/compute-sanitizer 2>/dev/null | head -1)
+  : >"$OUT/sanitize.log"
+  # sanitize TOOL FILTER WANT: one tool over test_backend_cuda's tests matching FILTER.
+  sanitize() {
+    begin "compute-sanitizer --tool $1 ($2)"
+    local t
+    t=$(budget "$3")
+    if ((!KITOK || !HAVE_GPU)); then stage "sanitize_$1" skipped "$( ((KITOK)) && echo "no CUDA device" || echo "no kit")"; return; fi
+    if [[ -z $SAN ]]; then stage "sanitize_$1" skipped "compute-sanitizer not found"; return; fi
+    if ((t < 10)); then stage "sanitize_$1" skipped "no time left"; return; fi
+    echo "### $1 $2" >>"$OUT/sanitize.log"
+    kv timeout -k 5 "$t" "$SAN" --tool "$1" --error-exitcode 99 "$WORK/bin/test_backend_cuda" --gtest_color=no \
+      "--gtest_filter=$2" >"$WORK/san.log" 2>&1
+    local rc=$?
+    cat "$WORK/san.log" >>"$OUT/sanitize.log"
+    local found
+    found=$(grep -m1 "ERROR SUMMARY" "$WORK/san.log")
+    grep -m5 -E "^========= (Invalid|Uninitialized|Race|Barrier|Program hit)" "$WORK/san.log"
+    if ((rc == 124 || rc == 137)); then
+      stage "sanitize_$1" TIMEOUT "after ${t}s; ${found:-no summary yet}"
+    elif ((rc == 99)); then
+      stage "sanitize_$1" FAILED "${found:-errors reported}"
+    elif ((rc != 0)); then
+      stage "sanitize_$1" FAILED "exit $rc (a test failed); ${found:-no summary}"
+    else
+      stage "sanitize_$1" ok "${found:-ERROR SUMMARY: 0 errors}"
+    fi
+  }
+  sanitize memcheck '*CudaOps.*:*CudaSampling.*:*RetainCuda.*:*StatsCuda.*' 200
+  sanitize racecheck '*CudaOps.AttentionMatchesCpuReference*:*CudaSampling.*' 100
+  sanitize synccheck '*CudaOps.AttentionMatchesCpuReference*:*CudaSampling.*' 60
+  sanitize initcheck '*CudaOps.*' 80
+fi
+
 # ---- 2. the CUDA tests ---------------------------------------------------------------------------
 # run_tests NAME BINARY WANT [gtest args]: one test binary; its summary lines on the screen.
 run_tests() {
@@ -197,19 +243,24 @@ run_tests() {
   fi
 }
 : >"$OUT/tests.log"
-run_tests test_backend_cuda "$WORK/bin/test_backend_cuda" 200
-run_tests test_session_cuda "$WORK/bin/test_session" 90 "--gtest_filter=$TEST_FILTER_SESSION"
+if ((RUN_MAIN)); then
+  run_tests test_backend_cuda "$WORK/bin/test_backend_cuda" 200
+  run_tests test_session_cuda "$WORK/bin/test_session" 90 "--gtest_filter=$TEST_FILTER_SESSION"
+fi
 
 # ---- 3. transformers eager on the same GPU (before kvscope: it does not depend on it) ----------
-begin "transformers eager"
+((RUN_MAIN)) && begin "transformers eager"
 t=$(budget 200)
+((RUN_MAIN)) || t=0
 if ((HAVE_GPU)); then
   tf_args=(--device cuda --shapes "$(echo "$SHAPES" | tr ' ' ',')" --prompt-tokens "$(echo "$PROMPTS" | tr ' ' ',')"
     --decode-tokens "$DECODE" --reps 3)
 else
   tf_args=(--device cpu --shapes pythia-160m --prompt-tokens 128 --decode-tokens 8 --reps 1 --warmup 0)
 fi
-if ((t < 20)); then
+if ((!RUN_MAIN)); then
+  :
+elif ((t < 20)); then
   stage transformers skipped "no time left"
 else
   timeout -k 5 "$t" python3 "$ROOT/bench/gpu/transformers_gpu.py" "${tf_args[@]}" --out "$TF_JSON"
@@ -250,7 +301,9 @@ bench_one() {
   return 1
 }
 
-if ((KITOK && HAVE_GPU)); then
+if ((!RUN_MAIN)); then
+  :
+elif ((KITOK && HAVE_GPU)); then
   begin "kvscope bench --device cuda"
   n=0 bad=0
   for s in $SHAPES; do
@@ -275,7 +328,7 @@ policy_run() {  # policy_run SHAPE POLICY one|all
   bench_one "$POLICY_JSON" "$1" "$POLICY_PROMPT" "$2" "$3" 120 --device "$DEV" --policy "$2" \
     --budget "$POLICY_BUDGET" --decode-tokens "$POLICY_DECODE" --repeats "$POLICY_REPEATS" "${rec_args[@]}"
 }
-if ((KITOK)); then
+if ((KITOK && RUN_MAIN)); then
   if ((HAVE_GPU)); then
     DEV=cuda
     begin "policy and capture overhead on cuda (prompt $POLICY_PROMPT, $POLICY_DECODE steps, budget $POLICY_BUDGET, best of $POLICY_REPEATS)"
