@@ -133,6 +133,13 @@ void run_bench(const BenchArgs& a) {
   const double prefill_tps = a.prompt_tokens / prefill_s;
   const double decode_tps = a.decode_tokens / decode_s;
   const double roofline = bw * 1e9 / double(wbytes);
+  // The floor of a decode step: every weight and the whole KV cache read
+  // once (fp32 on the CPU, 16 bits on CUDA), the cache at the steps' mean
+  // length (step s reads prompt + s + 1 rows) -- the same floor as
+  // bench/compare_cpu.py's.
+  const int64_t kv_row = cfg.kv_bytes_per_token(dev == Device::Cpu ? 4 : 2);
+  const double kv_read = double(kv_row) * (a.prompt_tokens + (a.decode_tokens + 1) / 2.0);
+  const double floor_tps = bw * 1e9 / (double(wbytes) + kv_read);
   // The CPU backend's threads (KVSCOPE_THREADS, else the cores it may use).
   // and the kernels it ran: OpenBLAS's set and kvscope's own vector path.
   const CpuInfo cpu = dev == Device::Cpu ? cpu_info() : CpuInfo{};
@@ -154,6 +161,9 @@ void run_bench(const BenchArgs& a) {
                       {"bandwidth_gbs", bw},
                       {"roofline_tokens_per_s", roofline},
                       {"decode_fraction_of_roofline", decode_tps / roofline},
+                      {"kv_bytes_read_per_token", kv_read},
+                      {"floor_tokens_per_s", floor_tps},
+                      {"decode_fraction_of_floor", decode_tps / floor_tps},
                       {"prefill_over_decode", prefill_tps / decode_tps}};
   if (!a.shape.empty()) j["shape"] = a.shape;
   if (a.json) {
@@ -167,6 +177,8 @@ void run_bench(const BenchArgs& a) {
               1e3 * decode_s / a.decode_tokens);
   std::printf("weights read per token %.1f MB; bandwidth %.1f GB/s (%s) -> roofline %.1f tok/s; decode at %.0f%%\n",
               wbytes / 1e6, bw, bw_what.c_str(), roofline, 100.0 * decode_tps / roofline);
+  std::printf("with the KV cache read per token (%.1f MB at the steps' mean length): floor %.1f tok/s; decode at %.0f%%\n",
+              kv_read / 1e6, floor_tps, 100.0 * decode_tps / floor_tps);
   std::printf("prefill / decode throughput: %.1fx\n", prefill_tps / decode_tps);
 }
 

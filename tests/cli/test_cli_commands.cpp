@@ -315,6 +315,27 @@ TEST(Cli, PolicyBenchRunsOnAShapesRandomWeights) {
   EXPECT_NE(both.output.find("give either a MODEL directory or --shape NAME"), std::string::npos) << both.output;
 }
 
+TEST(Cli, BenchFloorCountsTheWeightsAndTheKvCache) {
+  // The floor of a decode step: the weights and the KV cache (fp32 on the
+  // CPU) at the steps' mean length, read once at the measured bandwidth;
+  // the weights-only roofline stays beside it.
+  const auto r = test::run_cli("bench " + model("llama_gqa") + " --prompt-tokens 20 --decode-tokens 5 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  const auto info = test::run_cli("inspect " + model("llama_gqa") + " --json");
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  const double kv_row = nlohmann::json::parse(info.output)["kv_bytes_per_token_fp32"].get<double>();
+  ASSERT_GT(kv_row, 0.0);
+  EXPECT_DOUBLE_EQ(j["kv_bytes_read_per_token"].get<double>(), kv_row * (20 + 3.0));  // rows 21..25
+  const double bw = j["bandwidth_gbs"].get<double>(), w = j["weight_bytes_per_token"].get<double>();
+  ASSERT_GT(bw, 0.0);
+  EXPECT_NEAR(j["floor_tokens_per_s"].get<double>(), bw * 1e9 / (w + kv_row * 23.0),
+              1e-9 * j["floor_tokens_per_s"].get<double>());
+  EXPECT_NEAR(j["roofline_tokens_per_s"].get<double>(), bw * 1e9 / w, 1e-9 * j["roofline_tokens_per_s"].get<double>());
+  EXPECT_NEAR(j["decode_fraction_of_floor"].get<double>(),
+              j["decode_tokens_per_s"].get<double>() / j["floor_tokens_per_s"].get<double>(), 1e-12);
+}
+
 TEST(Cli, SweepWritesCsvAndPlots) {
   test::TempDir dir;
   nlohmann::json s = {{"format", "kvscope-session"},
