@@ -21,6 +21,7 @@
 
 #include "backend/cpu/cpu_ops.h"
 #include "io/dtype.h"
+#include "kv/row_moves.h"
 #include "model/rope.h"
 #include "model/weights.h"
 #include "test_cuda_util.h"
@@ -308,7 +309,8 @@ TEST(CudaOps, RopeAndKvAppendMatchCpu) {
         const std::vector<float> ones(std::size_t(S) * cap, 1.f);
         st.upload(ones.data(), ones.size() * 4);
       }
-      cuda::KvCache kv{t, k.get(), v.get(), pos.as<int>(), st.as<float>(), cap, c.hd};
+      DeviceBuffer starts = DeviceBuffer::from(std::vector<int>(S, 0));
+      cuda::KvCache kv{t, k.get(), v.get(), pos.as<int>(), st.as<float>(), cap, c.hd, cap, starts.as<int>()};
       cuda::RopeArgs r{dinv.as<float>(), half, c.n, first_pos, c.compacted, dlens.as<int>()};
       cuda::append_kv(dqkv.as<float>(), stride, q_dim, q_dim + kv_dim, c.n_kv, 0, r, kv, nullptr);
       cuda::rope_q(dqkv.as<float>(), stride, c.n_heads, c.hd, group, 0, r, nullptr);
@@ -435,7 +437,8 @@ TEST(CudaOps, AttentionMatchesCpuReference) {
       cuda::AttentionArgs a;
       a.q = dq.as<float>();
       a.q_stride = q_stride;
-      a.kv = cuda::KvCache{t, dk.get(), dv.get(), dpos.as<int>(), dstats.as<float>(), cap, c.hd};
+      DeviceBuffer starts = DeviceBuffer::from(std::vector<int>(S, 0));
+      a.kv = cuda::KvCache{t, dk.get(), dv.get(), dpos.as<int>(), dstats.as<float>(), cap, c.hd, cap, starts.as<int>()};
       a.seg_len = dlens.as<int>();
       a.seg0 = 0;
       a.group = group;
@@ -498,59 +501,105 @@ TEST(CudaOps, AttentionMatchesCpuReference) {
 
 // ---- retain on the device -----------------------------------------------------------
 
+// One segment's eviction for the compaction test: the kept slots (empty:
+// none evicted), where its rows start, how many slots it held, and the
+// length the placement must leave room for.
+struct CompactCase {
+  std::vector<int> keep;
+  int start = 0, old_len = 0, len_after = 0;
+  int expect_dst = 0;  // which of place_rows' three choices this case is meant to take
+};
+
 TEST(CudaOps, CompactMovesRowsAndRerotatesKeys) {
   KVSCOPE_REQUIRE_CUDA();
+  const int hd = 64, cap = 300, region = 360;
+  std::vector<CompactCase> cases(6);
+  for (int j = 0; j < 200; ++j)  // one slot past the middle: the tail moves down
+    if (j != 150) cases[0].keep.push_back(j);
+  cases[0].old_len = cases[0].len_after = 200;
+  for (int j = 0; j < 250; j += 3) cases[1].keep.push_back(j);  // every third: down from slot 1
+  cases[1].old_len = 250;
+  cases[1].len_after = int(cases[1].keep.size()) + 1;
+  cases[2] = {{}, 200, 100, 250, 0};  // nothing evicted, but 150 appends do not fit: back to row 0
+  for (int j = 0; j < 200; ++j)  // the window's eviction (two sinks): the sinks move up
+    if (j != 2) cases[3].keep.push_back(j);
+  cases[3].start = 20;
+  cases[3].old_len = cases[3].len_after = 200;
+  cases[3].expect_dst = 21;
+  for (int j = 0; j < 100; ++j)  // neither side has room for the appends: back to row 0
+    if (j != 50) cases[4].keep.push_back(j);
+  cases[4].start = 200;
+  cases[4].old_len = 100;
+  cases[4].len_after = 250;
+  cases[5] = {{}, 7, 90, 90, 7};  // untouched
+  const int S = int(cases.size());
+
+  // The jobs, as CudaBackend::push_state builds them.
+  std::vector<int> jobs, maps;
+  std::vector<std::vector<int>> map(S);  // [segment][new slot]: old slot
+  std::vector<int> dst_start(S);
+  for (int s = 0; s < S; ++s) {
+    const CompactCase& c = cases[s];
+    RowMoves moves;
+    if (c.keep.empty()) {
+      moves.kept = moves.first_hole = c.old_len;
+      map[s].resize(c.old_len);
+      std::iota(map[s].begin(), map[s].end(), 0);
+    } else {
+      moves = plan_row_moves(c.keep, c.old_len);
+      map[s] = c.keep;
+    }
+    const RowPlacement place = place_rows(moves, c.start, region, c.len_after);
+    ASSERT_EQ(place.dst_start, c.expect_dst) << "segment " << s << " took another placement than meant";
+    dst_start[s] = place.dst_start;
+    if (place.rows_moved() == 0 && moves.first_hole == moves.kept) continue;
+    jobs.insert(jobs.end(), {s, moves.kept, c.keep.empty() ? -1 : int(maps.size()), moves.first_hole, c.start,
+                             place.dst_start, place.move_begin, place.move_end, place.rotate_begin,
+                             place.rotate_end});
+    maps.insert(maps.end(), c.keep.begin(), c.keep.end());
+  }
+  ASSERT_EQ(jobs.size(), std::size_t(5 * cuda::kCompactJobInts));
+
   for (WType t : kTypes) {
     for (bool compacted : {false, true}) {
-      const int hd = 64, cap = 300, S = 4;
       ModelConfig cfg;
       cfg.rotary_dims = 32;  // partial rotary: pairs and plain dims both move
       const std::vector<float> inv = rope_inv_freq(cfg);
-      const auto K = test::rounded(t, test::random_floats(std::size_t(S) * cap * hd, 31, -1.f, 1.f));
-      const auto V = test::rounded(t, test::random_floats(std::size_t(S) * cap * hd, 32, -1.f, 1.f));
+      const auto K = test::rounded(t, test::random_floats(std::size_t(S) * region * hd, 31, -1.f, 1.f));
+      const auto V = test::rounded(t, test::random_floats(std::size_t(S) * region * hd, 32, -1.f, 1.f));
       std::vector<int> pos(std::size_t(S) * cap);
       std::iota(pos.begin(), pos.end(), 1000);
       const auto stats = test::random_floats(std::size_t(S) * cap, 33, 0.f, 1.f);
-      // Segment 0: evict one slot in the middle; 1: keep every third of 250; 2: untouched; 3: keep a tail.
-      std::vector<std::vector<int>> keep(S);
-      for (int j = 0; j < 200; ++j)
-        if (j != 57) keep[0].push_back(j);
-      for (int j = 0; j < 250; j += 3) keep[1].push_back(j);
-      for (int j = 290; j < 300; ++j) keep[3].push_back(j);
-      std::vector<int> jobs, maps;
-      for (int s : {0, 1, 3}) {
-        int first = 0;
-        while (first < int(keep[s].size()) && keep[s][first] == first) ++first;
-        jobs.insert(jobs.end(), {s, first, int(keep[s].size()), int(maps.size())});
-        maps.insert(maps.end(), keep[s].begin() + first, keep[s].end());
-      }
+      std::vector<int> starts(S);
+      for (int s = 0; s < S; ++s) starts[s] = cases[s].start;
       DeviceBuffer dk = DeviceBuffer::from(test::to_device_bits(t, K)), dv = DeviceBuffer::from(test::to_device_bits(t, V));
-      DeviceBuffer dp = DeviceBuffer::from(pos), ds = DeviceBuffer::from(stats);
-      DeviceBuffer dj = DeviceBuffer::from(jobs), dm = DeviceBuffer::from(maps), dinv = DeviceBuffer::from(inv);
-      cuda::KvCache kv{t, dk.get(), dv.get(), dp.as<int>(), ds.as<float>(), cap, hd};
-      cuda::compact(kv, dj.as<int>(), 3, dm.as<int>(), compacted ? dinv.as<float>() : nullptr, int(inv.size()), nullptr);
+      DeviceBuffer dp = DeviceBuffer::from(pos), ds = DeviceBuffer::from(stats), dstart = DeviceBuffer::from(starts);
+      DeviceBuffer dj = DeviceBuffer::from(jobs), dm = DeviceBuffer::from(maps.empty() ? std::vector<int>{0} : maps);
+      DeviceBuffer dinv = DeviceBuffer::from(inv);
+      cuda::KvCache kv{t, dk.get(), dv.get(), dp.as<int>(), ds.as<float>(), cap, hd, region, dstart.as<int>()};
+      cuda::compact(kv, dj.as<int>(), int(jobs.size()) / cuda::kCompactJobInts, dm.as<int>(),
+                    compacted ? dinv.as<float>() : nullptr, int(inv.size()), nullptr);
       const auto gk = dk.to_vector<uint16_t>(K.size());
       const auto gv = dv.to_vector<uint16_t>(V.size());
       const auto gp = dp.to_vector<int>(pos.size());
       const auto gs = ds.to_vector<float>(stats.size());
       for (int s = 0; s < S; ++s) {
-        const bool moved = !keep[s].empty();
-        const int rows = moved ? int(keep[s].size()) : cap;
-        for (int i = 0; i < rows; ++i) {
-          const int src = moved ? keep[s][i] : i;
-          const std::size_t si = std::size_t(s) * cap;
-          std::vector<float> key(K.begin() + (si + src) * hd, K.begin() + (si + src + 1) * hd);
+        const std::size_t seg_rows = std::size_t(s) * region, seg_slots = std::size_t(s) * cap;
+        for (int i = 0; i < int(map[s].size()); ++i) {
+          const int src = map[s][i];
+          const std::size_t from = seg_rows + cases[s].start + src, to = seg_rows + dst_start[s] + i;
+          std::vector<float> key(K.begin() + from * hd, K.begin() + (from + 1) * hd);
           if (compacted && i != src) rope_rotate(key.data(), inv, float(i - src));
           for (int e = 0; e < hd; ++e) {
-            const float got = cuda::from_bits(t, gk[(si + i) * hd + e]);
+            const float got = cuda::from_bits(t, gk[to * hd + e]);
             if (compacted && e < 2 * int(inv.size()))
               ASSERT_LE(std::abs(got - key[e]), test::ulp_rel(t) * std::abs(key[e]) + 1e-6) << "seg " << s << " slot " << i;
             else
-              ASSERT_EQ(gk[(si + i) * hd + e], cuda::to_bits(t, key[e])) << "seg " << s << " slot " << i << " dim " << e;
-            ASSERT_EQ(gv[(si + i) * hd + e], cuda::to_bits(t, V[(si + src) * hd + e]));
+              ASSERT_EQ(gk[to * hd + e], cuda::to_bits(t, key[e])) << "seg " << s << " slot " << i << " dim " << e;
+            ASSERT_EQ(gv[to * hd + e], cuda::to_bits(t, V[from * hd + e])) << "seg " << s << " slot " << i;
           }
-          ASSERT_EQ(gp[si + i], pos[si + src]);
-          ASSERT_EQ(gs[si + i], stats[si + src]);
+          ASSERT_EQ(gp[seg_slots + i], pos[seg_slots + src]) << "seg " << s << " slot " << i;
+          ASSERT_EQ(gs[seg_slots + i], stats[seg_slots + src]) << "seg " << s << " slot " << i;
         }
       }
     }

@@ -361,6 +361,35 @@ TEST(CudaBackend, DecodeStepsAllocateNoDeviceMemory) {
 
 // ---- eviction -----------------------------------------------------------------------------------
 
+// Every cached key and value of the CUDA backend against the CPU's, slot by
+// slot, with the book's positions. A wrong slot or a wrong rotation is off
+// by the size of the row; the 16-bit weights and cache move keys by ~0.1%
+// of it.
+void expect_same_cache(Pair& p, int hd, double tol, const std::string& when) {
+  auto& cu = as_cuda(*p.cuda);
+  auto& cp = dynamic_cast<CpuBackend&>(*p.cpu);
+  std::vector<float> got, want;
+  for (int seg = 0; seg < p.cpu->kv().layout().n_segments(); ++seg) {
+    ASSERT_EQ(p.cuda->kv().positions(seg), p.cpu->kv().positions(seg)) << when;
+    ASSERT_EQ(p.cuda->kv().rope_positions(seg), p.cpu->kv().rope_positions(seg)) << when;
+    for (int slot = 0; slot < p.cpu->kv().len(seg); ++slot) {
+      for (int kind = 0; kind < 2; ++kind) {
+        const auto row = kind == 0 ? cu.read_key(seg, slot) : cu.read_value(seg, slot);
+        const float* ref = kind == 0 ? cp.key(seg, slot) : cp.value(seg, slot);
+        float rmax = 0, err = 0;
+        for (int e = 0; e < hd; ++e) {
+          rmax = std::max(rmax, std::abs(ref[e]));
+          err = std::max(err, std::abs(row[e] - ref[e]));
+        }
+        ASSERT_LE(err, 0.02f * rmax) << when << (kind ? " value" : " key") << " seg " << seg << " slot " << slot;
+        got.insert(got.end(), row.begin(), row.end());
+        want.insert(want.end(), ref, ref + hd);
+      }
+    }
+  }
+  EXPECT_LT(test::nmse(got, want), tol) << when;
+}
+
 class RetainCuda : public ::testing::TestWithParam<PositionMode> {};
 
 TEST_P(RetainCuda, KeysAttentionAndLogitsMatchCpu) {
@@ -388,32 +417,7 @@ TEST_P(RetainCuda, KeysAttentionAndLogitsMatchCpu) {
       p.cuda->retain(seg, keep);
     }
   };
-  // A wrong slot or a wrong rotation is off by the size of the row; the
-  // 16-bit weights and cache move keys by ~0.1% of it.
-  auto compare_keys = [&](const std::string& when) {
-    auto& cu = as_cuda(*p.cuda);
-    auto& cp = dynamic_cast<CpuBackend&>(*p.cpu);
-    std::vector<float> got, want;
-    for (int seg = 0; seg < S; ++seg) {
-      ASSERT_EQ(p.cuda->kv().positions(seg), p.cpu->kv().positions(seg)) << when;
-      ASSERT_EQ(p.cuda->kv().rope_positions(seg), p.cpu->kv().rope_positions(seg)) << when;
-      for (int slot = 0; slot < p.cpu->kv().len(seg); ++slot) {
-        for (int kind = 0; kind < 2; ++kind) {
-          const auto row = kind == 0 ? cu.read_key(seg, slot) : cu.read_value(seg, slot);
-          const float* ref = kind == 0 ? cp.key(seg, slot) : cp.value(seg, slot);
-          float rmax = 0, err = 0;
-          for (int e = 0; e < hd; ++e) {
-            rmax = std::max(rmax, std::abs(ref[e]));
-            err = std::max(err, std::abs(row[e] - ref[e]));
-          }
-          ASSERT_LE(err, 0.02f * rmax) << when << (kind ? " value" : " key") << " seg " << seg << " slot " << slot;
-          got.insert(got.end(), row.begin(), row.end());
-          want.insert(want.end(), ref, ref + hd);
-        }
-      }
-    }
-    EXPECT_LT(test::nmse(got, want), tol) << when;
-  };
+  auto compare_keys = [&](const std::string& when) { expect_same_cache(p, hd, tol, when); };
   evict(0);
   compare_keys("after one eviction");
   ForwardOptions cap;
@@ -434,6 +438,56 @@ TEST_P(RetainCuda, KeysAttentionAndLogitsMatchCpu) {
   EXPECT_LT(test::nmse(og.logits, oc.logits), tol);
   expect_same_attention(og.attention, oc.attention, "prefill after evictions", tol);
   compare_keys("after the prefill");
+}
+
+TEST_P(RetainCuda, WindowEvictionsMoveTheStartAndMatchCpu) {
+  // StreamingLLM's pattern: one sink, and the oldest slot after it goes
+  // every step. The device moves the sink up instead of the window down
+  // (kv/row_moves.h), so the segment's start drifts through its region's
+  // slack, moves back down when the slack is used up, and goes back to row
+  // 0 when a long chunk of tokens does not fit above it. The cache, the
+  // logits and the attention must stay the CPU's through all of it.
+  KVSCOPE_REQUIRE_CUDA();
+  const auto g = test::Golden::load("llama_gqa");
+  const auto m = load_model_files(test::model_dir("llama_gqa"));
+  const double tol = bound(m.config);
+  BackendOptions bo;
+  bo.max_tokens = 40;  // a region of 104 rows: 64 rows of slack
+  bo.positions = GetParam();
+  Pair p = make_pair_of(m.config, m.weights, bo);
+  const int S = p.cpu->kv().layout().n_segments(), hd = m.config.head_dim;
+  const int budget = 12;
+  ForwardOptions fo;
+  fo.capture_layers = {0, m.config.n_layers - 1};
+  ForwardOutput oc, og;
+  const std::vector<int> prompt(g.prompt.begin(), g.prompt.begin() + budget);
+  p.cpu->forward(prompt, fo, oc);
+  p.cuda->forward(prompt, fo, og);
+  int tok = argmax(oc.logits.data(), m.config.vocab_size);
+  for (int step = 0; step < 110; ++step) {
+    for (int seg = 0; seg < S; ++seg) {  // the sink stays, the oldest after it goes
+      const int len = p.cpu->kv().len(seg);
+      const int gone = len - (budget - 1);
+      std::vector<int> keep{0};
+      for (int j = 1 + gone; j < len; ++j) keep.push_back(j);
+      p.cpu->retain(seg, keep);
+      p.cuda->retain(seg, keep);
+    }
+    // One token a step: the start reaches the end of the slack near step 92
+    // (then the window moves down); at step 95 a chunk of 25 tokens fits
+    // neither above nor in place, and the segment goes back to row 0.
+    std::vector<int> in{tok};
+    if (step == 95)
+      for (int i = 1; i < 25; ++i) in.push_back(g.prompt[i % g.prompt.size()]);
+    p.cpu->forward(in, fo, oc);
+    p.cuda->forward(in, fo, og);
+    const std::string when = "step " + std::to_string(step);
+    ASSERT_LT(test::nmse(og.logits, oc.logits), tol) << when;
+    expect_same_attention(og.attention, oc.attention, when, tol);
+    if (step % 10 == 0 || (step >= 90 && step <= 97)) expect_same_cache(p, hd, tol, when);
+    tok = argmax(oc.logits.data() + std::size_t(oc.n_logits - 1) * m.config.vocab_size, m.config.vocab_size);
+  }
+  expect_same_cache(p, hd, tol, "at the end");
 }
 
 INSTANTIATE_TEST_SUITE_P(BothModes, RetainCuda, ::testing::Values(PositionMode::Original, PositionMode::Compacted),

@@ -11,6 +11,7 @@
 #include "backend/cpu/decode_attention.h"
 #include "backend/parallel.h"
 #include "backend/sampler.h"
+#include "kv/row_moves.h"
 #include "model/rope.h"
 
 namespace kvscope {
@@ -69,7 +70,7 @@ CpuBackend::CpuBackend(std::shared_ptr<const CpuModel> model, const BackendOptio
   cap_ = opt.max_tokens;
   hd_ = cfg.head_dim;
   book_ = KvBook(layout_, cap_);
-  region_ = cap_ + std::max(64, cap_ / 8);
+  region_ = kv_region_rows(cap_);
   start_.assign(layout_.n_segments(), 0);
   const int64_t n = int64_t(layout_.n_segments()) * region_ * hd_;
   k_.assign(static_cast<std::size_t>(n), 0.0f);
@@ -119,12 +120,9 @@ void CpuBackend::retain(int seg, std::span<const int> keep) {
 // one memmove each, ordered so that no source is overwritten before it is
 // read.
 void CpuBackend::move_kept_rows(int seg, std::span<const int> keep, int old_len) {
-  const int kept = static_cast<int>(keep.size()), gone = old_len - kept;
+  const RowMoves plan = plan_row_moves(keep, old_len);
+  const int kept = plan.kept, gone = plan.gone, first_hole = plan.first_hole, in_place_tail = plan.in_place_tail;
   if (gone == 0) return;
-  int first_hole = 0;  // slots before it stay where they are when moving down
-  while (first_hole < kept && keep[first_hole] == first_hole) ++first_hole;
-  int in_place_tail = kept;  // slots from here on stay where they are when moving up
-  while (in_place_tail > 0 && keep[in_place_tail - 1] == in_place_tail - 1 + gone) --in_place_tail;
   float* K = k_.data() + int64_t(seg) * region_ * hd_;
   float* V = v_.data() + int64_t(seg) * region_ * hd_;
   const int64_t from = start_[seg];
@@ -132,7 +130,7 @@ void CpuBackend::move_kept_rows(int seg, std::span<const int> keep, int old_len)
     std::memmove(K + dst_row * hd_, K + src_row * hd_, sizeof(float) * size_t(rows) * hd_);
     std::memmove(V + dst_row * hd_, V + src_row * hd_, sizeof(float) * size_t(rows) * hd_);
   };
-  if (kept - first_hole <= in_place_tail) {
+  if (!plan.up_is_shorter()) {
     for (int i = first_hole; i < kept;) {  // ascending: destinations lie below every later source
       int j = i;
       while (j + 1 < kept && keep[j + 1] == keep[j] + 1) ++j;

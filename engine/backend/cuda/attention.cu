@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(kThreads) scores_kernel(AttentionArgs a, int q
   __syncthreads();
   const int base = len - a.n;  // slots before this call's tokens
   const int qpos = a.first_pos + i;
-  const T* K = static_cast<const T*>(a.kv.k) + int64_t(seg) * cap * hd;
+  const T* K = static_cast<const T*>(a.kv.k) + kv_first_row(a.kv, seg) * hd;
   const int* pos = a.kv.pos + int64_t(seg) * cap;
   float* row = score_row(a.scores, a, h, qi, qc);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -155,13 +155,13 @@ template <class T>
 __global__ void __launch_bounds__(kThreads) pv_kernel(AttentionArgs a, int q_begin, int qc, int splits) {
   __shared__ float red[kWarps][kMaxHd];
   const int h = blockIdx.z, qi = blockIdx.y, block = blockIdx.x;
-  const int seg = segment_of(a, h), hd = a.kv.hd, cap = a.kv.cap;
+  const int seg = segment_of(a, h), hd = a.kv.hd;
   const int len = a.seg_len[seg];
   const int j0 = block * kPvKeys;
   if (j0 >= len) return;  // pv_reduce reads only the blocks that cover len
   const int j1 = min(len, j0 + kPvKeys);
   const float* p = score_row(a.scores, a, h, qi, qc);
-  const T* V = static_cast<const T*>(a.kv.v) + int64_t(seg) * cap * hd;
+  const T* V = static_cast<const T*>(a.kv.v) + kv_first_row(a.kv, seg) * hd;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float acc[kMaxHd / 32];
 #pragma unroll

@@ -12,6 +12,12 @@
 
 namespace kvscope::cuda {
 
+// The first key / value row of segment `seg`'s slots (KvCache: its region,
+// from its start row).
+__device__ __forceinline__ int64_t kv_first_row(const KvCache& kv, int seg) {
+  return int64_t(seg) * kv.region + kv.start[seg];
+}
+
 __device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
 __device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float2 to_f32x2(__half2 v) { return __half22float2(v); }

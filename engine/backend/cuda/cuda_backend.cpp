@@ -9,6 +9,7 @@
 #include "backend/cuda/cuda_model.h"
 #include "backend/cuda/cuda_ops.h"
 #include "common/error.h"
+#include "kv/row_moves.h"
 
 namespace kvscope {
 
@@ -44,22 +45,28 @@ struct CudaBackend::State {
   std::vector<int> readers;      // [segment]: query heads (over all layers) reading it
   std::vector<int> last_reader;  // [kv layer]: the last layer reading it
 
-  // KV cache and per-slot positions and statistics: [segment][cap].
+  // K and V [segment][region][hd] (slot j of segment s in row start[s] + j
+  // of its region, kv/row_moves.h); positions and statistics [segment][cap].
   DeviceBuffer k, v, pos, stats;
   cuda::KvCache kv;
+  int region = 0;
+  std::vector<int> start;  // [segment]: the host's copy, staged with every push
 
   // Host -> device staging, double-buffered in pinned memory. Layout (ints):
-  // [segment lengths S][token ids cap][row weights cap (float bits)][jobs 4S][maps S*cap].
+  // [segment lengths S][segment start rows S][token ids cap][row weights cap (float bits)]
+  // [jobs kCompactJobInts*S][maps S*cap].
   int* host_stage[2] = {nullptr, nullptr};
   cudaEvent_t stage_done[2] = {nullptr, nullptr};
   int stage_next = 0;
   DeviceBuffer dev_stage;
-  std::size_t off_tokens = 0, off_weights = 0, off_jobs = 0, off_maps = 0, stage_ints = 0;
+  std::size_t off_starts = 0, off_tokens = 0, off_weights = 0, off_jobs = 0, off_maps = 0, stage_ints = 0;
   int* dev_lens() const { return dev_stage.as<int>(); }
 
   // Evictions not yet applied on the device: for each slot of the segment,
-  // the device slot holding it (composed over retains since the last push).
+  // the device slot holding it (composed over retains since the last push),
+  // out of the segment's device length then.
   std::vector<std::vector<int>> map;
+  std::vector<int> map_from;
   std::vector<char> dirty;
 
   // Workspace, sized for `rows` tokens per call (1 at construction).
@@ -127,13 +134,16 @@ CudaBackend::CudaBackend(std::shared_ptr<const CudaModel> model, const BackendOp
   // What this backend needs before the first call (a decode step with every
   // layer captured and a statistic rule active needs nothing more).
   const int64_t seg_slots = int64_t(s.S) * s.cap;
-  s.off_tokens = std::size_t(s.S);
+  s.region = kv_region_rows(s.cap);
+  const int64_t seg_rows = int64_t(s.S) * s.region;
+  s.off_starts = std::size_t(s.S);
+  s.off_tokens = s.off_starts + std::size_t(s.S);
   s.off_weights = s.off_tokens + s.cap;
   s.off_jobs = s.off_weights + s.cap;
-  s.off_maps = s.off_jobs + 4 * std::size_t(s.S);
+  s.off_maps = s.off_jobs + cuda::kCompactJobInts * std::size_t(s.S);
   s.stage_ints = s.off_maps + std::size_t(seg_slots);
   const int splits = cuda::pv_splits(s.cap);
-  const double need = 2.0 * seg_slots * s.hd * 2                              // K, V
+  const double need = 2.0 * seg_rows * s.hd * 2                               // K, V
                       + 2.0 * seg_slots * 4                                    // positions, statistics
                       + 4.0 * s.stage_ints                                     // staging
                       + 4.0 * (4.0 * s.d + s.qkv_w + s.H * s.hd + s.gu_w + cfg.intermediate)  // activations
@@ -156,24 +166,27 @@ CudaBackend::CudaBackend(std::shared_ptr<const CudaModel> model, const BackendOp
   s.last_reader.assign(s.layout.n_kv_layers, 0);
   for (int l = 0; l < s.L; ++l) s.last_reader[s.layout.source_of_layer[l]] = l;
   s.map.assign(s.S, {});
+  s.map_from.assign(s.S, 0);
   s.dirty.assign(s.S, 0);
+  s.start.assign(s.S, 0);
 
   KVSCOPE_CUDA(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
   s.blas = std::make_unique<cuda::Blas>(s.stream);
 
-  s.k = DeviceBuffer(std::size_t(seg_slots) * s.hd * 2, "KV cache");
-  s.v = DeviceBuffer(std::size_t(seg_slots) * s.hd * 2, "KV cache");
+  s.k = DeviceBuffer(std::size_t(seg_rows) * s.hd * 2, "KV cache");
+  s.v = DeviceBuffer(std::size_t(seg_rows) * s.hd * 2, "KV cache");
   s.pos = DeviceBuffer(std::size_t(seg_slots) * 4, "KV positions");
   s.stats = DeviceBuffer(std::size_t(seg_slots) * 4, "slot statistics");
   KVSCOPE_CUDA(cudaMemsetAsync(s.stats.get(), 0, s.stats.bytes(), s.stream));
   s.kv = cuda::KvCache{cuda::kv_type_for(model_->wtype), s.k.get(), s.v.get(), s.pos.as<int>(), s.stats.as<float>(),
-                       s.cap, s.hd};
+                       s.cap, s.hd, s.region, nullptr};
 
   for (int b = 0; b < 2; ++b) {
     KVSCOPE_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&s.host_stage[b]), s.stage_ints * 4, cudaHostAllocDefault));
     KVSCOPE_CUDA(cudaEventCreateWithFlags(&s.stage_done[b], cudaEventDisableTiming));
   }
   s.dev_stage = DeviceBuffer(s.stage_ints * 4, "staging");
+  s.kv.start = s.dev_stage.as<int>() + s.off_starts;
   KVSCOPE_CUDA(cudaMemsetAsync(s.dev_stage.get(), 0, s.dev_stage.bytes(), s.stream));
   KVSCOPE_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&s.token_host), 4, cudaHostAllocDefault));
   KVSCOPE_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&s.stats_host), std::size_t(seg_slots) * 4,
@@ -210,6 +223,7 @@ std::unique_ptr<Backend> CudaBackend::clone() {
   for (auto [dst, src] : {Pair{&c.k, &s.k}, Pair{&c.v, &s.v}, Pair{&c.pos, &s.pos}, Pair{&c.stats, &s.stats}})
     KVSCOPE_CUDA(cudaMemcpyAsync(dst->get(), src->get(), src->bytes(), cudaMemcpyDeviceToDevice, c.stream));
   KVSCOPE_CUDA(cudaStreamSynchronize(c.stream));
+  c.start = s.start;  // the rows were copied as they lie
   copy->book_ = book_;
   copy->stats_ = stats_;
   copy->seen_ = seen_;
@@ -289,9 +303,11 @@ void CudaBackend::ensure_workspace(int rows, int logit_rows, int64_t capture_flo
   }
 }
 
-// One host -> device copy: segment lengths (the book's), this call's tokens
-// and statistic row weights, and the pending evictions, which are applied
-// right after.
+// One host -> device copy: segment lengths (the book's) and start rows, this
+// call's tokens and statistic row weights, and the pending evictions, which
+// are applied right after. Each segment's rows move as place_rows() says
+// (kv/row_moves.h): the shorter side, with room for the book's length,
+// which already counts this call's tokens.
 void CudaBackend::push_state(std::span<const int> tokens, const std::vector<float>& row_weights) {
   State& s = *s_;
   const int b = s.stage_next;
@@ -304,26 +320,48 @@ void CudaBackend::push_state(std::span<const int> tokens, const std::vector<floa
   int n_jobs = 0;
   std::size_t maps_used = 0;
   for (int seg = 0; seg < s.S; ++seg) {
-    if (!s.dirty[seg]) continue;
-    const std::vector<int>& m = s.map[seg];
-    int first = 0;
-    while (first < int(m.size()) && m[first] == first) ++first;
-    if (first < int(m.size())) {  // slots from `first` on move; before it only the length changed
-      int* job = hs + s.off_jobs + 4 * n_jobs++;
-      job[0] = seg;
-      job[1] = first;
-      job[2] = int(m.size());
-      job[3] = int(maps_used);
-      std::copy(m.begin() + first, m.end(), hs + s.off_maps + maps_used);
-      maps_used += m.size() - first;
+    const int len_after = book_.len(seg);
+    RowMoves moves;  // no eviction: every slot stays
+    if (s.dirty[seg]) {
+      moves = plan_row_moves(s.map[seg], s.map_from[seg]);
+    } else {
+      const int on_device = len_after - int(tokens.size());
+      if (s.start[seg] + len_after <= s.region) continue;  // the appends fit where the segment lies
+      moves.kept = moves.first_hole = on_device;
     }
+    const RowPlacement place = place_rows(moves, s.start[seg], s.region, len_after);
+    if (place.rows_moved() > 0 || moves.first_hole < moves.kept) {
+      const cuda::CompactJob job{seg,
+                                 moves.kept,
+                                 s.dirty[seg] ? int(maps_used) : -1,
+                                 moves.first_hole,
+                                 s.start[seg],
+                                 place.dst_start,
+                                 place.move_begin,
+                                 place.move_end,
+                                 place.rotate_begin,
+                                 place.rotate_end};
+      int* dst = hs + s.off_jobs + cuda::kCompactJobInts * n_jobs++;
+      for (int v : {job.segment, job.kept, job.map_offset, job.first_hole, job.src_start, job.dst_start,
+                    job.kv_begin, job.kv_end, job.rotate_begin, job.rotate_end})
+        *dst++ = v;
+      if (s.dirty[seg]) {
+        std::copy(s.map[seg].begin(), s.map[seg].end(), hs + s.off_maps + maps_used);
+        maps_used += s.map[seg].size();
+      }
+    }
+    s.start[seg] = place.dst_start;
     s.dirty[seg] = 0;
     s.map[seg].clear();
   }
+  std::copy(s.start.begin(), s.start.end(), hs + s.off_starts);
   const std::size_t ints = n_jobs ? s.off_maps + maps_used : s.off_jobs;
   KVSCOPE_CUDA(cudaMemcpyAsync(s.dev_stage.get(), hs, ints * 4, cudaMemcpyHostToDevice, s.stream));
   KVSCOPE_CUDA(cudaEventRecord(s.stage_done[b], s.stream));
   if (n_jobs) {
+    // The kernel reads each job's rows from src_start and writes them from
+    // dst_start; the staged starts are already the new ones, read by the
+    // kernels after it.
     const bool compacted = opts_.positions == PositionMode::Compacted && model_->inv_freq;
     cuda::compact(s.kv, s.dev_stage.as<int>() + s.off_jobs, n_jobs, s.dev_stage.as<int>() + s.off_maps,
                   compacted ? model_->inv_freq : nullptr, int(model_->inv_freq_host.size()), s.stream);
@@ -568,6 +606,7 @@ void CudaBackend::retain(int seg, std::span<const int> keep) {
       throw Error("kv cache", "retain", "slot list must be strictly ascending and inside the segment");
     prev = slot;
   }
+  if (!s.dirty[seg]) s.map_from[seg] = book_.len(seg);  // what the device holds now
   book_.retain(seg, keep);
   compact_stats(seg, keep);
   // Compose with the evictions not yet applied on the device.
@@ -591,6 +630,7 @@ void CudaBackend::reset() {
   seen_ = 0;
   for (auto& m : s.map) m.clear();
   std::fill(s.dirty.begin(), s.dirty.end(), 0);
+  std::fill(s.start.begin(), s.start.end(), 0);  // staged at the next push
 }
 
 void CudaBackend::on_stats_cleared() {
@@ -606,7 +646,7 @@ std::vector<float> CudaBackend::read_row(const void* base, int seg, int slot) {
   KVSCOPE_CUDA(cudaSetDevice(s.device));
   push_state({}, {});  // applies pending evictions
   std::vector<uint16_t> bits(s.hd);
-  const std::size_t off = (std::size_t(seg) * s.cap + slot) * s.hd * 2;
+  const std::size_t off = (std::size_t(seg) * s.region + s.start[seg] + slot) * s.hd * 2;
   KVSCOPE_CUDA(cudaMemcpyAsync(bits.data(), static_cast<const char*>(base) + off, std::size_t(s.hd) * 2,
                                cudaMemcpyDeviceToHost, s.stream));
   KVSCOPE_CUDA(cudaStreamSynchronize(s.stream));

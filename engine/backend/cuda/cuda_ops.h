@@ -171,8 +171,11 @@ struct RopeArgs {
 // reading segment seg0 + h / group.
 void rope_q(float* q, int stride, int n_heads, int hd, int group, int seg0, const RopeArgs& r, Stream stream);
 
-// The device KV cache: K and V [segment][cap][hd] in `type`, plus per-slot
-// absolute positions and slot statistics [segment][cap].
+// The device KV cache: K and V [segment][region][hd] in `type`, plus per-slot
+// absolute positions and slot statistics [segment][cap]. Slot j of segment s
+// holds its key and value in row start[s] + j of the segment's region
+// (kv/row_moves.h: eviction moves the shorter side, so the start moves up
+// when old slots go); positions and statistics sit at slot j.
 struct KvCache {
   WType type = WType::F16;
   void* k = nullptr;
@@ -180,6 +183,8 @@ struct KvCache {
   int* pos = nullptr;
   float* stats = nullptr;
   int cap = 0, hd = 0;
+  int region = 0;              // rows per segment of K and V (>= cap)
+  const int* start = nullptr;  // [segments] on the device: the first row of each segment's slots
 };
 // Appends this call's keys and values of one owning layer: kv head g of
 // token i reads k at qkv[i * stride + k_col + g * hd] (v likewise), rotates
@@ -236,11 +241,24 @@ void clear_stat_acc(const StatArgs& s, int n_kv_heads, int n, int cap, Stream st
 void finish_stats(const StatArgs& s, float carry, const int* seg_len, int seg0, int n_kv_heads, int n, int max_len,
                   float* stats, int cap, Stream stream);
 
-// retain() on the device, for several segments at once. Job j moves, in
-// segment jobs[4j], slots jobs[4j+1] .. jobs[4j+2]-1 from slot
-// maps[jobs[4j+3] + (i - first)] (ascending, >= i): rows of K, V, position
-// and statistic. In Compacted mode (inv_freq set) a moved key is re-rotated
-// by (new slot - old slot), its rotation being its slot index.
+// retain() on the device, for several segments at once. Job j is the
+// kCompactJobInts ints at jobs + kCompactJobInts * j (CompactJob's fields in
+// order). Slot i (< kept) of the segment takes the slot map[i] of before
+// (ascending, map[i] >= i; an identity map when map_offset is -1):
+// positions and statistics for the slots from first_hole on; key and value
+// rows for the slots in [kv_begin, kv_end), read from row src_start +
+// map[i] and written to row dst_start + i (ascending when dst_start <=
+// src_start, else descending, so that no row is overwritten before it is
+// read). In Compacted mode (inv_freq set) the keys' rotary dims of the
+// slots in [rotate_begin, rotate_end) move the same way and are re-rotated
+// by (new slot - old slot), their rotation being their slot index (the
+// range's slots outside [kv_begin, kv_end) already sit in their rows).
+// kv/row_moves.h's place_rows() gives the ranges.
+struct CompactJob {
+  int segment = 0, kept = 0, map_offset = -1, first_hole = 0;
+  int src_start = 0, dst_start = 0, kv_begin = 0, kv_end = 0, rotate_begin = 0, rotate_end = 0;
+};
+constexpr int kCompactJobInts = 10;
 void compact(const KvCache& kv, const int* jobs, int n_jobs, const int* maps, const float* inv_freq, int rope_half,
              Stream stream);
 

@@ -39,7 +39,7 @@ __global__ void append_kv_kernel(const float* qkv, int stride, int k_col, int v_
   const float pos = static_cast<float>(rope_position(r, seg, i));
   const float* k = qkv + int64_t(i) * stride + k_col + int64_t(g) * hd;
   const float* v = qkv + int64_t(i) * stride + v_col + int64_t(g) * hd;
-  const int64_t row = (int64_t(seg) * kv.cap + slot) * hd;
+  const int64_t row = (kv_first_row(kv, seg) + slot) * hd;
   T* kd = static_cast<T*>(kv.k) + row;
   T* vd = static_cast<T*>(kv.v) + row;
   for (int d = threadIdx.x; d < hd; d += blockDim.x) {
