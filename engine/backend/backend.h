@@ -121,6 +121,8 @@ class Backend {
 
   // Eviction: segment `seg` keeps only `keep` (ascending slot indices), in
   // order. In Compacted mode the kept keys are re-rotated to their new slots.
+  // Calls for different segments may run at the same time (a session evicts
+  // from every segment at once); nothing else may run beside them.
   virtual void retain(int seg, std::span<const int> keep) = 0;
 
   // Forgets the sequence (capacity and weights stay).

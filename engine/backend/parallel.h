@@ -7,6 +7,7 @@
 // spinning on the same cores would take turns instead of working.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace kvscope {
@@ -25,6 +26,26 @@ void parallel_for_impl(int n, void (*task)(void* ctx, int i), void* ctx);
 template <class F>
 void parallel_for(int n, F&& f) {
   parallel_for_impl(n, [](void* ctx, int i) { (*static_cast<F*>(ctx))(i); }, &f);
+}
+
+// How many runs a pass over n items (segments, say) holding `elements` in
+// all is worth: one per pool thread, as long as each run gets a few
+// thousand elements (below that the hand-off costs more than it saves).
+inline int runs_for(int n, int64_t elements) {
+  const int64_t by_work = elements / 4096 + 1;
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({int64_t(pool_threads()), int64_t(n), by_work})));
+}
+
+// f(run, i) for every i in [0, n): `runs` tasks over consecutive runs of
+// indices (run r starts at r * ceil(n / runs)), so f can use scratch of its
+// run's own and results stay in index order within a run.
+template <class F>
+void parallel_runs(int n, int runs, F&& f) {
+  const int per = (n + runs - 1) / runs;
+  parallel_for(runs, [&](int r) {
+    const int end = std::min(n, (r + 1) * per);
+    for (int i = r * per; i < end; ++i) f(r, i);
+  });
 }
 
 }  // namespace kvscope

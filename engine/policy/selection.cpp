@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "backend/cpu/philox_batch.h"
+#include "backend/parallel.h"
 #include "common/counter_random.h"
 #include "policy/top_keys.h"
 
@@ -131,8 +132,10 @@ void random_scores(const ResolvedPolicy& r, int step, int unit_first, const int*
 
 // The usual case (kv_head granularity): a unit is one segment, whose slots
 // hold distinct positions, so slot indices serve as entries directly.
+// `w` is this task's scratch; the pivot hints are per segment and sized by the caller.
 void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const std::vector<float>* stat, int newest,
-                       int step, const Limits& lim, SelectionScratch& w, SlotChoice& c) {
+                       int step, const Limits& lim, SelectionScratch& w, std::vector<uint64_t>& pivot_hint,
+                       SlotChoice& c) {
   const auto& r = policy.resolved();
   const Ranking ranking = policy.ranking();
   const auto& pos = book.positions(seg);
@@ -171,14 +174,13 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
   // the smallest key: it goes whatever its score.
   const int exit_slot = j1 > j0 && p[j1 - 1] == lim.exit_pos ? j1 - 1 : -1;
   if (exit_slot >= 0) keys[exit_slot - j0] = static_cast<uint64_t>(exit_slot);
-  if (w.pivot_hint.size() <= static_cast<std::size_t>(seg)) w.pivot_hint.resize(seg + 1, 0);
-  select_largest<uint64_t>(w.keys.data(), w.keys.size(), static_cast<std::size_t>(room), w.pivot_hint[seg]);
+  select_largest<uint64_t>(w.keys.data(), w.keys.size(), static_cast<std::size_t>(room), pivot_hint[seg]);
   const auto first_dropped = w.keys.begin() + room;
   // Next step's hint: the score part of the strongest key dropped, next to
   // the threshold (the dropped are few; the kept are many).
   uint64_t strongest = 0;
   for (auto it = first_dropped; it != w.keys.end(); ++it) strongest = std::max(strongest, *it);
-  w.pivot_hint[seg] = room > 0 ? strongest & ~uint64_t{0xffffffffu} : 0;
+  pivot_hint[seg] = room > 0 ? strongest & ~uint64_t{0xffffffffu} : 0;
   for (auto it = first_dropped; it != w.keys.end(); ++it) state[static_cast<uint32_t>(*it)] = kDropped;
   if (!policy.evicts()) return;  // ideal: ranking its whole cache every step is not needed by anyone
   // A protected slot j outranks dropped key d when its key is larger: a
@@ -367,16 +369,28 @@ void choose_slots(const Policy& policy, const KvBook& book,
   // has one; the rest starts from kept / NaN / no rank.
   const bool scored = statistic || policy.ranking() == Ranking::Random;
   const Limits lim = limits_of(r, newest, step);
-  for (int s = 0; s < S; ++s) {
+  // A large model holds a million slots or more (llama-2-7b: 1,024 segments
+  // of ~1,000): the per-segment work runs as parallel tasks over runs of
+  // segments, which write disjoint parts of the choice. Each segment's
+  // result depends on nothing another task touches, so the choice is the
+  // same for any number of threads.
+  const int lanes = runs_for(S, book.total_slots());
+  auto over_lanes = [&](auto&& segment_work) { parallel_runs(S, lanes, segment_work); };
+  over_lanes([&](int, int s) {
     const int len = book.len(s);
     if (per_segment) c.state[s].resize(len);
     else c.state[s].assign(len, kKept);
     if (per_segment && scored) c.score[s].resize(len);
     else c.score[s].assign(len, std::numeric_limits<float>::quiet_NaN());
     c.rank[s].assign(len, 0);
-  }
+  });
   if (per_segment) {
-    for (int s = 0; s < S; ++s) choose_in_segment(policy, book, s, statistic ? &stats(s) : nullptr, newest, step, lim, scratch, c);
+    if (scratch.pivot_hint.size() < static_cast<std::size_t>(S)) scratch.pivot_hint.resize(S, 0);
+    if (scratch.lanes.size() < static_cast<std::size_t>(lanes)) scratch.lanes.resize(lanes);
+    over_lanes([&](int lane, int s) {
+      choose_in_segment(policy, book, s, statistic ? &stats(s) : nullptr, newest, step, lim, scratch.lanes[lane],
+                        scratch.pivot_hint, c);
+    });
   } else {
     for (const auto& unit : decision_units(lay, r.granularity)) {
       if (holds_same_positions(book, unit))
@@ -386,7 +400,7 @@ void choose_slots(const Policy& policy, const KvBook& book,
     }
   }
   const bool evicts = policy.evicts();
-  for (int s = 0; s < S; ++s) {
+  over_lanes([&](int, int s) {
     auto& keep = c.keep[s];
     const std::size_t len = c.state[s].size();
     keep.resize(len);
@@ -396,8 +410,8 @@ void choose_slots(const Policy& policy, const KvBook& book,
       kept += !(evicts && c.state[s][j] == kDropped);
     }
     keep.resize(kept);
-    c.dropped += static_cast<int>(len - kept);
-  }
+  });
+  for (int s = 0; s < S; ++s) c.dropped += static_cast<int>(c.state[s].size() - c.keep[s].size());
 }
 
 SlotChoice choose_slots(const Policy& policy, const KvBook& book,

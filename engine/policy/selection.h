@@ -48,6 +48,9 @@ struct SelectionScratch {
   std::vector<unsigned __int128> keys128, protected_keys128;  // shared decisions: (mean statistic, slot)
   std::vector<double> mean;
   std::vector<uint32_t> words;  // the random policy's draws of a unit
+  // Per-segment decisions run as parallel tasks over runs of segments, each
+  // with its own keys, protected keys, recency and draws.
+  std::vector<SelectionScratch> lanes;
 };
 
 // The same choice into `out`, reusing its storage and the scratch's (a

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "backend/parallel.h"
+
 namespace kvscope {
 
 Recorder::Recorder(const KvLayout& layout, int rows, int positions, std::vector<int> attention_layers)
@@ -81,7 +83,10 @@ void Recorder::record(int row, const KvBook& book, const SlotChoice& choice, boo
   for (int s = 0; s < S; ++s)
     if (book.len(s) > 0) newest = std::max(newest, book.positions(s).back());
   held_.resize(S);
-  for (int s = 0; s < S; ++s) {
+  // Segments are independent: runs of them in parallel (a large model's row
+  // is a million slots and some ten megabytes of masks and scores).
+  const int runs = runs_for(S, book.total_slots());
+  parallel_runs(S, runs, [&](int, int s) {
     uint8_t* m = &masks_[(size_t(row) * S + s) * positions_];
     float* sc = &scores_[(size_t(row) * S + s) * positions_];
     std::memset(m, gone, static_cast<std::size_t>(std::clamp(newest + 1, 0, positions_)));
@@ -91,16 +96,17 @@ void Recorder::record(int row, const KvBook& book, const SlotChoice& choice, boo
     held_[s].assign(pos.data(), len, positions_);
     held_[s].write_each(m, [&](int j) { return mask_of(state[j], dropped_code); });
     if (policy_has_statistic) held_[s].expand(stats(s).data(), sc);
-  }
+  });
   record_events(step, book, choice, policy_has_statistic, stats, tokens, evicts);
   // Attention of the step's last query, scattered to absolute positions.
   for (const auto& a : captures) {
     const int li = attn_index_[a.layer];
     if (li < 0) continue;  // captured for the metrics only
-    for (int h = 0; h < layout_.n_heads; ++h) {
-      float* dst = &attn_[((size_t(row) * attn_layers_.size() + li) * layout_.n_heads + h) * positions_];
+    const int H = layout_.n_heads;
+    parallel_runs(H, runs_for(H, int64_t(H) * positions_), [&](int, int h) {
+      float* dst = &attn_[((size_t(row) * attn_layers_.size() + li) * H + h) * positions_];
       held_[layout_.segment_of(a.layer, h)].expand(a.prob_row(h, a.n_queries - 1), dst);
-    }
+    });
   }
   recorded_ = std::max(recorded_, row + 1);
 }
@@ -109,7 +115,12 @@ void Recorder::record_events(int step, const KvBook& book, const SlotChoice& cho
                              const std::function<const std::vector<float>&(int)>& stats,
                              const std::vector<int>& tokens, bool evicts) {
   if (!evicts) return;
-  for (int s = 0; s < layout_.n_segments(); ++s) {
+  // Each run of segments collects its events, appended in segment order.
+  const int S = layout_.n_segments();
+  const int runs = runs_for(S, book.total_slots());
+  event_runs_.resize(runs);
+  parallel_runs(S, runs, [&](int run, int s) {
+    std::vector<EvictionEvent>& out = event_runs_[run];
     const auto& pos = book.positions(s);
     const std::vector<float>* st = policy_has_statistic ? &stats(s) : nullptr;
     for (std::size_t j = 0; j < pos.size(); ++j) {
@@ -123,8 +134,12 @@ void Recorder::record_events(int step, const KvBook& book, const SlotChoice& cho
       e.token = pos[j] < int(tokens.size()) ? tokens[pos[j]] : -1;
       e.statistic = st ? (*st)[j] : choice.score[s][j];
       e.rank = choice.rank[s][j];
-      events_.push_back(e);
+      out.push_back(e);
     }
+  });
+  for (int r = 0; r < runs; ++r) {
+    events_.insert(events_.end(), event_runs_[r].begin(), event_runs_[r].end());
+    event_runs_[r].clear();
   }
 }
 

@@ -95,6 +95,7 @@ class Recorder {
   std::vector<EvictionEvent> events_;
   std::vector<StepMetrics> metrics_;
   std::vector<PositionSet> held_;  // [segment]: this step's positions (scratch of record())
+  std::vector<std::vector<EvictionEvent>> event_runs_;  // scratch of record_events(): one list per run of segments
 };
 
 }  // namespace kvscope

@@ -340,8 +340,11 @@ void Session::choose_and_record(int row) {
 }
 
 void Session::evict() {
-  if (policy_->evicts() && choice_.dropped > 0)
-    for (int s = 0; s < backend_->kv().layout().n_segments(); ++s) backend_->retain(s, choice_.keep[s]);
+  if (!policy_->evicts() || choice_.dropped == 0) return;
+  // Segments in parallel (Backend::retain allows it): on a GPU this host
+  // bookkeeping runs while the device waits for the next step.
+  const int S = backend_->kv().layout().n_segments();
+  parallel_runs(S, runs_for(S, backend_->kv().total_slots()), [&](int, int s) { backend_->retain(s, choice_.keep[s]); });
 }
 
 // Which step and token a metrics row is about (the newest token fed).

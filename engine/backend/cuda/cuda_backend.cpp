@@ -8,6 +8,7 @@
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_model.h"
 #include "backend/cuda/cuda_ops.h"
+#include "backend/parallel.h"
 #include "common/error.h"
 #include "kv/row_moves.h"
 
@@ -577,11 +578,11 @@ void CudaBackend::forward(std::span<const int> tokens, const ForwardOptions& opt
     out.n_logits = 0;
   }
   if (copied) KVSCOPE_CUDA(cudaStreamSynchronize(st));
-  if (stats_on && max_len > 0)
-    for (int seg = 0; seg < S; ++seg) {
+  if (stats_on && max_len > 0)  // a million floats for a 7B model: runs of segments in parallel
+    parallel_runs(S, runs_for(S, book_.total_slots()), [&](int, int seg) {
       const float* src = s.stats_host + std::size_t(seg) * max_len;
       stats_[seg].assign(src, src + book_.len(seg));
-    }
+    });
   // After everything here: the statistics reach the host only now.
   if (opt.alongside_head) opt.alongside_head();
 }
