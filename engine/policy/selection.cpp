@@ -160,6 +160,18 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
   if (ranking == Ranking::None || len <= lim.k || lim.hold) return;
   const int room = std::max(0, lim.k - n_prot);
   if (len - n_prot <= room) return;
+  // The slot just out of the window (the newest candidate, if present) gets
+  // the smallest key below: it goes whatever its score.
+  const int exit_slot = j1 > j0 && p[j1 - 1] == lim.exit_pos ? j1 - 1 : -1;
+  if (ranking == Ranking::Recency && exit_slot < 0) {
+    // Positions ascend with the slot: the newest `room` candidates stay,
+    // and a dropped slot's rank is 1 + the slots holding later positions
+    // (what the general path below computes, without keys or a partition).
+    for (int j = j0; j < j1 - room; ++j) state[j] = kDropped;
+    if (policy.evicts())
+      for (int j = j0; j < j1 - room; ++j) rank[j] = len - j;
+    return;
+  }
   // Partition the candidates' keys, best `room` first. The low word holds
   // the slot index here, not the position: within one segment both ascend
   // together, so the order is the same.
@@ -170,9 +182,6 @@ void choose_in_segment(const Policy& policy, const KvBook& book, int seg, const 
     for (int j = j0; j < j1; ++j) keys[j - j0] = order_key(static_cast<float>(p[j]), j);
   else
     for (int j = j0; j < j1; ++j) keys[j - j0] = order_key(sc[j], j);
-  // The slot just out of the window (the newest candidate, if present) gets
-  // the smallest key: it goes whatever its score.
-  const int exit_slot = j1 > j0 && p[j1 - 1] == lim.exit_pos ? j1 - 1 : -1;
   if (exit_slot >= 0) keys[exit_slot - j0] = static_cast<uint64_t>(exit_slot);
   select_largest<uint64_t>(w.keys.data(), w.keys.size(), static_cast<std::size_t>(room), pivot_hint[seg]);
   const auto first_dropped = w.keys.begin() + room;

@@ -610,11 +610,17 @@ void CudaBackend::retain(int seg, std::span<const int> keep) {
   if (!s.dirty[seg]) s.map_from[seg] = book_.len(seg);  // what the device holds now
   book_.retain(seg, keep);
   compact_stats(seg, keep);
-  // Compose with the evictions not yet applied on the device.
+  // Compose with the evictions not yet applied on the device, in place
+  // (keep[i] >= i, so m[keep[i]] is read before anything overwrites it) and
+  // in storage kept from step to step: a session evicts from every segment
+  // every step, over a thousand of them for a 7B model.
   std::vector<int>& m = s.map[seg];
-  std::vector<int> next(keep.size());
-  for (std::size_t i = 0; i < keep.size(); ++i) next[i] = s.dirty[seg] ? m[keep[i]] : keep[i];
-  m = std::move(next);
+  if (s.dirty[seg]) {
+    for (std::size_t i = 0; i < keep.size(); ++i) m[i] = m[keep[i]];
+    m.resize(keep.size());
+  } else {
+    m.assign(keep.begin(), keep.end());
+  }
   s.dirty[seg] = 1;
   if (opts_.positions == PositionMode::Compacted) {
     // Every kept key is rotated to its new slot (done on the device at the next push).
