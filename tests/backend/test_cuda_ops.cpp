@@ -402,6 +402,8 @@ TEST(CudaOps, AttentionMatchesCpuReference) {
       {12, 4, 1, 40, 0, 40, 0},     // the golden models' head_dim, MQA, fresh cache
       {64, 4, 2, 9, 30, 4, 16},     // sliding window masks old slots
       {256, 2, 2, 3, 70, 2, 0},     // the largest head_dim
+      {64, 4, 2, 600, 0, 128, 0},   // long prefill, fresh cache: whole tiles and P.V blocks masked (skipped)
+      {128, 2, 1, 300, 200, 300, 0},  // long prefill onto a cache, one chunk
   };
   for (WType t : kTypes) {
     for (const AttnCase& c : cases) {

@@ -9,7 +9,10 @@
 //   pv_kernel       partial P.V over blocks of kPvKeys slots (no atomics: deterministic)
 //   pv_reduce       out = sum of the partials, in block order
 // Scores live in a [head][query][cap] scratch, so decode (one query) needs
-// H x cap floats and prefill is cut into chunks that fit.
+// H x cap floats and prefill is cut into chunks that fit. A tile of keys
+// that query i may not see at all (later tokens of this call) reads no K or
+// V: its scores are -inf and its P.V partial 0, the values the full
+// computation gives, so a prefill does about half the work.
 #include <algorithm>
 #include <cmath>
 
@@ -41,14 +44,18 @@ __global__ void __launch_bounds__(kThreads) scores_kernel(AttentionArgs a, int q
   const int len = a.seg_len[seg];
   const int j0 = blockIdx.x * kScoreKeys;
   if (j0 >= len) return;  // uniform for the block, before any barrier
+  const int base = len - a.n;  // slots before this call's tokens
+  float* row = score_row(a.scores, a, h, qi, qc);
+  if (j0 > base + i) {  // every key of the tile is a later new token: all masked (half of a prefill's tiles)
+    for (int j = j0 + threadIdx.x; j < min(len, j0 + kScoreKeys); j += blockDim.x) row[j] = -INFINITY;
+    return;
+  }
   const float* q = a.q + int64_t(i) * a.q_stride + int64_t(h) * hd;
   for (int d = threadIdx.x; d < hd; d += blockDim.x) qs[d] = q[d];
   __syncthreads();
-  const int base = len - a.n;  // slots before this call's tokens
   const int qpos = a.first_pos + i;
   const T* K = static_cast<const T*>(a.kv.k) + kv_first_row(a.kv, seg) * hd;
   const int* pos = a.kv.pos + int64_t(seg) * cap;
-  float* row = score_row(a.scores, a, h, qi, qc);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   for (int jj = warp; jj < kScoreKeys; jj += kWarps) {
     const int j = j0 + jj;
@@ -159,6 +166,13 @@ __global__ void __launch_bounds__(kThreads) pv_kernel(AttentionArgs a, int q_beg
   const int len = a.seg_len[seg];
   const int j0 = block * kPvKeys;
   if (j0 >= len) return;  // pv_reduce reads only the blocks that cover len
+  float* part = a.partial + ((int64_t(h) * qc + qi) * splits + block) * hd;
+  if (j0 > len - a.n + q_begin + qi) {
+    // Causally masked block (a later new token's keys): every probability
+    // is 0, and the sum below would be +0 in every lane, V being finite.
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) part[d] = 0.0f;
+    return;
+  }
   const int j1 = min(len, j0 + kPvKeys);
   const float* p = score_row(a.scores, a, h, qi, qc);
   const T* V = static_cast<const T*>(a.kv.v) + kv_first_row(a.kv, seg) * hd;
@@ -181,7 +195,6 @@ __global__ void __launch_bounds__(kThreads) pv_kernel(AttentionArgs a, int q_beg
     if (d < hd) red[warp][d] = acc[k];
   }
   __syncthreads();
-  float* part = a.partial + ((int64_t(h) * qc + qi) * splits + block) * hd;
   for (int d = threadIdx.x; d < hd; d += blockDim.x) {
     float s = 0.0f;
     for (int w = 0; w < kWarps; ++w) s += red[w][d];
