@@ -19,7 +19,22 @@ void PositionSet::assign(const int* pos, int len, int positions) {
   if (run_) return;
   const int n_groups = len_ > 0 ? pos[len_ - 1] / 16 + 1 : 0;
   groups_.assign(n_groups, 0);
-  for (int j = 0; j < len_; ++j) groups_[pos[j] >> 4] |= static_cast<uint16_t>(1u << (pos[j] & 15));
+  if (len_ == 0) return;
+  // Positions ascend, so each group's bits gather in a register and are
+  // stored once (an |= per slot into memory chains every slot of a group
+  // through one store and load).
+  int group = pos[0] >> 4;
+  unsigned bits = 0;
+  for (int j = 0; j < len_; ++j) {
+    const int g = pos[j] >> 4;
+    if (g != group) {
+      groups_[group] = static_cast<uint16_t>(bits);
+      group = g;
+      bits = 0;
+    }
+    bits |= 1u << (pos[j] & 15);
+  }
+  groups_[group] = static_cast<uint16_t>(bits);
 }
 
 #ifdef KVSCOPE_HAVE_AVX512_EXPAND

@@ -123,8 +123,12 @@ void Recorder::record_events(int step, const KvBook& book, const SlotChoice& cho
     std::vector<EvictionEvent>& out = event_runs_[run];
     const auto& pos = book.positions(s);
     const std::vector<float>* st = policy_has_statistic ? &stats(s) : nullptr;
-    for (std::size_t j = 0; j < pos.size(); ++j) {
-      if (choice.state[s][j] != kDropped) continue;
+    // The dropped slots are few among many: memchr finds each (kDropped is 0).
+    const uint8_t* states = choice.state[s].data();
+    const std::size_t len = pos.size();
+    for (const void* hit = len ? std::memchr(states, kDropped, len) : nullptr; hit;) {
+      const std::size_t j = static_cast<std::size_t>(static_cast<const uint8_t*>(hit) - states);
+      hit = j + 1 < len ? std::memchr(states + j + 1, kDropped, len - j - 1) : nullptr;
       EvictionEvent e;
       e.step = step;
       e.kv_layer = s / layout_.n_kv_heads;
