@@ -3,7 +3,8 @@
 # .gpukit carried; bench/gpu/prepare.sh made it). Builds nothing:
 #   1. unpacks the kit, finds the machine's cuBLAS and driver, prints the GPU;
 #   2. the CUDA tests (test_backend_cuda: every CUDA op and whole model
-#      against the CPU reference; test_session's CUDA tests);
+#      against the CPU reference; test_session's CUDA tests), then the host's
+#      share of a session step on this machine's cores (bench_host_step);
 #   3. transformers eager on the same shapes and GPU (transformers_gpu.py);
 #   4. kvscope-cli bench --device cuda on each shape and prompt length
 #      (decode and prefill tokens/s, % of the bandwidth floor);
@@ -14,8 +15,9 @@
 # (after two kvscope runs time out, the remaining CUDA runs are skipped),
 # and the whole stays inside KVSCOPE_GPU_DEADLINE seconds (default 500; the
 # tool allows 600 a command). Everything lands in $OUT: on_device.log (all of
-# it), device.txt, tests.log, kvscope_bench.json and kvscope_policy.json
-# (streams of the CLI's JSON objects), transformers.json, summary.md.
+# it), device.txt, tests.log, host_step.json (Google Benchmark's JSON),
+# kvscope_bench.json and kvscope_policy.json (streams of the CLI's JSON
+# objects), transformers.json, summary.md.
 #
 # Without a GPU (here, to check the kit) the CUDA stages say "no CUDA
 # device" and skip, the test binaries still load and skip, and a few
@@ -246,6 +248,24 @@ run_tests() {
 if ((RUN_MAIN)); then
   run_tests test_backend_cuda "$WORK/bin/test_backend_cuda" 200
   run_tests test_session_cuda "$WORK/bin/test_session" 90 "--gtest_filter=$TEST_FILTER_SESSION"
+fi
+
+# ---- 2b. the host's share of a session step, on this machine's cores (no GPU involved) --------
+# What a CUDA step waits for on the host: choosing, recording and evicting
+# over every slot (bench/NOTES.md, fifth session). One layer recorded, the
+# three shapes, H2O / window / TOVA, every core of this machine.
+if ((RUN_MAIN && KITOK)); then
+  begin "host share of a step (bench_host_step, $(nproc) cores)"
+  t=$(budget 40)
+  if ((t < 10)); then
+    stage host_step skipped "no time left"
+  else
+    kv timeout -k 5 "$t" "$WORK/bin/bench_host_step" --benchmark_filter='1024/1/' --benchmark_format=console \
+      --benchmark_out="$OUT/host_step.json" --benchmark_out_format=json 2>&1 | grep -E '^BM_|^Run on|CPU' | head -20
+    rc=${PIPESTATUS[0]}
+    if ((rc == 0)); then stage host_step ok "$(nproc) cores; host_step.json"
+    else stage host_step "$( ((rc == 124 || rc == 137)) && echo TIMEOUT || echo FAILED)" "exit $rc"; fi
+  fi
 fi
 
 # ---- 3. transformers eager on the same GPU (before kvscope: it does not depend on it) ----------

@@ -24,7 +24,7 @@ cd "$ROOT"
 BUILD=${KVSCOPE_GPUKIT_BUILD:-$ROOT/build/gpukit}
 KIT=$ROOT/.gpukit
 JOBS=${JOBS:-2}
-TARGETS=(kvscope-cli test_backend_cuda test_session)
+TARGETS=(kvscope-cli test_backend_cuda test_session bench_host_step)
 # The device tool's limits (/work/.library/device/README.md): the working
 # tree with the carried folders, and one command's length.
 TREE_LIMIT=$((64 * 1024 * 1024))
@@ -40,14 +40,15 @@ NVCC=$(command -v nvcc || true)
 NVCC_VERSION=$("$NVCC" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')
 [[ ${NVCC_VERSION%%.*} == 13 ]] || die "nvcc $NVCC_VERSION: the GPU machine's driver and cuBLAS are CUDA 13; build with CUDA 13"
 
-# ---- build: Release, sm_90 (H100/H200), no window, no Google Benchmark ----------
+# ---- build: Release, sm_90 (H100/H200), no window; of the benchmarks, bench_host_step ----------
 echo "== build ($BUILD, sm_90, $JOBS jobs)"
 nice -n 10 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKVSCOPE_CUDA=ON \
-  -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES=90 -DKVSCOPE_BUILD_APP=OFF -DKVSCOPE_BUILD_BENCH=OFF \
+  -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES=90 -DKVSCOPE_BUILD_APP=OFF -DKVSCOPE_BUILD_BENCH=ON \
   -DKVSCOPE_BUILD_TESTS=ON -DKVSCOPE_SANITIZE=OFF >"$BUILD.configure.log" 2>&1 ||
   { tail -30 "$BUILD.configure.log"; die "cmake configure failed (log: $BUILD.configure.log)"; }
 nice -n 10 cmake --build "$BUILD" -j "$JOBS" --target "${TARGETS[@]}"
-BINS=("$BUILD/app/cli/kvscope-cli" "$BUILD/tests/backend/test_backend_cuda" "$BUILD/tests/session/test_session")
+BINS=("$BUILD/app/cli/kvscope-cli" "$BUILD/tests/backend/test_backend_cuda" "$BUILD/tests/session/test_session"
+  "$BUILD/bench/bench_host_step")
 for b in "${BINS[@]}"; do [[ -x $b ]] || die "missing $b after the build"; done
 
 # ---- stage: binaries, then every shared library they load that the GPU machine may lack
