@@ -41,6 +41,26 @@ float max_abs(std::span<const float> v) {
   return m;
 }
 
+// The backend's K/V layout (cuda_ops.h, KvCache): segment s in a region of
+// `region` rows from row start[s]. Starts that differ per segment and rows
+// outside every segment holding NaN make a kernel that addresses rows by
+// cap instead of region, or forgets the start, fail its comparison.
+constexpr int kRegionSlack = 40;
+std::vector<int> test_starts(int S) {
+  std::vector<int> st(S);
+  for (int s = 0; s < S; ++s) st[s] = (13 * s + 5) % (kRegionSlack + 1);
+  return st;
+}
+// [segment][cap][hd] rows placed in their regions.
+std::vector<float> in_regions(const std::vector<float>& rows, int S, int cap, int hd, const std::vector<int>& start) {
+  const int region = cap + kRegionSlack;
+  std::vector<float> out(std::size_t(S) * region * hd, std::numeric_limits<float>::quiet_NaN());
+  for (int s = 0; s < S; ++s)
+    std::copy(rows.begin() + std::size_t(s) * cap * hd, rows.begin() + std::size_t(s + 1) * cap * hd,
+              out.begin() + (std::size_t(s) * region + start[s]) * hd);
+  return out;
+}
+
 // ---- weights ------------------------------------------------------------------
 
 TEST(CudaOps, RandomFillIsBitIdenticalToWeightTensorToF32) {
@@ -302,15 +322,17 @@ TEST(CudaOps, RopeAndKvAppendMatchCpu) {
       const auto qkv = test::random_floats(std::size_t(c.n) * stride, c.hd + c.n, -2.f, 2.f);
       DeviceBuffer dqkv = DeviceBuffer::from(qkv), dinv = DeviceBuffer::from(inv.empty() ? std::vector<float>{0} : inv);
       DeviceBuffer dlens = DeviceBuffer::from(lens);
-      DeviceBuffer k(std::size_t(S) * cap * c.hd * 2), v(std::size_t(S) * cap * c.hd * 2);
+      const int region = cap + kRegionSlack;
+      const std::vector<int> starts_host = test_starts(S);
+      DeviceBuffer k(std::size_t(S) * region * c.hd * 2), v(std::size_t(S) * region * c.hd * 2);
       DeviceBuffer pos(std::size_t(S) * cap * 4), st(std::size_t(S) * cap * 4);
       pos.zero();
       {
         const std::vector<float> ones(std::size_t(S) * cap, 1.f);
         st.upload(ones.data(), ones.size() * 4);
       }
-      DeviceBuffer starts = DeviceBuffer::from(std::vector<int>(S, 0));
-      cuda::KvCache kv{t, k.get(), v.get(), pos.as<int>(), st.as<float>(), cap, c.hd, cap, starts.as<int>()};
+      DeviceBuffer starts = DeviceBuffer::from(starts_host);
+      cuda::KvCache kv{t, k.get(), v.get(), pos.as<int>(), st.as<float>(), cap, c.hd, region, starts.as<int>()};
       cuda::RopeArgs r{dinv.as<float>(), half, c.n, first_pos, c.compacted, dlens.as<int>()};
       cuda::append_kv(dqkv.as<float>(), stride, q_dim, q_dim + kv_dim, c.n_kv, 0, r, kv, nullptr);
       cuda::rope_q(dqkv.as<float>(), stride, c.n_heads, c.hd, group, 0, r, nullptr);
@@ -324,8 +346,8 @@ TEST(CudaOps, RopeAndKvAppendMatchCpu) {
       const auto got_q = dqkv.to_vector<float>(qkv.size());
       EXPECT_LE(test::max_abs_error(got_q, want_q), 2e-6 * max_abs(want_q)) << "q, hd " << c.hd;
       // Keys and values in the cache.
-      const auto gk = k.to_vector<uint16_t>(std::size_t(S) * cap * c.hd);
-      const auto gv = v.to_vector<uint16_t>(std::size_t(S) * cap * c.hd);
+      const auto gk = k.to_vector<uint16_t>(std::size_t(S) * region * c.hd);
+      const auto gv = v.to_vector<uint16_t>(std::size_t(S) * region * c.hd);
       const auto gp = pos.to_vector<int>(std::size_t(S) * cap);
       const auto gs = st.to_vector<float>(std::size_t(S) * cap);
       for (int i = 0; i < c.n; ++i)
@@ -334,7 +356,7 @@ TEST(CudaOps, RopeAndKvAppendMatchCpu) {
                                  qkv.begin() + std::size_t(i) * stride + q_dim + (g + 1) * c.hd);
           if (half) rope_rotate(key.data(), inv, float(rope_pos(g, i)));
           const int slot = lens[g] - c.n + i;
-          const std::size_t row = (std::size_t(g) * cap + slot) * c.hd;
+          const std::size_t row = (std::size_t(g) * region + starts_host[g] + slot) * c.hd;
           for (int e = 0; e < c.hd; ++e) {
             const float got = cuda::from_bits(t, gk[row + e]);
             EXPECT_LE(std::abs(got - key[e]), test::ulp_rel(t) * std::abs(key[e]) + 1e-6)
@@ -429,7 +451,9 @@ TEST(CudaOps, AttentionMatchesCpuReference) {
       const AttnRef ref =
           attention_reference(q, q_stride, K, V, pos, lens, cap, c.hd, c.H, group, c.n, first_pos, c.window, scale);
 
-      DeviceBuffer dk = DeviceBuffer::from(test::to_device_bits(t, K)), dv = DeviceBuffer::from(test::to_device_bits(t, V));
+      const std::vector<int> starts_host = test_starts(S);
+      DeviceBuffer dk = DeviceBuffer::from(test::to_device_bits(t, in_regions(K, S, cap, c.hd, starts_host)));
+      DeviceBuffer dv = DeviceBuffer::from(test::to_device_bits(t, in_regions(V, S, cap, c.hd, starts_host)));
       DeviceBuffer dpos = DeviceBuffer::from(pos), dlens = DeviceBuffer::from(lens), dq = DeviceBuffer::from(q);
       DeviceBuffer dstats(std::size_t(S) * cap * 4);
       DeviceBuffer dout(std::size_t(c.n) * c.H * c.hd * 4);
@@ -439,8 +463,9 @@ TEST(CudaOps, AttentionMatchesCpuReference) {
       cuda::AttentionArgs a;
       a.q = dq.as<float>();
       a.q_stride = q_stride;
-      DeviceBuffer starts = DeviceBuffer::from(std::vector<int>(S, 0));
-      a.kv = cuda::KvCache{t, dk.get(), dv.get(), dpos.as<int>(), dstats.as<float>(), cap, c.hd, cap, starts.as<int>()};
+      DeviceBuffer starts = DeviceBuffer::from(starts_host);
+      a.kv = cuda::KvCache{t,   dk.get(), dv.get(), dpos.as<int>(), dstats.as<float>(), cap, c.hd, cap + kRegionSlack,
+                           starts.as<int>()};
       a.seg_len = dlens.as<int>();
       a.seg0 = 0;
       a.group = group;
@@ -515,7 +540,7 @@ struct CompactCase {
 TEST(CudaOps, CompactMovesRowsAndRerotatesKeys) {
   KVSCOPE_REQUIRE_CUDA();
   const int hd = 64, cap = 300, region = 360;
-  std::vector<CompactCase> cases(6);
+  std::vector<CompactCase> cases(8);
   for (int j = 0; j < 200; ++j)  // one slot past the middle: the tail moves down
     if (j != 150) cases[0].keep.push_back(j);
   cases[0].old_len = cases[0].len_after = 200;
@@ -534,6 +559,15 @@ TEST(CudaOps, CompactMovesRowsAndRerotatesKeys) {
   cases[4].old_len = 100;
   cases[4].len_after = 250;
   cases[5] = {{}, 7, 90, 90, 7};  // untouched
+  for (int j = 0; j < 200; ++j)  // twenty sinks move up: several batches of the descending walk
+    if (j != 20) cases[6].keep.push_back(j);
+  cases[6].old_len = cases[6].len_after = 200;
+  cases[6].expect_dst = 1;
+  for (int j = 0; j < 150; ++j)  // back to row 0 onto rows it reads from: the ascending walk overlapping
+    if (j != 10) cases[7].keep.push_back(j);
+  cases[7].start = 100;
+  cases[7].old_len = 150;
+  cases[7].len_after = 280;
   const int S = int(cases.size());
 
   // The jobs, as CudaBackend::push_state builds them.
@@ -560,7 +594,7 @@ TEST(CudaOps, CompactMovesRowsAndRerotatesKeys) {
                              place.rotate_end});
     maps.insert(maps.end(), c.keep.begin(), c.keep.end());
   }
-  ASSERT_EQ(jobs.size(), std::size_t(5 * cuda::kCompactJobInts));
+  ASSERT_EQ(jobs.size(), std::size_t(7 * cuda::kCompactJobInts));
 
   for (WType t : kTypes) {
     for (bool compacted : {false, true}) {

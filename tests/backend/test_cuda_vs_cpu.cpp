@@ -445,7 +445,7 @@ TEST_P(RetainCuda, WindowEvictionsMoveTheStartAndMatchCpu) {
   // every step. The device moves the sink up instead of the window down
   // (kv/row_moves.h), so the segment's start drifts through its region's
   // slack, moves back down when the slack is used up, and goes back to row
-  // 0 when a long chunk of tokens does not fit above it. The cache, the
+  // 0 when a chunk of tokens does not fit above it. The cache, the
   // logits and the attention must stay the CPU's through all of it.
   KVSCOPE_REQUIRE_CUDA();
   const auto g = test::Golden::load("llama_gqa");
@@ -473,12 +473,12 @@ TEST_P(RetainCuda, WindowEvictionsMoveTheStartAndMatchCpu) {
       p.cpu->retain(seg, keep);
       p.cuda->retain(seg, keep);
     }
-    // One token a step: the start reaches the end of the slack near step 92
-    // (then the window moves down); at step 95 a chunk of 25 tokens fits
-    // neither above nor in place, and the segment goes back to row 0.
+    // One token a step: the start reaches the end of the slack at step 92
+    // (then the window moves down); at step 95 two tokens fit neither above
+    // nor in place (92 + 13 > 104), and the segment goes back to row 0. The
+    // model's 128 positions hold the 12 + 110 + 1 tokens.
     std::vector<int> in{tok};
-    if (step == 95)
-      for (int i = 1; i < 25; ++i) in.push_back(g.prompt[i % g.prompt.size()]);
+    if (step == 95) in.push_back(g.prompt[1]);
     p.cpu->forward(in, fo, oc);
     p.cuda->forward(in, fo, og);
     const std::string when = "step " + std::to_string(step);
