@@ -80,12 +80,17 @@ __device__ void move_rotate_pair(T* K, int hd, int c, int half, const float* inv
     for (int b = 0; b < kBatch; ++b)
       if (k + b < w.count()) {
         const int i = w.slot(k + b);
+        const int64_t to = (dst + i) * hd;
+        if (i == map(i)) {  // slot unchanged (a sink moving up): moved as it is, like the CPU's skip of delta 0
+          K[to + c] = from_f32<T>(x1[b]);
+          K[to + c + half] = from_f32<T>(x2[b]);
+          continue;
+        }
         const float delta = static_cast<float>(i - map(i));
         const float angle = __fmul_rn(delta, inv_freq[c]);
         const float co = cosf(angle), si = sinf(angle);
         const float r1 = __fsub_rn(__fmul_rn(x1[b], co), __fmul_rn(x2[b], si));
         const float r2 = __fadd_rn(__fmul_rn(x2[b], co), __fmul_rn(x1[b], si));
-        const int64_t to = (dst + i) * hd;
         K[to + c] = from_f32<T>(r1);
         K[to + c + half] = from_f32<T>(r2);
       }
