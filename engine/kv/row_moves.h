@@ -13,9 +13,9 @@
 
 namespace kvscope {
 
-// Rows a segment's region holds for a cache of `capacity` slots: the slack
-// lets the start move up this many times before the segment must be moved
-// back to the region's first row.
+// Rows a segment's region holds for a cache of `capacity` slots: the
+// capacity and some slack (at least 64 rows, or an eighth), which the start
+// can move up through before the segment must go back to the first row.
 int kv_region_rows(int capacity);
 
 struct RowMoves {

@@ -1,7 +1,7 @@
 // Where eviction moves a segment's cached rows (kv/row_moves.h), the plan
 // both backends follow: the shorter side, and room for what comes next.
 // The CUDA compaction kernel walks each column in the order the placement
-// implies, kBatch loads before their stores; WalkedColumn replays that
+// implies, kBatch loads before their stores; walked_column() replays that
 // order on the host so the no-overwrite argument is checked without a GPU.
 #include <gtest/gtest.h>
 
