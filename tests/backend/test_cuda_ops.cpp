@@ -571,7 +571,8 @@ TEST(CudaOps, CompactMovesRowsAndRerotatesKeys) {
   const int S = int(cases.size());
 
   // The jobs, as CudaBackend::push_state builds them.
-  std::vector<int> jobs, maps;
+  std::vector<cuda::CompactJob> jobs;
+  std::vector<int> maps;
   std::vector<std::vector<int>> map(S);  // [segment][new slot]: old slot
   std::vector<int> dst_start(S);
   for (int s = 0; s < S; ++s) {
@@ -589,12 +590,11 @@ TEST(CudaOps, CompactMovesRowsAndRerotatesKeys) {
     ASSERT_EQ(place.dst_start, c.expect_dst) << "segment " << s << " took another placement than meant";
     dst_start[s] = place.dst_start;
     if (place.rows_moved() == 0 && moves.first_hole == moves.kept) continue;
-    jobs.insert(jobs.end(), {s, moves.kept, c.keep.empty() ? -1 : int(maps.size()), moves.first_hole, c.start,
-                             place.dst_start, place.move_begin, place.move_end, place.rotate_begin,
-                             place.rotate_end});
+    jobs.push_back({s, moves.kept, c.keep.empty() ? -1 : int(maps.size()), moves.first_hole, c.start,
+                    place.dst_start, place.move_begin, place.move_end, place.rotate_begin, place.rotate_end});
     maps.insert(maps.end(), c.keep.begin(), c.keep.end());
   }
-  ASSERT_EQ(jobs.size(), std::size_t(7 * cuda::kCompactJobInts));
+  ASSERT_EQ(jobs.size(), 7u);
 
   for (WType t : kTypes) {
     for (bool compacted : {false, true}) {
@@ -613,7 +613,7 @@ TEST(CudaOps, CompactMovesRowsAndRerotatesKeys) {
       DeviceBuffer dj = DeviceBuffer::from(jobs), dm = DeviceBuffer::from(maps.empty() ? std::vector<int>{0} : maps);
       DeviceBuffer dinv = DeviceBuffer::from(inv);
       cuda::KvCache kv{t, dk.get(), dv.get(), dp.as<int>(), ds.as<float>(), cap, hd, region, dstart.as<int>()};
-      cuda::compact(kv, dj.as<int>(), int(jobs.size()) / cuda::kCompactJobInts, dm.as<int>(),
+      cuda::compact(kv, dj.as<cuda::CompactJob>(), int(jobs.size()), dm.as<int>(),
                     compacted ? dinv.as<float>() : nullptr, int(inv.size()), nullptr);
       const auto gk = dk.to_vector<uint16_t>(K.size());
       const auto gv = dv.to_vector<uint16_t>(V.size());

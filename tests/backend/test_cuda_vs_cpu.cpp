@@ -390,17 +390,24 @@ void expect_same_cache(Pair& p, int hd, double tol, const std::string& when) {
   EXPECT_LT(test::nmse(got, want), tol) << when;
 }
 
-class RetainCuda : public ::testing::TestWithParam<PositionMode> {};
+// Eviction on llama_gqa, in the position mode of the parameter.
+class RetainCuda : public ::testing::TestWithParam<PositionMode> {
+ protected:
+  void SetUp() override { KVSCOPE_REQUIRE_CUDA(); }
+  // The CPU reference and the CUDA backend, each with `max_tokens` slots.
+  Pair pair(int max_tokens) const {
+    BackendOptions bo;
+    bo.max_tokens = max_tokens;
+    bo.positions = GetParam();
+    return make_pair_of(m.config, m.weights, bo);
+  }
+  const test::Golden g = test::Golden::load("llama_gqa");
+  const ModelFiles m = load_model_files(test::model_dir("llama_gqa"));
+  const double tol = bound(m.config);
+};
 
 TEST_P(RetainCuda, KeysAttentionAndLogitsMatchCpu) {
-  KVSCOPE_REQUIRE_CUDA();
-  const auto g = test::Golden::load("llama_gqa");
-  const auto m = load_model_files(test::model_dir("llama_gqa"));
-  const double tol = bound(m.config);
-  BackendOptions bo;
-  bo.max_tokens = 64;
-  bo.positions = GetParam();
-  Pair p = make_pair_of(m.config, m.weights, bo);
+  Pair p = pair(64);
   ForwardOptions fo;
   ForwardOutput oc, og;
   const std::vector<int> prompt(g.prompt.begin(), g.prompt.begin() + 24);
@@ -447,14 +454,7 @@ TEST_P(RetainCuda, WindowEvictionsMoveTheStartAndMatchCpu) {
   // slack, moves back down when the slack is used up, and goes back to row
   // 0 when a chunk of tokens does not fit above it. The cache, the
   // logits and the attention must stay the CPU's through all of it.
-  KVSCOPE_REQUIRE_CUDA();
-  const auto g = test::Golden::load("llama_gqa");
-  const auto m = load_model_files(test::model_dir("llama_gqa"));
-  const double tol = bound(m.config);
-  BackendOptions bo;
-  bo.max_tokens = 40;  // a region of 104 rows: 64 rows of slack
-  bo.positions = GetParam();
-  Pair p = make_pair_of(m.config, m.weights, bo);
+  Pair p = pair(40);  // a region of 104 rows: 64 rows of slack
   const int S = p.cpu->kv().layout().n_segments(), hd = m.config.head_dim;
   const int budget = 12;
   ForwardOptions fo;

@@ -100,9 +100,9 @@ __device__ void move_rotate_pair(T* K, int hd, int c, int half, const float* inv
 // grid (jobs, column tiles). Columns of a segment: K (a rotary pair counts
 // as one), V, positions, statistics.
 template <class T>
-__global__ void compact_kernel(KvCache kv, const int* jobs, const int* maps, const float* inv_freq, int half) {
-  const int* job = jobs + kCompactJobInts * blockIdx.x;
-  const CompactJob j{job[0], job[1], job[2], job[3], job[4], job[5], job[6], job[7], job[8], job[9]};
+__global__ void compact_kernel(KvCache kv, const CompactJob* jobs, const int* maps, const float* inv_freq,
+                               int half) {
+  const CompactJob j = jobs[blockIdx.x];
   const SlotMap map{j.map_offset < 0 ? nullptr : maps + j.map_offset};
   const int hd = kv.hd;
   const int k_items = hd - half;
@@ -132,8 +132,8 @@ __global__ void compact_kernel(KvCache kv, const int* jobs, const int* maps, con
 
 }  // namespace
 
-void compact(const KvCache& kv, const int* jobs, int n_jobs, const int* maps, const float* inv_freq, int rope_half,
-             Stream stream) {
+void compact(const KvCache& kv, const CompactJob* jobs, int n_jobs, const int* maps, const float* inv_freq,
+             int rope_half, Stream stream) {
   if (n_jobs == 0) return;
   const int half = inv_freq ? rope_half : 0;
   const int items = kv.hd - half + kv.hd + 2;

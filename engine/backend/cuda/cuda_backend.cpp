@@ -342,10 +342,7 @@ void CudaBackend::push_state(std::span<const int> tokens, const std::vector<floa
                                  place.move_end,
                                  place.rotate_begin,
                                  place.rotate_end};
-      int* dst = hs + s.off_jobs + cuda::kCompactJobInts * n_jobs++;
-      for (int v : {job.segment, job.kept, job.map_offset, job.first_hole, job.src_start, job.dst_start,
-                    job.kv_begin, job.kv_end, job.rotate_begin, job.rotate_end})
-        *dst++ = v;
+      std::memcpy(hs + s.off_jobs + cuda::kCompactJobInts * n_jobs++, &job, sizeof job);
       if (s.dirty[seg]) {
         std::copy(s.map[seg].begin(), s.map[seg].end(), hs + s.off_maps + maps_used);
         maps_used += s.map[seg].size();
@@ -364,7 +361,8 @@ void CudaBackend::push_state(std::span<const int> tokens, const std::vector<floa
     // dst_start; the staged starts are already the new ones, read by the
     // kernels after it.
     const bool compacted = opts_.positions == PositionMode::Compacted && model_->inv_freq;
-    cuda::compact(s.kv, s.dev_stage.as<int>() + s.off_jobs, n_jobs, s.dev_stage.as<int>() + s.off_maps,
+    cuda::compact(s.kv, reinterpret_cast<const cuda::CompactJob*>(s.dev_stage.as<int>() + s.off_jobs), n_jobs,
+                  s.dev_stage.as<int>() + s.off_maps,
                   compacted ? model_->inv_freq : nullptr, int(model_->inv_freq_host.size()), s.stream);
   }
 }

@@ -241,9 +241,8 @@ void clear_stat_acc(const StatArgs& s, int n_kv_heads, int n, int cap, Stream st
 void finish_stats(const StatArgs& s, float carry, const int* seg_len, int seg0, int n_kv_heads, int n, int max_len,
                   float* stats, int cap, Stream stream);
 
-// retain() on the device, for several segments at once. Job j is the
-// kCompactJobInts ints at jobs + kCompactJobInts * j (CompactJob's fields in
-// order). Slot i (< kept) of the segment takes the slot map[i] of before
+// retain() on the device, for several segments at once, one CompactJob per
+// segment. Slot i (< kept) of the segment takes the slot map[i] of before
 // (ascending, map[i] >= i; an identity map when map_offset is -1):
 // positions and statistics for the slots from first_hole on; key and value
 // rows for the slots in [kv_begin, kv_end), read from row src_start +
@@ -258,9 +257,9 @@ struct CompactJob {
   int segment = 0, kept = 0, map_offset = -1, first_hole = 0;
   int src_start = 0, dst_start = 0, kv_begin = 0, kv_end = 0, rotate_begin = 0, rotate_end = 0;
 };
-constexpr int kCompactJobInts = 10;
-void compact(const KvCache& kv, const int* jobs, int n_jobs, const int* maps, const float* inv_freq, int rope_half,
-             Stream stream);
+constexpr int kCompactJobInts = sizeof(CompactJob) / sizeof(int);  // its room in an int staging buffer
+void compact(const KvCache& kv, const CompactJob* jobs, int n_jobs, const int* maps, const float* inv_freq,
+             int rope_half, Stream stream);
 
 // sample_token() on the device: token written to *token_out (device int);
 // `scratch` holds vocab floats.
