@@ -5,7 +5,7 @@ transformers eager (PyTorch CPU, batch 1), same model, same thread count,
 same prompt tokens, interleaved repetitions, median and spread.
 
     python3 bench/compare_cpu.py [--model smollm2-135m] [--threads 2] [--reps 3]
-        [--prompts 128,512,2048] [--decode 32] [--out bench/compare_cpu.json]
+        [--prompts 128,512,2048] [--decode 32] [--out bench/results/compare_cpu.json]
         [--random-llama 1b]
         [--engines kvscope,kvscope_h2o,kvscope_f16,llamacpp,llamacpp_f32kv,llamacpp_f16,transformers]
 
@@ -251,7 +251,7 @@ def main():
                     default="kvscope,kvscope_h2o,kvscope_f16,llamacpp,llamacpp_f32kv,llamacpp_f16,transformers")
     ap.add_argument("--random-llama", choices=sorted(RANDOM_SHAPES),
                     help="time a Llama of this shape with random F32 weights instead of --model")
-    ap.add_argument("--out", default=os.path.join(ROOT, "bench/compare_cpu.json"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench/results/compare_cpu.json"))
     a = ap.parse_args()
     model = resolve_model(a.model)
     # Files this script writes stay out of the models folder: a name there
