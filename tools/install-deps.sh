@@ -10,7 +10,7 @@ packages=(
   libcairo2-dev libpango1.0-dev fonts-dejavu-core
   libimgui-dev libglfw3-dev libgl-dev
   xvfb xauth libgl1-mesa-dri xdotool
-  libgtest-dev libgmock-dev libbenchmark-dev clang
+  libgtest-dev libgmock-dev libbenchmark-dev clang clang-format
 )
 
 missing=()
