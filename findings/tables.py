@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Markdown tables (mean ± standard error over items) of the main sweeps,
-written to data/tables.md; the README quotes them.
+written to data/tables.md; findings/README.md quotes them.
 
 usage: tables.py FINDINGS_DIR
 """

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Measures the bundled models with kvscope-cli (our engine, not PyTorch) on
-every held-out set in assets/eval and prints the README's Markdown table:
+every held-out set in assets/eval and prints docs/accuracy.md's Markdown table:
 answer accuracy (the greedy answer equals the expected one), mean NLL of the
 answer tokens and perplexity of prompt + answer, full cache.
 

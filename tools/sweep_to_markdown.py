@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns a `kvscope-cli sweep` CSV into a Markdown table for the README:
+"""Turns a `kvscope-cli sweep` CSV into a Markdown table for docs/accuracy.md:
 one row per policy, one column per budget, each cell the chosen metric.
 
   python3 tools/sweep_to_markdown.py out/sweep.csv --metric accuracy [--percent]

@@ -1,4 +1,4 @@
-// The slot states of masks.npy (README, "What an export contains"): what the
+// The slot states of masks.npy (docs/exports.md, "What an export contains"): what the
 // recorder writes and what the figures draw, defined once.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Writes a finished (or paused) session to a directory — the files
-// researchers put in papers, documented in the README ("Exports"):
+// researchers put in papers, documented in docs/exports.md:
 // masks.npy, attention.npy, scores.npy, CSV twins for one layer/head,
 // events.csv, metrics.csv, tokens.json, session.json, manifest.json and the
 // figures (session/figure_export.h): a heatmap per chosen layer/head (the

@@ -1,4 +1,4 @@
-// What the README promises about machines ("Same numbers on every
+// What docs/cli.md promises about machines ("Same numbers on every
 // machine"): kvscope's own vector paths give the same bits, and under every
 // OpenBLAS kernel set the CPU can run, masks and tokens are the same while
 // the floats agree to rounding. One machine checks every path and kernel
