@@ -334,7 +334,7 @@ def main():
             pre_s = "—" if np.isnan(pre["median"]) else f"{pre['median']:.1f} ({pre['lo']:.1f}-{pre['hi']:.1f})"
             print(f"| {e} | {p} | {pre_s} | {dec['median']:.2f} ({dec['lo']:.2f}-{dec['hi']:.2f}) | "
                   f"{dec['median'] / fl:.0%} |")
-    # The ratios the issue asks for, of medians, where both engines ran.
+    # kvscope's speed over each other engine: ratios of medians, where both engines ran.
     pairs = [("kvscope", "llamacpp_f32kv", "F32 weights, F32 KV"), ("kvscope", "llamacpp", "llama.cpp's F16 KV"),
              ("kvscope_f16", "llamacpp_f16", "F16 weights, F32 KV"), ("kvscope", "transformers", "fp32"),
              ("kvscope_f16", "transformers", "kvscope f16 vs transformers fp32")]

@@ -78,8 +78,8 @@ inline std::string quote(const std::string& s) {
   return out + "'";
 }
 
-// max |a - b| / max |b| over the whole array (the issue's "relative to the
-// largest |logit|" measure).
+// max |a - b| / max |b| over the whole array (the "relative to the largest
+// |logit|" measure the goldens are judged by).
 inline double max_rel_error(std::span<const float> a, std::span<const float> b) {
   double maxabs = 0, maxdiff = 0;
   for (std::size_t i = 0; i < b.size(); ++i) {

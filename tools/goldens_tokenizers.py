@@ -191,7 +191,7 @@ def hard_strings():
         "é" * 100,
         "😀" * 60,
         paragraph_5k,
-        # Unicode version edges (issue 18): a mark newer than HF's Unicode 9.0
+        # Unicode version edges: a mark newer than HF's Unicode 9.0
         # normalization tables between older ones, script and class edges.
         "e\u1df6\u0301 a\u0301\u1df6 \u1e0b\u1df6\u0323",
         "\u4e2d\u3001\u6587\U0002EBF0 \u30ab\u30fc\u30fb \u0639\u060c\u0897",

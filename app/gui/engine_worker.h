@@ -23,7 +23,7 @@
 
 namespace kvscope::gui {
 
-// How a changed setting takes effect (issue: the user chooses).
+// How a changed setting takes effect (the user chooses).
 enum class ApplyMode {
   FromNow,  // Session::set_policy: the next step on; the past stays as it was
   Replay,   // the whole run again from the prompt with the new settings, to the same step

@@ -340,7 +340,7 @@ elif ((KITOK)); then
 fi
 
 # ---- 5. capture and policy overhead (bench --shape S --policy P) ----------------------------------
-# Most wanted first: H2O with one layer recorded (the target), then
+# Most wanted first: H2O with one layer recorded (the 5% overhead target), then
 # every layer recorded with the metrics run, then the other policies.
 policy_run() {  # policy_run SHAPE POLICY one|all
   local rec_args=(--record-layers 0 --no-metrics)

@@ -25,8 +25,8 @@ BUILD=${KVSCOPE_GPUKIT_BUILD:-$ROOT/build/gpukit}
 KIT=$ROOT/.gpukit
 JOBS=${JOBS:-2}
 TARGETS=(kvscope-cli test_backend_cuda test_session bench_host_step)
-# The device tool's limits (/work/.library/device/README.md): the working
-# tree with the carried folders, and one command's length.
+# The GPU machine's runner takes at most 64 MiB of working tree (with the
+# carried folders) and a command of at most 2000 characters.
 TREE_LIMIT=$((64 * 1024 * 1024))
 COMMAND_LIMIT=2000
 RUN_COMMAND='bash bench/gpu/on_device.sh'

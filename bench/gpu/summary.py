@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The GPU run's table (bench/gpu/on_device.sh prints it last): kvscope's
 `bench --device cuda` and transformers eager side by side per shape and
-prompt length, the capture and policy overhead per shape, and the issue's
-targets, met or not.
+prompt length, the capture and policy overhead per shape, and the speed
+targets (overhead, ratio to transformers), met or not.
 
   python3 bench/gpu/summary.py --bench kvscope_bench.json --policy kvscope_policy.json \\
       --transformers transformers.json [--stages stages.tsv] [--out summary.md]

@@ -164,7 +164,7 @@ TEST(Config, GatedMlpActivationsOtherThanSiluAreRefused) {
   EXPECT_EQ(parse(std::string(kLlama) + R"(,"hidden_act":"silu"})").act, Activation::Silu);
 }
 
-// Issue 18's audit against transformers 5.23.0 (docs/config_fields.md): a
+// The audit against transformers 5.23.0 (docs/config_fields.md): a
 // field transformers reads differently from kvscope is either followed or
 // refused by name; its default value still loads.
 

@@ -96,7 +96,7 @@ TEST(TokenizerApi, ConcurrentEncodesAgree) {
   for (const auto& r : results) EXPECT_EQ(r, expected);
 }
 
-// Not an assertion (DESIGN.md: speed is measured, never asserted): prints
+// Not an assertion (speed is measured by benchmarks, never asserted): prints
 // how long encoding takes, for the record.
 TEST(TokenizerApi, SpeedReport) {
   const std::string para = paragraph();

@@ -1,5 +1,5 @@
 // Where HF tokenizers' components and Debian's libraries disagree on
-// Unicode, kvscope follows HF, component by component (issue 18). Expected
+// Unicode, kvscope follows HF, component by component. Expected
 // values are what HF tokenizers 0.23.3 gives; tools/probe_tokenizer_unicode.py
 // checks every code point the same way.
 //   normalizers  Unicode 9.0 (unicode-normalization-alignments), not utf8proc's 15
