@@ -164,12 +164,12 @@ void run_policy_bench(const PolicyBenchArgs& a) {
   const double met_over = met.decode_ms_per_token / pol.decode_ms_per_token - 1;
   const double rec_paired = median(rec_ratio) - 1, pol_paired = median(pol_ratio) - 1;
   const double met_paired = with_metrics ? median(met_ratio) - 1 : 0;
-  const std::string policy_name = a.flags.policy + " " + a.flags.budget;
+  const std::string policy_name = a.flags.policy + " " + a.flags.text("budget");
   if (a.json) {
     nlohmann::json j = {{a.shape.empty() ? "model" : "shape", a.shape.empty() ? what : a.shape},
                         {"device", bare.device},
                         {"policy", a.flags.policy},
-                        {"budget", a.flags.budget},
+                        {"budget", a.flags.text("budget")},
                         {"prompt_tokens", a.prompt_tokens},
                         {"decode_tokens", a.decode_tokens},
                         {"recorded_layers", policy_cfg.recording.layers},

@@ -1,4 +1,5 @@
 #include "cli_common.h"
+#include "cli_policy.h"
 
 #include <unistd.h>
 
@@ -87,11 +88,25 @@ void create_output_dir(const std::string& dir, const std::string& flag) {
     throw Error(flag, dir, "cannot create the directory" + (ec ? ": " + ec.message() : std::string()));
 }
 
-std::string rename_field(const std::string& message, const std::vector<std::pair<std::string, std::string>>& renames) {
-  for (const auto& [from, to] : renames)
-    if (message.size() > from.size() + 1 && message.compare(0, from.size() + 2, from + ": ") == 0)
-      return to + message.substr(from.size());
-  return message;
+std::string flag_for_field(const std::string& field) {
+  static const std::pair<const char*, const char*> kFlags[] = {
+      {"policy.name", "--policy"},       {"sharing", "--sharing"},         {"device", "--device"},
+      {"weights", "--weights"},          {"max_new_tokens", "--max-new-tokens"},
+      {"sampling.temperature", "--temperature"}, {"sampling.top_k", "--top-k"}, {"sampling.top_p", "--top-p"},
+      {"prompt", "--prompt"},            {"shape", "--shape"},             {"export.layer", "--export-layer"},
+      {"export.head", "--export-head"},  {"recording.layers", "--record-layers"}};
+  for (const auto& [f, flag] : kFlags)
+    if (field == f) return flag;
+  const std::string policy = "policy.";
+  if (field.rfind(policy, 0) == 0)
+    if (const ParamSpec* p = find_param(field.substr(policy.size()))) return param_flag(*p);
+  return "";
+}
+
+Error for_command_line(const Error& e) {
+  if (!e.is_setting()) return e;
+  const std::string flag = flag_for_field(e.field());
+  return flag.empty() ? e : e.renamed(flag);
 }
 
 std::string escape(const std::string& s) {

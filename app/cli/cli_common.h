@@ -2,6 +2,8 @@
 // flag, and turning engine errors into one line and a non-zero exit.
 #pragma once
 
+#include "common/error.h"
+
 #include <CLI/CLI.hpp>
 
 #include <stdexcept>
@@ -40,9 +42,12 @@ CLI::Validator nonempty_dir_name();
 // Creates it (once the settings are validated, before the run).
 void create_output_dir(const std::string& dir, const std::string& flag);
 
-// An engine message "<field>: <what>" with its leading field renamed by
-// the first matching pair (from, to); other messages unchanged.
-std::string rename_field(const std::string& message, const std::vector<std::pair<std::string, std::string>>& renames);
+// The flag that sets an engine setting ("policy.budget" -> "--budget",
+// "sampling.top_p" -> "--top-p"); "" for a field no flag sets.
+std::string flag_for_field(const std::string& field);
+// An engine error about a setting, worded for the command line: its field
+// named by the flag that sets it. Other errors are returned as they are.
+Error for_command_line(const Error& e);
 
 // Ctrl-C honoured between units of work (sweep cells): main prints the
 // message and exits 130, the shell's status for SIGINT.
@@ -64,5 +69,6 @@ void register_run(CLI::App& app);
 void register_eval(CLI::App& app);
 void register_sweep(CLI::App& app);
 void register_cpu(CLI::App& app);
+void register_policies(CLI::App& app);
 
 }  // namespace kvscope::cli

@@ -18,47 +18,46 @@ bool PolicyFlags::given(const std::string& flag) const {
   return false;
 }
 
-namespace {
-
-// Which policies read each eviction flag (docs/policies.md). A flag typed for a
-// policy that ignores it is an error: the run would silently differ from
-// what the user asked for.
-struct FlagUse {
-  const char* flag;
-  std::vector<PolicyKind> used_by;
-  const char* what;
-};
-
-const std::vector<FlagUse>& flag_uses() {
-  using K = PolicyKind;
-  const std::vector<K> evicting = {K::Window, K::Sink, K::H2O, K::TOVA, K::Keyformer, K::A2SF, K::Random, K::Ideal};
-  const std::vector<K> scoring = {K::H2O, K::TOVA, K::Keyformer, K::A2SF, K::Ideal};
-  static const std::vector<FlagUse> uses = {
-      {"--budget", evicting, "the KV budget"},
-      {"--window", evicting, "the protected recent window"},
-      {"--sinks", evicting, "the protected first positions"},
-      {"--granularity", {K::H2O, K::TOVA, K::Keyformer, K::A2SF, K::Random, K::Ideal}, "the decision unit"},
-      {"--positions", evicting, "the position mode of kept keys"},
-      {"--reduce", scoring, "how a KV head's readers combine their scores"},
-      {"--tau-init", {K::Keyformer}, "Keyformer's temperature"},
-      {"--tau-end", {K::Keyformer}, "Keyformer's temperature"},
-      {"--tau-schedule", {K::Keyformer}, "Keyformer's temperature schedule"},
-      {"--noise", {K::Keyformer}, "Keyformer's score noise"},
-      {"--keyformer-variant", {K::Keyformer}, "the choice between Keyformer's paper and its released code"},
-      {"--alpha", {K::A2SF}, "A2SF's forgetting factor"},
-      {"--a2sf-revision", {K::A2SF}, "the revision of A2SF's code to follow"},
-  };
-  return uses;
+std::string PolicyFlags::text(const std::string& key) const {
+  const auto it = params.find(key);
+  if (it != params.end() && !it->second.empty()) return it->second;
+  const ParamSpec* p = find_param(key);
+  return p ? p->fallback : "";
 }
 
+namespace {
+
+// A flag typed for a policy that does not read it is an error: the run
+// would silently differ from what the user asked for. Which policy reads
+// which parameter is the policy table's.
 void check_flags_have_effect(const PolicyFlags& f, PolicyKind kind) {
-  for (const FlagUse& u : flag_uses()) {
-    if (!f.given(u.flag) || std::find(u.used_by.begin(), u.used_by.end(), kind) != u.used_by.end()) continue;
+  for (const ParamSpec& param : param_specs()) {
+    if (!f.given(param_flag(param)) || policy_spec(kind).uses(param.key)) continue;
     std::string users;
-    for (PolicyKind k : u.used_by) users += std::string(users.empty() ? "" : ", ") + policy_name(k);
-    throw Error(u.flag, "", std::string("has no effect with --policy ") + policy_name(kind) + " (" + u.what +
-                                " is used by " + users + ")");
+    for (const PolicySpec& p : policy_specs())
+      if (p.uses(param.key)) users += std::string(users.empty() ? "" : ", ") + p.name;
+    throw Error(param_flag(param), "", std::string("has no effect with --policy ") + policy_name(kind) + " (" +
+                                        param.what + " is used by " + users + ")");
   }
+}
+
+// --help's text of a parameter: its help, the choices or range, and the
+// defaults that differ between policies.
+std::string flag_help(const ParamSpec& param) {
+  std::string h = param.help;
+  if (param.kind == ParamKind::Choice) {
+    std::string all;
+    for (const char* c : param.choices) all += (all.empty() ? "" : ", ") + std::string(c);
+    h += " One of: " + all + ".";
+  } else if (const std::string r = range_text(param); !r.empty()) {
+    h += " It " + r + ".";
+  }
+  std::string per_policy;
+  for (const PolicySpec& p : policy_specs())
+    if (const ParamUse* u = p.use(param.key); u && *u->default_text)
+      per_policy += std::string(per_policy.empty() ? "" : ", ") + p.name + " " + u->default_text;
+  if (!per_policy.empty()) h += " Default " + (*param.fallback ? std::string(param.fallback) : "none") + "; " + per_policy + ".";
+  return h;
 }
 
 }  // namespace
@@ -67,7 +66,7 @@ bool PolicyFlags::needs_session() const {
   // Any eviction flag typed also goes through the session, whose settings
   // check names a flag the policy would ignore.
   const bool eviction_flag = std::any_of(options.begin(), options.end(), [](const CLI::Option* o) { return o->count() > 0; });
-  return policy != "full" || sharing != "native" || !export_dir.empty() || prefill != "one_shot" || eviction_flag;
+  return policy != "full" || sharing != "native" || !export_dir.empty() || eviction_flag;
 }
 
 void add_figure_flags(CLI::App& cmd, FigureFlags& f) {
@@ -103,39 +102,33 @@ void apply_figure_flags(const FigureFlags& f, ExportConfig& e) {
 }
 
 void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export) {
-  cmd.add_option("--policy", f.policy, "full, window, sink, h2o, tova, keyformer, a2sf, random, ideal")->default_val("full");
-  cmd.add_option("--budget", f.budget, "KV slots kept per unit: a count (64) or a percentage of the prompt (50%)")
-      ->default_val("100%");
-  cmd.add_option("--window", f.window, "Recent tokens always kept: a count or a percentage of the budget");
-  cmd.add_option("--sinks", f.sinks, "First positions always kept");
-  cmd.add_option("--granularity", f.granularity, "kv_head, layer or model (default per policy)");
-  cmd.add_option("--prefill", f.prefill, "one_shot or streaming")->default_val("one_shot");
-  cmd.add_option("--positions", f.positions, "original or compacted (keys re-rotated to their slots)")
-      ->default_val("original");
-  cmd.add_option("--tau-init", f.tau_init, "Keyformer: temperature at the prompt")->default_val(1);
-  cmd.add_option("--tau-end", f.tau_end, "Keyformer: temperature after the planned tokens")->default_val(2);
-  cmd.add_option("--tau-schedule", f.tau_schedule, "Keyformer: linear or constant")->default_val("linear");
-  cmd.add_option("--noise", f.noise, "Keyformer: gumbel, gaussian, constant or none")->default_val("gumbel");
-  cmd.add_option("--keyformer-variant", f.keyformer_variant,
-                 "Keyformer: paper, or code (the released attention.py: k - 1 kept, key tokens frozen after the "
-                 "prompt, a zero window never evicts, percentages truncated)")
-      ->default_val("paper");
-  cmd.add_option("--alpha", f.alpha, "A2SF forgetting factor in [0, 1]")->default_val(0.2);
-  cmd.add_option("--a2sf-revision", f.a2sf_revision,
-                 "A2SF code revision: earlier (evicts every step, the paper) or latest (compresses once after the "
-                 "prompt with a 16-token window, then never evicts)")
-      ->default_val("earlier");
-  cmd.add_option("--reduce", f.reduce, "How a KV head's readers combine: mean or max")->default_val("mean");
+  std::string names;
+  for (const PolicySpec& p : policy_specs()) names += (names.empty() ? "" : ", ") + std::string(p.name);
+  cmd.add_option("--policy", f.policy, names)->default_val("full");
+  // One flag per parameter of the policy table, kept as typed and parsed
+  // by the table (so the CLI, session files and the window agree).
+  for (const ParamSpec& param : param_specs()) {
+    CLI::Option* o = cmd.add_option(param_flag(param), f.params[param.key], flag_help(param));
+    switch (param.kind) {
+      case ParamKind::Amount: o->type_name("N|P%"); break;
+      case ParamKind::Count: o->type_name("INT"); break;
+      case ParamKind::Real: o->type_name("FLOAT"); break;
+      case ParamKind::Choice: {
+        std::string all;
+        for (const char* c : param.choices) all += (all.empty() ? "" : "|") + std::string(c);
+        o->type_name(all);
+        break;
+      }
+    }
+    if (*param.fallback && !param.optional) o->default_str(param.fallback);
+    f.options.push_back(o);
+  }
   cmd.add_option("--sharing", f.sharing, "KV layout: native, mha, gqa:G, mqa, mlkv:M, mlkv:M:G (averaged K/V)")
       ->default_val("native");
   add_weights_opt(cmd, f.weights);
   cmd.add_option("--record-layers", f.record_layers, "Layers whose attention is recorded (default: all that fit)");
   cmd.add_flag("--no-metrics", f.no_metrics, "Skip the shadow full-cache run and its metrics");
-  for (const char* name : {"--budget", "--window", "--sinks", "--granularity", "--positions", "--reduce", "--tau-init",
-                           "--tau-end", "--tau-schedule", "--noise", "--keyformer-variant", "--alpha",
-                           "--a2sf-revision"})
-    f.options.push_back(cmd.get_option(name));
-  for (const char* name : {"--policy", "--sharing", "--prefill", "--record-layers", "--no-metrics", "--weights"})
+  for (const char* name : {"--policy", "--sharing", "--record-layers", "--no-metrics", "--weights"})
     f.other_options.push_back(cmd.get_option(name));
   if (!with_export) return;
   cmd.add_option("--export", f.export_dir, "Write masks, attention, scores, CSVs and heatmaps to this directory")
@@ -162,20 +155,19 @@ void set_policy_fields(const PolicyFlags& f, SessionConfig& cfg, bool only_typed
   PolicyParams& p = cfg.policy;
   if (take("--policy")) p.kind = parse_policy(f.policy);
   check_flags_have_effect(f, p.kind);
-  if (take("--budget")) p.budget = Amount::parse(f.budget, "--budget");
-  if (take("--window") && !f.window.empty()) p.window = Amount::parse(f.window, "--window");
-  if (take("--sinks")) p.sinks = f.sinks;
-  if (take("--granularity") && !f.granularity.empty()) p.granularity = parse_granularity(f.granularity);
-  if (take("--prefill")) p.prefill = parse_prefill(f.prefill);
-  if (take("--positions")) p.positions = parse_positions(f.positions);
-  if (take("--tau-init")) p.tau_init = f.tau_init;
-  if (take("--tau-end")) p.tau_end = f.tau_end;
-  if (take("--tau-schedule")) p.tau_schedule = parse_tau_schedule(f.tau_schedule);
-  if (take("--noise")) p.noise = parse_noise(f.noise);
-  if (take("--keyformer-variant")) p.keyformer_variant = parse_keyformer_variant(f.keyformer_variant);
-  if (take("--alpha")) p.alpha = f.alpha;
-  if (take("--a2sf-revision")) p.a2sf_revision = parse_a2sf_revision(f.a2sf_revision);
-  if (take("--reduce")) p.reduce = parse_reduce(f.reduce);
+  for (const ParamSpec& param : param_specs()) {
+    const std::string flag = param_flag(param);
+    const auto it = f.params.find(param.key);
+    if (f.given(flag) && it != f.params.end()) {
+      try {
+        set_param_text(p, param, it->second);
+      } catch (const Error& e) {
+        throw e.renamed(flag);
+      }
+    } else if (!only_typed && !param.optional) {
+      set_param_text(p, param, param.fallback);
+    }
+  }
   p.seed = cfg.seed;
   if (take("--sharing")) cfg.sharing = SharingLayout::parse(f.sharing);
   if (take("--weights")) cfg.weights = f.weights;

@@ -1,7 +1,6 @@
-// The eviction flags shared by generate, score, eval and sweep:
-// --policy --budget --window --sinks --granularity --prefill --positions
-// --tau-init --tau-end --tau-schedule --noise --keyformer-variant --alpha
-// --a2sf-revision --reduce --sharing,
+// The eviction flags shared by generate, score, eval and sweep: --policy,
+// one flag per parameter of the policy table (--budget, --window, --alpha,
+// ...: policy/policy_table.h), --sharing,
 // plus --export, --export-layer/--export-head, --record-layers, --no-metrics,
 // and the figure flags (--format, --dpi, --range, --evicted) that `run` and
 // `sweep` share.
@@ -9,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -26,12 +26,12 @@ struct FigureFlags {
 // Each flag's value is checked while parsing: a bad one is a one-line error
 // naming the flag before any work.
 struct PolicyFlags {
-  std::string policy = "full", budget = "100%", window, granularity, prefill = "one_shot", positions = "original";
-  std::optional<int> sinks;
-  float tau_init = 1, tau_end = 2, alpha = 0.2f;
-  std::string tau_schedule = "linear", noise = "gumbel", reduce = "mean", sharing = "native";
+  std::string policy = "full", sharing = "native";
+  // The policy table's parameters as typed, by key ("budget" -> "50%").
+  std::map<std::string, std::string> params;
+  // A parameter's value as typed, else the table's default ("100%" for budget).
+  std::string text(const std::string& key) const;
   std::string weights = "f32";  // --weights: the CPU backend's matrices in fp32 or IEEE half
-  std::string keyformer_variant = "paper", a2sf_revision = "earlier";
   std::string export_dir;
   std::optional<int> export_layer, export_head;  // unset: the most informative head
   std::string colormap = "viridis", scale = "linear";
@@ -41,7 +41,7 @@ struct PolicyFlags {
   // The eviction flags the user typed (filled by add_policy_flags), so a
   // flag that the chosen policy ignores is named instead of dropped.
   std::vector<const CLI::Option*> options;
-  std::vector<const CLI::Option*> other_options;  // --policy, --sharing, --prefill, --record-layers, --no-metrics
+  std::vector<const CLI::Option*> other_options;  // --policy, --sharing, --record-layers, --no-metrics, --weights
   bool given(const std::string& flag) const;
 
   // True when any flag asks for more than plain full-cache decoding.

@@ -47,7 +47,7 @@ int64_t weight_bytes_per_token(const ModelWeights& w, int elem) {
 
 void run_bench(const BenchArgs& a) {
   if (!a.model.empty() && !a.shape.empty()) throw Error("bench", "", "give either a MODEL directory or --shape NAME");
-  if (a.flags.policy != "full" || a.flags.budget != "100%") {
+  if (a.flags.policy != "full" || a.flags.text("budget") != "100%") {
     PolicyBenchArgs p;
     p.model = a.model;
     p.shape = a.shape;

@@ -45,7 +45,7 @@ void run_eval(const EvalArgs& a) {
                       {"accuracy", r.accuracy()},
                       {"answer_mean_nll", r.mean_answer_nll()},
                       {"policy", a.flags.policy},
-                      {"budget", a.flags.budget},
+                      {"budget", a.flags.text("budget")},
                       {"sharing", a.flags.sharing},
                       {"kv_bytes_mean", r.kv_bytes / r.items},
                       {"kv_bytes_full_mean", r.kv_bytes_full / r.items}};
@@ -60,7 +60,7 @@ void run_eval(const EvalArgs& a) {
     return;
   }
   std::printf("dataset     %s (%d items, %d with answers)\n", a.dataset.c_str(), r.items, r.scored);
-  std::printf("policy      %s, budget %s, sharing %s\n", a.flags.policy.c_str(), a.flags.budget.c_str(),
+  std::printf("policy      %s, budget %s, sharing %s\n", a.flags.policy.c_str(), a.flags.text("budget").c_str(),
               a.flags.sharing.c_str());
   if (r.scored) std::printf("accuracy    %.1f%% (%d/%d)\nanswer NLL  %.4f nats/token\n", 100 * r.accuracy(), r.correct, r.scored, r.mean_answer_nll());
   if (r.text_tokens) std::printf("perplexity  %.4f (prompt + answer, %d tokens)\n", r.perplexity(), r.text_tokens);

@@ -41,7 +41,7 @@ void run_generate(const GenerateArgs& a) {
     validate_sampling(cfg.sampling);
     apply_policy_flags(a.flags, cfg);
     resolve_device(a.device);
-    auto s = make_flag_session(bundle_for(cfg.model), cfg, {{"prompt", "--prompt"}});
+    auto s = make_flag_session(bundle_for(cfg.model), cfg);
     note_recorded_layers(*s, "the recorder's memory budget");
     if (!a.flags.export_dir.empty()) create_output_dir(a.flags.export_dir, "--export");
     run_session(*s, true, a.flags.export_dir);

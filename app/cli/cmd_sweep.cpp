@@ -189,11 +189,9 @@ std::string axis_label(const std::string& metric) {
 // engine raised is about the session file.
 [[noreturn]] void rethrow_for_cell(const Error& e, const SweepArgs& a, const std::string& policy,
                                    const std::string& budget, const std::string& where) {
-  const std::string m = e.what();
-  const std::string flag = "--budget: ";
-  if (m.rfind(flag, 0) == 0)
-    throw Error("--budgets", "", "'" + budget + "' with policy '" + policy + "': " + m.substr(flag.size()) + where);
-  throw session_file_error(e, a.session);
+  if (e.field() == "policy.budget")
+    throw Error("--budgets", "", "'" + budget + "' with policy '" + policy + "': " + e.problem() + where);
+  throw e.in_file(a.session);
 }
 
 void run_sweep(const SweepArgs& a) {
@@ -214,7 +212,7 @@ void run_sweep(const SweepArgs& a) {
     try {
       kinds.push_back(parse_policy(p));
     } catch (const Error& e) {
-      throw Error(rename_field(e.what(), {{"--policy", "--policies"}}));
+      throw e.renamed("--policies");
     }
   }
   for (const auto& b : budgets) amounts.push_back(Amount::parse(b, "--budgets"));

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   kvscope::cli::register_eval(app);
   kvscope::cli::register_sweep(app);
   kvscope::cli::register_cpu(app);
+  kvscope::cli::register_policies(app);
   // An unknown command word: CLI11 would only say that a subcommand is required.
   if (argc > 1 && argv[1][0] != '-' &&
       app.get_subcommands([&](const CLI::App* c) { return c->check_name(argv[1]); }).empty()) {
@@ -61,7 +62,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kvscope-cli: interrupted: %s\n", e.what());
     return 130;
   } catch (const kvscope::Error& e) {
-    std::fprintf(stderr, "kvscope-cli: error: %s\n", e.what());
+    // The engine names settings by their field; here they are flags.
+    std::fprintf(stderr, "kvscope-cli: error: %s\n", kvscope::cli::for_command_line(e).what());
     return 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "kvscope-cli: error: out of memory\n");

@@ -6,18 +6,15 @@
 #include "cli_common.h"
 #include "common/error.h"
 #include "session/exporter.h"
+#include "session/metric_sums.h"
 
 namespace kvscope::cli {
 
-std::unique_ptr<Session> make_flag_session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg,
-                                           const std::vector<std::pair<std::string, std::string>>& renames) {
+std::unique_ptr<Session> make_flag_session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg) {
   try {
     return std::make_unique<Session>(std::move(bundle), std::move(cfg));
   } catch (const Error& e) {
-    std::vector<std::pair<std::string, std::string>> all = {
-        {"export.layer", "--export-layer"}, {"export.head", "--export-head"}, {"recording.layers", "--record-layers"}};
-    all.insert(all.end(), renames.begin(), renames.end());
-    throw Error(rename_field(e.what(), all));
+    throw for_command_line(e);
   }
 }
 
@@ -82,28 +79,17 @@ std::string session_summary(const Session& s) {
                 last.kv_bytes / 1024.0, last.kv_bytes_full / 1024.0, 100.0 * last.kv_bytes / std::max<int64_t>(1, last.kv_bytes_full),
                 evicted);
   std::string out = buf;
-  double kl = 0, rc = 0, sim = 0, agree = 0, kl_native = 0, agree_native = 0;
-  int n = 0;
-  for (const auto& m : ms) {
-    if (m.top1_agree < 0) continue;
-    kl += m.kl;
-    kl_native += m.kl_native;
-    agree_native += m.top1_agree_native;
-    rc += m.attention_recall;
-    sim += m.ideal_similarity;
-    agree += m.top1_agree;
-    ++n;
-  }
-  if (n) {
+  const MetricSums t = sum_metrics(ms);  // the sums behind sweep's means too
+  if (const int n = t.n) {
     std::snprintf(buf, sizeof(buf), " | mean KL %.4f, top-1 agreement %.1f%%, attention recall %.3f, ideal similarity %.3f",
-                  kl / n, 100 * agree / n, rc / n, sim / n);
+                  t.kl / n, 100 * t.top1_agree / n, t.attention_recall / n, t.ideal_similarity / n);
     out += buf;
     // Under a sharing conversion the above is eviction alone (against the
     // converted model's full cache); this is conversion and eviction
     // together, against the checkpoint as it was trained.
     if (s.config().sharing.kind != SharingLayout::Kind::Native) {
-      std::snprintf(buf, sizeof(buf), " | vs the native model: mean KL %.4f, top-1 agreement %.1f%%", kl_native / n,
-                    100 * agree_native / n);
+      std::snprintf(buf, sizeof(buf), " | vs the native model: mean KL %.4f, top-1 agreement %.1f%%", t.kl_native / n,
+                    100 * t.top1_agree_native / n);
       out += buf;
     }
   }

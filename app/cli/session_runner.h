@@ -21,10 +21,9 @@ void run_session(Session& s, bool print_text, const std::string& export_dir);
 std::string session_summary(const Session& s);
 
 // A Session from a config built out of command-line flags: the engine names
-// the session-file fields (export.layer, ...) in its errors; these become
-// the flags the user typed (--export-layer, ...), plus `renames`.
-std::unique_ptr<Session> make_flag_session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg,
-                                           const std::vector<std::pair<std::string, std::string>>& renames = {});
+// settings by their fields (export.layer, ...) in its errors; these become
+// the flags the user typed (--export-layer, ...).
+std::unique_ptr<Session> make_flag_session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg);
 
 // One note on stderr when the recorder's memory budget left layers out of
 // the recording (they are replayed on demand). `budget_name` says where the

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "app_state.h"
+#include "error_words.h"
 
 namespace kvscope::gui {
 
@@ -28,8 +30,9 @@ void draw_policy_panel(AppState& s);     // policy of A + sharing + Apply
 void draw_fork_panel(AppState& s);       // policy of B, Fork / Drop fork
 void draw_export_panel(AppState& s);     // export directory, Export all, Save session
 // The policy parameter editor, for A and for B; returns true when changed.
-bool edit_policy_params(const char* id, PolicyParams& p, bool expert);
-// One line: "" when `p` is usable for A's prompt, else the engine's message.
+bool edit_policy_params(AppState& s, const char* id, PolicyParams& p, bool expert);
+// One line: "" when `p` is usable for A's prompt, else the engine's message
+// in the window's words.
 std::string policy_problem(const AppState& s, const PolicyParams& p);
 
 // ---- the rest ----

@@ -47,18 +47,26 @@ bool edit_sharing(AppState& s, SharingLayout& l) {
   }
 
   if (s.a && s.a->session) {
-    // KV bytes = 2 (K and V) x owning layers x KV heads x head dim x 4 bytes
-    // (fp32) x tokens: MLKV paper, Table 1.
+    // KV bytes per token as the engine counts them (ModelConfig::
+    // kv_bytes_per_token, MLKV paper Table 1) for the layout's m owning
+    // layers and g KV heads, at the element size the session's cache uses.
     const ModelConfig& native = s.a->session->bundle().config();
     try {
       const auto [m, g] = l.resolve(native);
+      ModelConfig shared = native;
+      shared.n_kv_layers = m;
+      shared.n_kv_heads = g;
       const double tokens = static_cast<double>(s.a->tokens.size());
-      const double per_token = 2.0 * m * g * native.head_dim * 4;
-      const double native_per_token = 2.0 * native.n_kv_layers * native.n_kv_heads * native.head_dim * 4;
+      const double per_token = static_cast<double>(shared.kv_bytes_per_token(s.a->kv_element_bytes));
+      const double native_per_token = static_cast<double>(native.kv_bytes_per_token(s.a->kv_element_bytes));
       ImGui::TextWrapped("%s: %d KV layers x %d KV heads = %s per token; a full cache of the %d tokens now: %s "
                          "(checkpoint's layout: %s)",
                          l.str().c_str(), m, g, format_bytes(per_token).c_str(), static_cast<int>(tokens),
                          format_bytes(per_token * tokens).c_str(), format_bytes(native_per_token * tokens).c_str());
+    } catch (const Error& e) {
+      ImGui::PushStyleColor(ImGuiCol_Text, kProblemColour);
+      ImGui::TextWrapped("%s", in_window_words(e).c_str());
+      ImGui::PopStyleColor();
     } catch (const std::exception& e) {
       ImGui::PushStyleColor(ImGuiCol_Text, kProblemColour);
       ImGui::TextWrapped("%s", e.what());
@@ -78,7 +86,7 @@ void draw_problem(const std::string& problem) {
 }  // namespace
 
 void draw_policy_panel(AppState& s) {
-  edit_policy_params("A", s.pending.policy, !s.presenter);
+  edit_policy_params(s, "A", s.pending.policy, !s.presenter);
   s.pending.policy.seed = s.editing.seed;
   if (!s.presenter) edit_sharing(s, s.pending.sharing);
   const std::string problem = policy_problem(s, s.pending.policy);
@@ -118,7 +126,7 @@ void draw_policy_panel(AppState& s) {
 
 void draw_fork_panel(AppState& s) {
   ImGui::TextWrapped("B goes on from the current step (or the scrubbed one) under this policy; the views compare it with A.");
-  edit_policy_params("B", s.pending.fork_policy, !s.presenter);
+  edit_policy_params(s, "B", s.pending.fork_policy, !s.presenter);
   s.pending.fork_policy.seed = s.editing.seed;
   draw_problem(policy_problem(s, s.pending.fork_policy));
   if (ImGui::Button(s.b ? "Fork again" : "Fork")) action_fork(s);

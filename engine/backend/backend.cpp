@@ -11,7 +11,7 @@ namespace kvscope {
 WeightFormat parse_weight_format(const std::string& s) {
   if (s == "f32") return WeightFormat::F32;
   if (s == "f16") return WeightFormat::F16;
-  throw Error("--weights", "", "unknown weight format '" + s + "' (choose f32 or f16)");
+  throw Error::setting("weights", "unknown weight format '" + s + "' (choose f32 or f16)");
 }
 
 const char* weight_format_name(WeightFormat f) { return f == WeightFormat::F16 ? "f16" : "f32"; }
@@ -30,11 +30,11 @@ std::unique_ptr<Backend> make_backend(Device device, const ModelConfig& cfg, con
   if (device == Device::Cpu)
     return std::make_unique<CpuBackend>(CpuModel::create(cfg, weights, opt.weights), opt);
   std::string why;
-  if (!cuda_available(&why)) throw Error("--device cuda", "", "no CUDA device: " + why);
+  if (!cuda_available(&why)) throw Error::setting("device", "no CUDA device: " + why);
 #ifdef KVSCOPE_HAVE_CUDA
   return make_cuda_backend(cfg, weights, opt);
 #else
-  throw Error("--device cuda", "", "no CUDA device: " + why);
+  throw Error::setting("device", "no CUDA device: " + why);
 #endif
 }
 

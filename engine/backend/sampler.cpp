@@ -11,9 +11,9 @@
 namespace kvscope {
 
 void validate_sampling(const SamplingParams& p) {
-  if (!(p.temperature >= 0) || !std::isfinite(p.temperature)) throw Error("--temperature", "", "must be >= 0");
-  if (p.top_k < 0) throw Error("--top-k", "", "must be >= 0");
-  if (!(p.top_p > 0 && p.top_p <= 1)) throw Error("--top-p", "", "must be in (0, 1]");
+  if (!(p.temperature >= 0) || !std::isfinite(p.temperature)) throw Error::setting("sampling.temperature", "must be >= 0");
+  if (p.top_k < 0) throw Error::setting("sampling.top_k", "must be >= 0");
+  if (!(p.top_p > 0 && p.top_p <= 1)) throw Error::setting("sampling.top_p", "must be in (0, 1]");
 }
 
 int sample_token(std::span<const float> logits, const SamplingParams& sp, uint64_t step) {

@@ -12,7 +12,7 @@ int parse_count(const std::string& s, const std::string& text) {
   char* end = nullptr;
   const long v = std::strtol(s.c_str(), &end, 10);
   if (s.empty() || *end != '\0' || v <= 0 || v > 1 << 20)
-    throw Error("--sharing", "", "expected a positive count in '" + text + "'");
+    throw Error::setting("sharing", "expected a positive count in '" + text + "'");
   return static_cast<int>(v);
 }
 
@@ -40,7 +40,7 @@ SharingLayout SharingLayout::parse(const std::string& text) {
     s.kv_layers = parse_count(parts[1], text);
     if (parts.size() == 3) s.kv_heads = parse_count(parts[2], text);
   } else {
-    throw Error("--sharing", "", "unknown sharing layout '" + text +
+    throw Error::setting("sharing", "unknown sharing layout '" + text +
                                      "' (choose from native, mha, gqa:G, mqa, mlkv:M, mlkv:M:G)");
   }
   return s;
@@ -88,16 +88,16 @@ void convert_sharing(ModelConfig& cfg, ModelWeights& w, const SharingLayout& lay
                            std::to_string(g) + " KV heads)";
   if (m == m0 && g == g0) return;
   if (g < 1 || H % g != 0)
-    throw Error("--sharing", "", what + ": KV heads must divide the " + std::to_string(H) + " query heads");
-  if (m < 1 || m > L) throw Error("--sharing", "", what + ": KV layers must be between 1 and " + std::to_string(L));
+    throw Error::setting("sharing", what + ": KV heads must divide the " + std::to_string(H) + " query heads");
+  if (m < 1 || m > L) throw Error::setting("sharing", what + ": KV layers must be between 1 and " + std::to_string(L));
   // Layers sharing one KV must attend alike: a key rotated with one RoPE
   // base, normalised by one layer's k_norm, masked by one window.
   if (m != m0 && (!cfg.layers_alike() || cfg.qk_norm))
-    throw Error("--sharing", "", what + ": " + cfg.model_type +
+    throw Error::setting("sharing", what + ": " + cfg.model_type +
                                      "'s layers differ (sliding windows, RoPE bases or per-layer key norms), so they "
                                      "cannot share KV across layers; change the KV heads only");
   if (g0 % g != 0 && g % g0 != 0)
-    throw Error("--sharing", "", what + ": cannot merge or duplicate the checkpoint's " + std::to_string(g0) +
+    throw Error::setting("sharing", what + ": cannot merge or duplicate the checkpoint's " + std::to_string(g0) +
                                      " KV heads into " + std::to_string(g));
   const auto old_src = cfg.kv_source();   // layer -> index into old owners
   const auto old_owners = cfg.owning_layers();

@@ -49,7 +49,7 @@ ModelConfig shape_config(const std::string& name) {
   } else {
     std::string list;
     for (const auto& s : known_shapes()) list += (list.empty() ? "" : ", ") + s;
-    throw Error("--shape", "", "unknown shape '" + name + "' (known: " + list + ")");
+    throw Error::setting("shape", "unknown shape '" + name + "' (known: " + list + ")");
   }
   if (c.head_dim == 0) c.head_dim = c.hidden / c.n_heads;
   c.n_kv_layers = c.n_layers;

@@ -22,6 +22,14 @@ class A2sfPolicy final : public Policy {
 
 }  // namespace
 
+// The latest revision of the authors' code compresses once, after the
+// prompt, with its fixed recent_budget of 16 as the default window.
+void a2sf_revision_rules(const PolicyParams& p, ResolveRules& rules, ChoiceQuirks& q) {
+  if (p.a2sf_revision != A2sfRevision::Latest) return;
+  rules.window_default = "16";
+  q.prompt_only = true;
+}
+
 std::unique_ptr<Policy> make_a2sf_policy(const ResolvedPolicy& r) { return std::make_unique<A2sfPolicy>(r); }
 
 }  // namespace kvscope

@@ -33,6 +33,17 @@ class KeyformerPolicy final : public Policy {
 
 }  // namespace
 
+// The authors' released attention.py (--keyformer-variant code):
+// docs/policies.md, "Where kvscope follows the paper and where the authors'
+// code differs".
+void keyformer_variant_rules(const PolicyParams& p, ResolveRules& rules, ChoiceQuirks& q) {
+  if (p.keyformer_variant != KeyformerVariant::Code) return;
+  rules.truncate_percentages = true;  // int((n * kv_cache) / 100)
+  q.reserved_slot = true;
+  q.window_exit_dropped = true;
+  q.zero_window_holds = true;
+}
+
 std::unique_ptr<Policy> make_keyformer_policy(const ResolvedPolicy& r) {
   return std::make_unique<KeyformerPolicy>(r);
 }

@@ -5,15 +5,18 @@
 // rejects impossible combinations with a message naming the setting.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
 #include "backend/backend.h"
 #include "backend/slot_stats.h"
+#include "policy/policy_table.h"
 
 namespace kvscope {
 
-enum class PolicyKind { Full, Window, Sink, H2O, TOVA, Keyformer, A2SF, Random, Ideal };
+// The names of these choices are in the policy table (policy_table.cpp),
+// in the order of the enumerators.
 enum class Granularity { KvHead, Layer, Model };
 enum class PrefillMode { OneShot, Streaming };
 enum class TauSchedule { Linear, Constant };
@@ -34,7 +37,8 @@ struct Amount {
   int of(int whole) const;  // rounds to nearest
   int truncated_of(int whole) const;  // rounds down, as Python's int() in Keyformer's code
   std::string str() const;
-  static Amount parse(const std::string& text, const std::string& field);  // throws naming `field`
+  // Throws Error::setting(field, ...) for text that is not an amount.
+  static Amount parse(const std::string& text, const std::string& field);
 };
 
 struct PolicyParams {
@@ -53,6 +57,11 @@ struct PolicyParams {
   A2sfRevision a2sf_revision = A2sfRevision::Earlier;
   ReaderReduce reduce = ReaderReduce::Mean;
   uint64_t seed = 0;
+  // Parameters of the policy table without a field above (policy_table.h),
+  // by key; a key not here has its table default.
+  std::map<std::string, double> extra;
+  // Such a parameter's value (throws for a key not in the table).
+  double number(const std::string& key) const;
 };
 
 // Where the choice of slots departs from the shared rule (selection.h), one
@@ -86,13 +95,14 @@ struct ResolvedPolicy {
   ChoiceQuirks quirks;
 };
 
-// Validates and applies defaults. prompt_len sizes percentage budgets;
-// context is the most tokens the run can hold (for "budget larger than the
-// context"). Throws kvscope::Error("--budget", ...) and the like.
+// Validates and applies defaults (the policy table's, per policy).
+// prompt_len sizes percentage budgets; context is the most tokens the run
+// can hold (for "budget larger than the context"). Throws
+// Error::setting("policy.budget", ...) and the like.
 ResolvedPolicy resolve_policy(const PolicyParams& p, int prompt_len, int context);
 
 const char* policy_name(PolicyKind k);
-PolicyKind parse_policy(const std::string& s);  // throws listing the policies
+PolicyKind parse_policy(const std::string& s);  // throws Error::setting("policy.name", ...) listing the policies
 const char* granularity_name(Granularity g);
 Granularity parse_granularity(const std::string& s);
 const char* prefill_name(PrefillMode m);

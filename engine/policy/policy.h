@@ -40,16 +40,7 @@ class Policy {
   ResolvedPolicy r_;
 };
 
-std::unique_ptr<Policy> make_full_policy(const ResolvedPolicy& r);
-std::unique_ptr<Policy> make_window_policy(const ResolvedPolicy& r);
-std::unique_ptr<Policy> make_sink_policy(const ResolvedPolicy& r);
-std::unique_ptr<Policy> make_h2o_policy(const ResolvedPolicy& r);
-std::unique_ptr<Policy> make_tova_policy(const ResolvedPolicy& r);
-std::unique_ptr<Policy> make_keyformer_policy(const ResolvedPolicy& r);
-std::unique_ptr<Policy> make_a2sf_policy(const ResolvedPolicy& r);
-std::unique_ptr<Policy> make_random_policy(const ResolvedPolicy& r);
-std::unique_ptr<Policy> make_ideal_policy(const ResolvedPolicy& r);
-
+// The policy of r.params.kind (the policy table's make function).
 std::unique_ptr<Policy> make_policy(const ResolvedPolicy& r);
 
 // Keyformer's temperature at step t: tau_init + t (tau_end - tau_init) / T,

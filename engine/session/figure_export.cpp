@@ -120,15 +120,8 @@ std::string figure_title(const Session& s, int layer, int head, int rows) {
 }
 
 std::string statistic_name(PolicyKind kind) {
-  switch (kind) {
-    case PolicyKind::H2O: return "accumulated attention (H2O)";
-    case PolicyKind::TOVA: return "current attention (TOVA)";
-    case PolicyKind::Keyformer: return "accumulated Gumbel-softmax score (Keyformer)";
-    case PolicyKind::A2SF: return "forgetting-factor attention sum (A2SF)";
-    case PolicyKind::Ideal: return "full-cache attention (ideal)";
-    case PolicyKind::Random: return "random draw";
-    default: return "statistic";
-  }
+  const char* name = policy_spec(kind).statistic;
+  return name ? name : "statistic";
 }
 
 std::vector<std::filesystem::path> export_attention_heatmap(const Session& s, const HeatmapData& d, int layer, int head,

@@ -23,7 +23,7 @@ double token_nll(const float* logits, int vocab, int target) {
 GenerateResult generate_tokens(Backend& backend, const std::vector<int>& prompt, const GenerateOptions& opt,
                                const std::vector<int>& eos_ids, const std::function<void(int)>& on_token) {
   validate_sampling(opt.sampling);
-  if (prompt.empty()) throw Error("--prompt", "", "the prompt has no tokens");
+  if (prompt.empty()) throw Error::setting("prompt", "the prompt has no tokens");
   GenerateResult r;
   ForwardOptions fo;
   fo.logits_to_host = false;  // the backend samples where the logits are

@@ -31,7 +31,7 @@ Session::Session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg)
   } catch (const Error& e) {
     // Settings read from a session file are named by that file and field.
     if (cfg_.source.empty()) throw;
-    throw session_file_error(e, cfg_.source);
+    throw e.in_file(cfg_.source);
   }
 }
 
@@ -46,15 +46,15 @@ void Session::build() {
   const int L = model_cfg_.n_layers, H = model_cfg_.n_heads;
 
   tokens_ = cfg_.prompt_ids.empty() ? bundle_->tokenizer->encode(cfg_.prompt, true) : cfg_.prompt_ids;
-  if (tokens_.empty()) throw Error("prompt", "", "the prompt has no tokens");
+  if (tokens_.empty()) throw Error::setting("prompt", "the prompt has no tokens");
   prompt_len_ = static_cast<int>(tokens_.size());
   for (int t : tokens_)
-    if (t < 0 || t >= model_cfg_.vocab_size) throw Error("prompt_ids", "", "token id " + std::to_string(t) + " outside the vocabulary");
+    if (t < 0 || t >= model_cfg_.vocab_size) throw Error::setting("prompt_ids", "token id " + std::to_string(t) + " outside the vocabulary");
   if (!cfg_.continuation_ids.empty()) {
     continuation_ = cfg_.continuation_ids;
     for (int t : continuation_)
       if (t < 0 || t >= model_cfg_.vocab_size)
-        throw Error("continuation_ids", "", "token id " + std::to_string(t) + " outside the vocabulary");
+        throw Error::setting("continuation_ids", "token id " + std::to_string(t) + " outside the vocabulary");
     planned_new_ = static_cast<int>(continuation_.size());
   } else if (cfg_.continuation) {
     continuation_ = bundle_->tokenizer->encode(*cfg_.continuation, false);
@@ -63,7 +63,7 @@ void Session::build() {
     planned_new_ = cfg_.max_new_tokens;
   }
   if (prompt_len_ + planned_new_ > model_cfg_.max_positions)
-    throw Error("prompt", "", std::to_string(prompt_len_) + " tokens + " + std::to_string(planned_new_) +
+    throw Error::setting("prompt", std::to_string(prompt_len_) + " tokens + " + std::to_string(planned_new_) +
                                   " new tokens exceed the model's maximum positions (" +
                                   std::to_string(model_cfg_.max_positions) + ")");
   // Mistral's sliding window: attention beyond it is a mask in transformers
@@ -71,7 +71,7 @@ void Session::build() {
   // refused here, before anything is computed or written.
   if (model_cfg_.sliding_window > 0 && model_cfg_.sliding_layers.empty() &&
       prompt_len_ + planned_new_ > model_cfg_.sliding_window)
-    throw Error("prompt", "", std::to_string(prompt_len_) + " tokens + " + std::to_string(planned_new_) +
+    throw Error::setting("prompt", std::to_string(prompt_len_) + " tokens + " + std::to_string(planned_new_) +
                                   " new tokens exceed the model's sliding window (config.json: sliding_window = " +
                                   std::to_string(model_cfg_.sliding_window) +
                                   "), which kvscope does not support; shorten the prompt or the generation");
@@ -81,25 +81,25 @@ void Session::build() {
     const auto& ch = cfg_.policy_changes[i];
     const std::string field = "policy_changes[" + std::to_string(i) + "]";
     if (ch.from_step > planned_new_)
-      throw Error(field + ".from_step", "", "step " + std::to_string(ch.from_step) + " comes after the run's last (" +
+      throw Error::setting(field + ".from_step", "step " + std::to_string(ch.from_step) + " comes after the run's last (" +
                                                 std::to_string(planned_new_) + " new tokens)");
     try {
       resolve_policy(ch.policy, prompt_len_, model_cfg_.max_positions);
     } catch (const Error& e) {
-      // "--budget: ..." -> "policy_changes[i].policy.budget: ..."
-      throw Error(field + "." + session_file_error(e, "").what());
+      // "policy.budget: ..." -> "policy_changes[i].policy.budget: ..."
+      throw e.under(field);
     }
     if (ch.policy.positions != cfg_.policy.positions)
-      throw Error(field + ".policy.positions", "", "the position mode cannot change during a run");
+      throw Error::setting(field + ".policy.positions", "the position mode cannot change during a run");
   }
 
   auto check_layer = [&](int l, const std::string& field) {
     if (l < 0 || l >= L)
-      throw Error(field, "", "unknown layer " + std::to_string(l) + " (the model has layers 0.." + std::to_string(L - 1) + ")");
+      throw Error::setting(field, "unknown layer " + std::to_string(l) + " (the model has layers 0.." + std::to_string(L - 1) + ")");
   };
   auto check_head = [&](int h, const std::string& field) {
     if (h < 0 || h >= H)
-      throw Error(field, "", "unknown head " + std::to_string(h) + " (the model has heads 0.." + std::to_string(H - 1) + ")");
+      throw Error::setting(field, "unknown head " + std::to_string(h) + " (the model has heads 0.." + std::to_string(H - 1) + ")");
   };
   for (int l : cfg_.recording.layers) check_layer(l, "recording.layers");
   check_layer(cfg_.export_opts.csv_layer(), "export.layer");
@@ -289,7 +289,7 @@ void Session::set_policy(const PolicyParams& p) {
   PolicyParams q = p;
   q.seed = cfg_.seed;
   if (q.positions != cfg_.policy.positions)
-    throw Error("--positions", "", "the position mode cannot change during a run; replay the session instead");
+    throw Error::setting("policy.positions", "the position mode cannot change during a run; replay the session instead");
   const PolicyKind before = policy_->kind();
   auto next = make_policy(resolve_policy(q, prompt_len_, model_cfg_.max_positions));
   if (!started()) {

@@ -13,23 +13,19 @@
 namespace kvscope {
 namespace {
 
-// Re-throws a flag-named error (from the shared parsers) as a file+field one.
+// Re-throws an error of the shared parsers as one of the file's field.
 template <typename F>
 auto with_field(const std::string& source, const std::string& field, F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const Error& e) {
-    std::string msg = e.what();
-    // The shared parsers name CLI flags ("--policy: unknown ..."); keep only what is wrong.
-    const auto colon = msg.find(": ");
-    if (msg.rfind("--", 0) == 0 && colon != std::string::npos) msg = msg.substr(colon + 2);
-    throw Error(source, field, msg);
+    throw Error(source, field, e.problem());
   }
 }
 
 // Every key of `r`'s object must be one of `known`: a misspelt key would
 // otherwise be ignored and its setting silently left at the default.
-void reject_unknown_keys(const JsonReader& r, std::initializer_list<const char*> known) {
+void reject_unknown_keys(const JsonReader& r, const std::vector<const char*>& known) {
   for (const auto& [key, value] : r.json().items()) {
     bool ok = false;
     for (const char* k : known) ok = ok || key == k;
@@ -49,108 +45,68 @@ bool given(const JsonReader& r, const char* key) {
   return !((v.is_string() && v.get<std::string>().empty()) || (v.is_array() && v.empty()));
 }
 
-// The session-file field of each CLI flag whose errors the shared parsers
-// and the Session raise.
-const char* field_of_flag(const std::string& flag) {
-  static const std::pair<const char*, const char*> kFields[] = {
-      {"--policy", "policy.name"},        {"--budget", "policy.budget"},
-      {"--window", "policy.window"},      {"--sinks", "policy.sinks"},
-      {"--granularity", "policy.granularity"}, {"--prefill", "policy.prefill"},
-      {"--positions", "policy.positions"}, {"--tau-init", "policy.tau_init"},
-      {"--tau-end", "policy.tau_end"},    {"--tau-schedule", "policy.tau_schedule"},
-      {"--noise", "policy.noise"},        {"--alpha", "policy.alpha"},
-      {"--keyformer-variant", "policy.keyformer_variant"}, {"--a2sf-revision", "policy.a2sf_revision"},
-      {"--reduce", "policy.reduce"},      {"--sharing", "sharing"},
-      {"--device cuda", "device"},        {"--max-new-tokens", "max_new_tokens"},
-      {"--weights", "weights"},
-      {"--temperature", "sampling.temperature"}, {"--top-k", "sampling.top_k"},
-      {"--top-p", "sampling.top_p"}};
-  for (const auto& [f, field] : kFields)
-    if (flag == f) return field;
-  return nullptr;
-}
-
 }  // namespace
 
-Error session_file_error(const Error& e, const std::string& source) {
-  const std::string msg = e.what();
-  const auto colon = msg.find(": ");
-  if (colon == std::string::npos) return Error(source, "", msg);
-  const std::string head = msg.substr(0, colon), rest = msg.substr(colon + 2);
-  if (head.rfind("--", 0) == 0) {
-    const char* field = field_of_flag(head);
-    return Error(source, field ? field : head, rest);
-  }
-  if (head == source) return e;  // already names the file
-  return Error(source, "", msg);
-}
+Error session_file_error(const Error& e, const std::string& source) { return e.in_file(source); }
 
+// Every parameter of the policy table, under its key: an optional one left
+// unset as null, one that is written only away from its default left out.
 nlohmann::json policy_to_json(const PolicyParams& p) {
-  nlohmann::json j = {{"name", policy_name(p.kind)},
-                      {"budget", p.budget.str()},
-                      {"window", p.window ? nlohmann::json(p.window->str()) : nlohmann::json(nullptr)},
-                      {"sinks", p.sinks ? nlohmann::json(*p.sinks) : nlohmann::json(nullptr)},
-                      {"granularity", p.granularity ? nlohmann::json(granularity_name(*p.granularity))
-                                                    : nlohmann::json(nullptr)},
-                      {"prefill", prefill_name(p.prefill)},
-                      {"positions", positions_name(p.positions)},
-                      {"tau_init", p.tau_init},
-                      {"tau_end", p.tau_end},
-                      {"tau_schedule", tau_schedule_name(p.tau_schedule)},
-                      {"noise", noise_name(p.noise)},
-                      {"alpha", p.alpha},
-                      {"reduce", reduce_name(p.reduce)}};
-  // Written only away from their defaults, so the session files of runs
-  // that do not use them keep the bytes they had.
-  if (p.keyformer_variant != KeyformerVariant::Paper) j["keyformer_variant"] = keyformer_variant_name(p.keyformer_variant);
-  if (p.a2sf_revision != A2sfRevision::Earlier) j["a2sf_revision"] = a2sf_revision_name(p.a2sf_revision);
+  nlohmann::json j = {{"name", policy_name(p.kind)}};
+  const PolicyParams defaults;
+  for (const ParamSpec& s : param_specs()) {
+    const std::string text = param_text(p, s);
+    if (!s.written_at_default && text == param_text(defaults, s)) continue;
+    PolicyParams& q = const_cast<PolicyParams&>(p);  // read through the table's accessors
+    if (text.empty()) j[s.key] = nullptr;
+    else if (s.kind == ParamKind::Amount || s.kind == ParamKind::Choice) j[s.key] = text;
+    else if (s.field.optional_count) j[s.key] = **s.field.optional_count(q);
+    else if (s.field.real) j[s.key] = *s.field.real(q);
+    else j[s.key] = param_number(p, s);
+  }
   return j;
 }
 
 PolicyParams policy_from_json(const nlohmann::json& j, const std::string& source, const std::string& prefix) {
   JsonReader r(j, source, prefix);
   if (!j.is_object()) throw Error(source, prefix, "expected an object of policy settings");
-  reject_unknown_keys(r, {"name", "budget", "window", "sinks", "granularity", "prefill", "positions", "tau_init",
-                          "tau_end", "tau_schedule", "noise", "keyformer_variant", "alpha", "a2sf_revision",
-                          "reduce"});
+  std::vector<const char*> known = {"name"};
+  for (const ParamSpec& s : param_specs()) known.push_back(s.key);
+  reject_unknown_keys(r, known);
   PolicyParams p;
-  auto f = [&](const char* k) { return r.field(k); };
-  if (r.has("name")) p.kind = with_field(source, f("name"), [&] { return parse_policy(r.get_string("name")); });
-  if (r.has("budget")) {
-    const auto& b = r.raw("budget");
-    p.budget = with_field(source, f("budget"), [&] {
-      return Amount::parse(b.is_string() ? b.get<std::string>() : b.dump(), "--budget");
+  if (r.has("name")) p.kind = with_field(source, r.field("name"), [&] { return parse_policy(r.get_string("name")); });
+  for (const ParamSpec& s : param_specs()) {
+    if (!r.has(s.key)) continue;
+    // Numbers are read as JSON numbers (a type error names the field);
+    // an amount may be either "50%" or 64.
+    std::string text;
+    if (s.kind == ParamKind::Choice) {
+      text = r.get_string(s.key);
+    } else if (s.kind == ParamKind::Amount) {
+      const auto& b = r.raw(s.key);
+      text = b.is_string() ? b.get<std::string>() : b.dump();
+    } else if (s.kind == ParamKind::Count) {
+      text = std::to_string(r.get_int(s.key));
+    } else {
+      const double v = r.get_number(s.key);
+      with_field(source, r.field(s.key), [&] {
+        if (s.field.real) *s.field.real(p) = static_cast<float>(v);
+        else p.extra[s.key] = v;
+        return 0;
+      });
+      continue;
+    }
+    with_field(source, r.field(s.key), [&] {
+      set_param_text(p, s, text);
+      return 0;
     });
   }
-  if (r.has("window")) {
-    const auto& b = r.raw("window");
-    p.window = with_field(source, f("window"), [&] {
-      return Amount::parse(b.is_string() ? b.get<std::string>() : b.dump(), "--window");
-    });
+  try {
+    check_param_ranges(p);
+  } catch (const Error& e) {
+    const std::string key = e.field().substr(std::string("policy.").size());
+    r.fail(key, e.problem());
   }
-  if (r.has("sinks")) p.sinks = r.get_int("sinks");
-  if (r.has("granularity"))
-    p.granularity = with_field(source, f("granularity"), [&] { return parse_granularity(r.get_string("granularity")); });
-  if (r.has("prefill")) p.prefill = with_field(source, f("prefill"), [&] { return parse_prefill(r.get_string("prefill")); });
-  if (r.has("positions"))
-    p.positions = with_field(source, f("positions"), [&] { return parse_positions(r.get_string("positions")); });
-  p.tau_init = static_cast<float>(r.get_number("tau_init", p.tau_init));
-  p.tau_end = static_cast<float>(r.get_number("tau_end", p.tau_end));
-  if (r.has("tau_schedule"))
-    p.tau_schedule = with_field(source, f("tau_schedule"), [&] { return parse_tau_schedule(r.get_string("tau_schedule")); });
-  if (r.has("noise")) p.noise = with_field(source, f("noise"), [&] { return parse_noise(r.get_string("noise")); });
-  if (r.has("keyformer_variant"))
-    p.keyformer_variant = with_field(source, f("keyformer_variant"),
-                                     [&] { return parse_keyformer_variant(r.get_string("keyformer_variant")); });
-  p.alpha = static_cast<float>(r.get_number("alpha", p.alpha));
-  if (r.has("a2sf_revision"))
-    p.a2sf_revision =
-        with_field(source, f("a2sf_revision"), [&] { return parse_a2sf_revision(r.get_string("a2sf_revision")); });
-  if (r.has("reduce")) p.reduce = with_field(source, f("reduce"), [&] { return parse_reduce(r.get_string("reduce")); });
-  if (!(p.alpha >= 0 && p.alpha <= 1)) r.fail("alpha", "must be in [0, 1]");
-  if (!(p.tau_init > 0)) r.fail("tau_init", "must be > 0");
-  if (!(p.tau_end > 0)) r.fail("tau_end", "must be > 0");
-  if (p.sinks && *p.sinks < 0) r.fail("sinks", "must be >= 0");
   return p;
 }
 
@@ -293,7 +249,7 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
     try {
       validate_sampling(c.sampling);
     } catch (const Error& e) {
-      throw session_file_error(e, source);  // "--top-p: ..." -> "s.json: sampling.top_p: ..."
+      throw e.in_file(source);  // "sampling.top_p: ..." -> "s.json: sampling.top_p: ..."
     }
   }
   if (r.has("policy")) c.policy = policy_from_json(r.raw("policy"), source, "policy");

@@ -123,9 +123,8 @@ struct SessionConfig {
 // set_policy(fork.policy) gives the same run bit for bit.
 SessionConfig fork_branch_config(const SessionConfig& a);
 
-// An error about a setting, renamed for a session file: the CLI flag it
-// names ("--budget: ...") becomes the file's field ("s.json: policy.budget:
-// ..."); a message that already names a field gets the file in front.
+// An error about a setting, read from a session file: "policy.budget: ..."
+// becomes "s.json: policy.budget: ..."; one that names its source is kept.
 Error session_file_error(const Error& e, const std::string& source);
 
 // Policy parameters <-> the JSON object under "policy".

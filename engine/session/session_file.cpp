@@ -21,7 +21,7 @@ Device resolve_device(const std::string& device) {
   std::string why;
   const bool ok = cuda_available(&why);
   if (device == "auto") return ok ? Device::Cuda : Device::Cpu;
-  if (!ok) throw Error("--device cuda", "", "no CUDA device: " + why);
+  if (!ok) throw Error::setting("device", "no CUDA device: " + why);
   return Device::Cuda;
 }
 

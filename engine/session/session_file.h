@@ -17,8 +17,8 @@ namespace kvscope {
 ModelBundle load_bundle(const std::string& model);
 std::shared_ptr<const ModelBundle> bundle_for(const std::string& model);
 
-// auto: CUDA when available, else CPU; cuda without a GPU throws (the
-// message names "--device cuda"; session_file_error renames it for a file).
+// auto: CUDA when available, else CPU; cuda without a GPU throws
+// Error::setting("device", ...), which a front end names in its words.
 Device resolve_device(const std::string& device);
 // The same for a loaded model: "auto" takes the CPU also when the CUDA
 // backend cannot compute the model (cuda_supports); "cuda" then refuses it

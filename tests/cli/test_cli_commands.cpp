@@ -289,7 +289,7 @@ TEST(Cli, PolicyBenchRecordsTheLayersAsked) {
   EXPECT_EQ(nlohmann::json::parse(all.output)["recorded_layers"].size(), 4u);  // the bundled model's layers
   const auto bad = test::run_cli("bench --policy h2o --decode-tokens 2 --repeats 1 --record-layers 99");
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_NE(bad.output.find("recording.layers: unknown layer 99"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("--record-layers: unknown layer 99"), std::string::npos) << bad.output;
 }
 
 TEST(Cli, PolicyBenchRunsOnAShapesRandomWeights) {

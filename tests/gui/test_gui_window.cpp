@@ -25,6 +25,7 @@
 #include <stb_image.h>
 
 #include "file_compare.h"
+#include "policy/policy_table.h"
 #include "test_util.h"
 #include "xvfb_display.h"
 
@@ -359,6 +360,35 @@ TEST(GuiWindow, MalformedSessionIsReportedNotFatal) {
   const json state = load_json(tmp / "shot.json");
   EXPECT_NE(state["error"].get<std::string>().find("budget"), std::string::npos) << state.dump();
   EXPECT_TRUE(state["rects"].contains("banner.error")) << state.dump();
+}
+
+// The window offers, for each policy, exactly the parameters of the policy
+// table that the policy reads (the CLI's flags follow the same table:
+// tests/cli/test_cli_policy_table.cpp); the app records each control's
+// rectangle as "param.A.<key>" in its screenshot sidecar.
+TEST(GuiWindow, PolicyControlsAreThePolicyTables) {
+  REQUIRE_DISPLAY();
+  TempDir tmp;
+  for (const kvscope::PolicySpec& policy : kvscope::policy_specs()) {
+    const fs::path session = tmp / ("session_" + std::string(policy.name) + ".json");
+    kvscope::test::write_file(session, json{{"format", "kvscope-session"},
+                                            {"version", 1},
+                                            {"prompt", "The pass key is 4213. Remember it."},
+                                            {"max_new_tokens", 2},
+                                            {"policy", {{"name", policy.name}, {"budget", "80%"}}}}
+                                           .dump());
+    const fs::path png = tmp / (std::string(policy.name) + ".png");
+    std::string out;
+    const int rc = run_app(tmp, "--session " + quoted(session.string()) + " --steps 1 --size 1600x1000 --screenshot " +
+                                    quoted(png.string()) + " --exit", &out);
+    ASSERT_EQ(rc, 0) << policy.name << ": " << out;
+    const json state = load_json(tmp / (std::string(policy.name) + ".json"));  // the screenshot's sidecar
+    std::set<std::string> shown, expected;
+    for (const auto& [name, rect] : state.at("rects").items())
+      if (name.rfind("param.A.", 0) == 0) shown.insert(name.substr(8));
+    for (const kvscope::ParamUse& u : policy.params) expected.insert(u.key);
+    EXPECT_EQ(shown, expected) << policy.name;
+  }
 }
 
 }  // namespace

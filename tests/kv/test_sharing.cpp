@@ -39,7 +39,7 @@ TEST(Sharing, ParseAndRefuse) {
       SharingLayout::parse(bad);
       FAIL() << bad;
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("--sharing"), std::string::npos);
+      EXPECT_EQ(e.field(), "sharing") << e.what();
     }
   }
   auto m = load_model_files(test::model_dir("llama_gqa"));  // 4 query heads, 2 KV heads

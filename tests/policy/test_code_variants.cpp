@@ -164,7 +164,7 @@ TEST(KeyformerCode, NamesAndRefusals) {
     parse_keyformer_variant("released");
     ADD_FAILURE() << "accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("--keyformer-variant"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("policy.keyformer_variant"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("paper, code"), std::string::npos) << e.what();
   }
   // With a window the code keeps k - 1: a budget of 1 would keep nothing.
@@ -172,7 +172,7 @@ TEST(KeyformerCode, NamesAndRefusals) {
     resolve_policy(keyformer("1", "1"), 10, 1000);
     ADD_FAILURE() << "accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("--budget"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("policy.budget"), std::string::npos) << e.what();
   }
   // Other policies ignore the setting (the CLI refuses the flag for them).
   PolicyParams h = keyformer("6", "2");

@@ -1,5 +1,6 @@
 // Policy settings: defaults per policy (docs/policies.md) and the bad inputs the
-// CLI and session files must refuse with a message naming the setting.
+// CLI and session files must refuse with a message naming the setting by
+// its neutral field (each front end renames it: a flag, a JSON path, a label).
 #include <gtest/gtest.h>
 
 #include "common/error.h"
@@ -48,30 +49,30 @@ TEST(Params, BadSettingsAreRefused) {
   p.budget = Amount::parse("10", "b");
   p.window = Amount::parse("8", "w");
   p.sinks = 4;
-  EXPECT_NE(error_of(p).find("--budget: 10 is smaller than the recent window (8) plus the sinks (4)"), std::string::npos)
+  EXPECT_NE(error_of(p).find("policy.budget: 10 is smaller than the recent window (8) plus the sinks (4)"), std::string::npos)
       << error_of(p);
   p = {};
   p.kind = PolicyKind::A2SF;
   p.budget = Amount::parse("50%", "b");
   p.alpha = 1.5f;
-  EXPECT_NE(error_of(p).find("--alpha: must be in [0, 1]"), std::string::npos);
+  EXPECT_NE(error_of(p).find("policy.alpha: must be in [0, 1]"), std::string::npos);
   p.alpha = 0.2f;
   p.tau_init = 0;
-  EXPECT_NE(error_of(p).find("--tau-init: must be > 0"), std::string::npos);
+  EXPECT_NE(error_of(p).find("policy.tau_init: must be > 0"), std::string::npos);
   p.tau_init = 1;
   p.tau_end = -1;
-  EXPECT_NE(error_of(p).find("--tau-end: must be > 0"), std::string::npos);
+  EXPECT_NE(error_of(p).find("policy.tau_end: must be > 0"), std::string::npos);
   p = {};
   p.kind = PolicyKind::H2O;
   p.budget = Amount::parse("600", "b");
-  EXPECT_NE(error_of(p).find("--budget: 600 tokens is larger than the context (512 tokens)"), std::string::npos);
+  EXPECT_NE(error_of(p).find("policy.budget: 600 tokens is larger than the context (512 tokens)"), std::string::npos);
   p.budget = Amount::parse("0%", "b");
   EXPECT_NE(error_of(p).find("keeps no token"), std::string::npos);
   EXPECT_THROW(parse_policy("lru"), Error);
   try {
     parse_policy("lru");
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("--policy: unknown policy 'lru' (choose from full, window, sink, h2o"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("policy.name: unknown policy 'lru' (choose from full, window, sink, h2o"), std::string::npos);
   }
   EXPECT_THROW(Amount::parse("abc", "--budget"), Error);
   EXPECT_THROW(Amount::parse("150%", "--budget"), Error);

@@ -201,18 +201,18 @@ TEST(Selection, ParamsDefaultsResolveAsPoliciesMdSays) {
 TEST(Selection, BadAmountsAreOneMessageNamingTheField) {
   auto error_of = [](const std::string& text) -> std::string {
     try {
-      Amount::parse(text, "--budget");
+      Amount::parse(text, "policy.budget");
     } catch (const Error& e) {
       return e.what();
     }
     return "(accepted)";
   };
-  EXPECT_NE(error_of("2.5").find("--budget: a count must be a whole number"), std::string::npos);
-  EXPECT_NE(error_of("120%").find("--budget: a percentage must be at most 100%"), std::string::npos);
-  EXPECT_NE(error_of("-3").find("--budget: expected a count"), std::string::npos);
-  EXPECT_NE(error_of("").find("--budget: expected a count"), std::string::npos);
+  EXPECT_NE(error_of("2.5").find("policy.budget: a count must be a whole number"), std::string::npos);
+  EXPECT_NE(error_of("120%").find("policy.budget: a percentage must be at most 100%"), std::string::npos);
+  EXPECT_NE(error_of("-3").find("policy.budget: expected a count"), std::string::npos);
+  EXPECT_NE(error_of("").find("policy.budget: expected a count"), std::string::npos);
   // Past int's range: refused, not converted (that would be undefined).
-  EXPECT_NE(error_of("1e20").find("--budget: a count must be at most 2147483647"), std::string::npos) << error_of("1e20");
+  EXPECT_NE(error_of("1e20").find("policy.budget: a count must be at most 2147483647"), std::string::npos) << error_of("1e20");
   EXPECT_EQ(error_of("2147483647"), "(accepted)");
   EXPECT_EQ(Amount::parse("64", "--budget").of(1000), 64);
 }

@@ -25,7 +25,7 @@ void mask_line(const char* label, const PublishedRun& run, int layer, int head, 
   ImGui::Text("%s%s", label, code_label(code).c_str());
 }
 
-bool keeps_statistic(PolicyKind k) { return k != PolicyKind::Full && k != PolicyKind::Window && k != PolicyKind::Sink; }
+bool keeps_statistic(PolicyKind k) { return policy_spec(k).statistic != nullptr; }
 
 }  // namespace
 

@@ -23,7 +23,7 @@ Linear Linear::from(const WeightTensor& w, const WeightTensor& b, bool half, con
   if (!b.empty()) L.b = b.to_f32();
   if (half) {
     if (const int64_t bad = first_beyond_half(DType::F32, L.w.data(), L.w.size()); bad >= 0)
-      throw Error("--weights f16", name, "weight " + std::to_string(L.w[bad]) + " is beyond half precision's range");
+      throw Error::setting("weights", name + ": weight " + std::to_string(L.w[bad]) + " is beyond half precision's range (f16)");
     L.w16.resize(L.w.size());
     for (std::size_t i = 0; i < L.w.size(); ++i) L.w16[i] = f32_to_f16(L.w[i]);
     std::vector<float>().swap(L.w);

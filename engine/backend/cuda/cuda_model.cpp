@@ -127,8 +127,7 @@ class Uploader {
       if (bad >= 0) {
         float v = 0;
         convert_to_f32(t.dtype, t.data + std::size_t(bad) * dtype_size(t.dtype), &v, 1);
-        throw Error("--device cuda", what,
-                    "weight " + std::to_string(v) + " (row " + std::to_string(bad / cols) + ", column " +
+        throw Error::setting("device", what + ": weight " + std::to_string(v) + " (row " + std::to_string(bad / cols) + ", column " +
                         std::to_string(bad % cols) + ") is beyond half precision's range, in which the CUDA "
                         "backend keeps a " + dtype_name(t.dtype) + " checkpoint's matrices");
       }

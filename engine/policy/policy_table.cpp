@@ -1,0 +1,440 @@
+// The rows of the policy table (policy_table.h): every parameter, then
+// every policy. Texts here are what users read: the window's tooltips, the
+// CLI's --help and docs/policies.md's generated tables.
+#include "policy/policy_table.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "common/error.h"
+#include "policy/params.h"
+#include "policy/policy.h"
+
+namespace kvscope {
+
+// Each policy's file makes it (and, for a variant, adjusts the rules).
+std::unique_ptr<Policy> make_full_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_window_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_sink_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_h2o_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_tova_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_keyformer_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_a2sf_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_random_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_ideal_policy(const ResolvedPolicy& r);
+void keyformer_variant_rules(const PolicyParams& p, ResolveRules& rules, ChoiceQuirks& q);
+void a2sf_revision_rules(const PolicyParams& p, ResolveRules& rules, ChoiceQuirks& q);
+
+namespace {
+
+// A choice stored as an enum whose enumerators follow the names' order.
+template <class E, E PolicyParams::*M>
+ParamField enum_field() {
+  ParamField f;
+  f.choice_index = [](const PolicyParams& p) { return static_cast<int>(p.*M); };
+  f.set_choice = [](PolicyParams& p, int i) { p.*M = static_cast<E>(i); };
+  return f;
+}
+
+ParamField granularity_field() {
+  ParamField f;
+  f.choice_index = [](const PolicyParams& p) { return p.granularity ? static_cast<int>(*p.granularity) : -1; };
+  f.set_choice = [](PolicyParams& p, int i) {
+    if (i < 0) p.granularity.reset();
+    else p.granularity = static_cast<Granularity>(i);
+  };
+  return f;
+}
+
+std::vector<ParamSpec> make_params() {
+  std::vector<ParamSpec> v;
+  auto add = [&](ParamSpec s) { v.push_back(std::move(s)); };
+
+  ParamSpec budget{"budget", "budget k", "the KV budget", ParamKind::Amount,
+                   "Slots kept per eviction unit (one KV head of one layer, by default) after each step: a count "
+                   "(64) or a percentage of the prompt length (50%), as the papers state it (\"a 50% KV cache\" "
+                   "is k = 0.5 x prompt). The recent window and the sinks count inside k.",
+                   "100%"};
+  budget.unit = "slots";
+  budget.percent_of = "the prompt";
+  budget.slider_max = 8192;
+  budget.field.amount = [](PolicyParams& p) { return &p.budget; };
+  add(budget);
+
+  ParamSpec window{"window", "window", "the protected recent window", ParamKind::Amount,
+                   "Recent window w: the newest w positions are always kept. A count, or a percentage of the "
+                   "budget k (not of the prompt).",
+                   "0"};
+  window.unit = "positions";
+  window.percent_of = "k";
+  window.optional = true;
+  window.slider_max = 8192;
+  window.field.optional_amount = [](PolicyParams& p) { return &p.window; };
+  add(window);
+
+  ParamSpec sinks{"sinks", "sinks", "the protected first positions", ParamKind::Count,
+                  "Attention sinks s: the first s positions are always kept (StreamingLLM, Xiao et al. 2023; "
+                  "TOVA's optional fixed first tokens).",
+                  "0"};
+  sinks.unit = "positions";
+  sinks.min = 0;
+  sinks.optional = true;
+  sinks.slider_max = 256;
+  sinks.custom_start = 4;
+  sinks.field.optional_count = [](PolicyParams& p) { return &p.sinks; };
+  add(sinks);
+
+  ParamSpec tau_init{"tau_init", "\xcf\x84 init", "Keyformer's temperature", ParamKind::Real,
+                     "The Gumbel-softmax temperature at the prompt (Keyformer, Adnan et al. 2024). The score is "
+                     "softmax((logits + noise) / tau); a low tau sharpens it.",
+                     "1"};
+  tau_init.min = 0;
+  tau_init.min_open = true;
+  tau_init.log_scale = true;
+  tau_init.slider_min = 0.05f;
+  tau_init.slider_max = 10;
+  tau_init.field.real = [](PolicyParams& p) { return &p.tau_init; };
+  add(tau_init);
+
+  ParamSpec tau_end{"tau_end", "\xcf\x84 end", "Keyformer's temperature", ParamKind::Real,
+                    "Keyformer's temperature after the planned new tokens; with the linear schedule tau rises "
+                    "from tau init, so late tokens are scored more evenly.",
+                    "2"};
+  tau_end.min = 0;
+  tau_end.min_open = true;
+  tau_end.log_scale = true;
+  tau_end.slider_min = 0.05f;
+  tau_end.slider_max = 10;
+  tau_end.field.real = [](PolicyParams& p) { return &p.tau_end; };
+  add(tau_end);
+
+  ParamSpec schedule{"tau_schedule", "\xcf\x84 schedule", "Keyformer's temperature schedule", ParamKind::Choice,
+                     "linear: tau_t = tau_init + t (tau_end - tau_init) / T over the T planned new tokens (the "
+                     "paper); constant: tau init throughout.",
+                     "linear"};
+  schedule.noun = "temperature schedule";
+  schedule.choices = {"linear", "constant"};
+  schedule.field = enum_field<TauSchedule, &PolicyParams::tau_schedule>();
+  add(schedule);
+
+  ParamSpec noise{"noise", "noise", "Keyformer's score noise", ParamKind::Choice,
+                  "The noise g added to the logits before scoring, fresh per step, layer, head and slot: gumbel "
+                  "(the paper), and the ablations of its Table 4: gaussian (mean 0.5772, sd 1.2825), constant "
+                  "0.5772, none.",
+                  "gumbel"};
+  noise.noun = "noise";
+  noise.choices = {"gumbel", "gaussian", "constant", "none"};
+  noise.field = enum_field<NoiseKind, &PolicyParams::noise>();
+  add(noise);
+
+  ParamSpec variant{"keyformer_variant", "variant",
+                    "the choice between Keyformer's paper and its released code", ParamKind::Choice,
+                    "paper: the paper's rules. code: the authors' released attention.py: a slot is held for the "
+                    "next token, so k - 1 tokens stay; the key tokens are chosen once and a token leaving the "
+                    "recent window is dropped instead of competing; a window of 0 never evicts; percentages are "
+                    "truncated, not rounded.",
+                    "paper"};
+  variant.noun = "Keyformer variant";
+  variant.choices = {"paper", "code"};
+  variant.written_at_default = false;
+  variant.field = enum_field<KeyformerVariant, &PolicyParams::keyformer_variant>();
+  add(variant);
+
+  ParamSpec alpha{"alpha", "\xce\xb1 forgetting", "A2SF's forgetting factor", ParamKind::Real,
+                  "The forgetting factor of S_t = alpha S_t-1 + A_t (A2SF, Jo & Shin 2024). alpha = 1 is H2O's "
+                  "accumulation, alpha = 0 is TOVA's current row only; the paper's best range is 0.1-0.3.",
+                  "0.2"};
+  alpha.min = 0;
+  alpha.max = 1;
+  alpha.has_max = true;
+  alpha.slider_min = 0;
+  alpha.slider_max = 1;
+  alpha.field.real = [](PolicyParams& p) { return &p.alpha; };
+  add(alpha);
+
+  ParamSpec revision{"a2sf_revision", "code revision", "the revision of A2SF's code to follow", ParamKind::Choice,
+                     "earlier: evict at every step, as the paper describes. latest: compress once after the "
+                     "prompt, keeping the 16 newest tokens (the default window), then evict nothing while "
+                     "generating, so the cache grows.",
+                     "earlier"};
+  revision.noun = "A2SF code revision";
+  revision.choices = {"earlier", "latest"};
+  revision.written_at_default = false;
+  revision.field = enum_field<A2sfRevision, &PolicyParams::a2sf_revision>();
+  add(revision);
+
+  ParamSpec granularity{"granularity", "granularity", "the decision unit", ParamKind::Choice,
+                        "Who decides together. kv_head: each KV head alone (H2O's per-head version); layer: all "
+                        "heads of a layer share one decision (TOVA's default, better in its Table 3); model: one "
+                        "decision for the whole model (Keyformer's \"Shared\" ablation).",
+                        "kv_head"};
+  granularity.noun = "granularity";
+  granularity.choices = {"kv_head", "layer", "model"};
+  granularity.optional = true;
+  granularity.expert = true;
+  granularity.field = granularity_field();
+  add(granularity);
+
+  ParamSpec prefill{"prefill", "prefill", "the prefill mode", ParamKind::Choice,
+                    "one_shot: the whole prompt with full attention, statistics from its attention matrix, then "
+                    "one eviction down to k (H2O, Keyformer, A2SF's code). streaming: the prompt token by token "
+                    "with the policy at every token (TOVA's language-modelling setup, StreamingLLM).",
+                    "one_shot"};
+  prefill.noun = "prefill mode";
+  prefill.choices = {"one_shot", "streaming"};
+  prefill.expert = true;
+  prefill.field = enum_field<PrefillMode, &PolicyParams::prefill>();
+  add(prefill);
+
+  ParamSpec positions{"positions", "positions", "the position mode of kept keys", ParamKind::Choice,
+                      "original: keys keep their true positions (RoPE applied once, ALiBi from true distances). "
+                      "compacted: keys re-rotated to their slot order (StreamingLLM's pos-shift, Keyformer's "
+                      "\"New Pos\" ablation).",
+                      "original"};
+  positions.noun = "position mode";
+  positions.choices = {"original", "compacted"};
+  positions.expert = true;
+  positions.field = enum_field<PositionMode, &PolicyParams::positions>();
+  add(positions);
+
+  ParamSpec reduce{"reduce", "reduce", "how a KV head's readers combine their scores", ParamKind::Choice,
+                   "How the statistic of a KV head is made from the query heads (and MLKV layers) that read it: "
+                   "their mean or their max.",
+                   "mean"};
+  reduce.noun = "reader reduction";
+  reduce.choices = {"mean", "max"};
+  reduce.expert = true;
+  reduce.field = enum_field<ReaderReduce, &PolicyParams::reduce>();
+  add(reduce);
+  return v;
+}
+
+std::vector<PolicySpec> make_policies() {
+  using K = PolicyKind;
+  // What every evicting policy reads: the budget and its protected tokens.
+  const std::vector<ParamUse> base = {{"budget"}, {"window"}, {"sinks"}, {"prefill"}, {"positions"}};
+  auto with = [&](std::vector<ParamUse> more, std::vector<ParamUse> defaults = {}) {
+    std::vector<ParamUse> all = base;
+    all.insert(all.end(), more.begin(), more.end());
+    for (const ParamUse& d : defaults)
+      for (ParamUse& u : all)
+        if (std::string(u.key) == d.key) u.default_text = d.default_text;
+    return all;
+  };
+  std::vector<PolicySpec> v;
+  v.push_back({K::Full, "full", "full", "", "Keeps every token: the topline every other policy is measured against.",
+               nullptr, false, {{"prefill"}}, make_full_policy});
+  v.push_back({K::Window, "window", "window", "",
+               "Keeps the newest k tokens only (a sliding window). Loses anything older, e.g. a pass key early in "
+               "the prompt.",
+               nullptr, true, with({}), make_window_policy});
+  v.push_back({K::Sink, "sink", "sink (StreamingLLM)",
+               "Xiao et al. 2023, Efficient Streaming Language Models with Attention Sinks",
+               "StreamingLLM: the first s tokens (attention sinks) plus the newest k - s.", nullptr, true,
+               with({}, {{"sinks", "4"}}), make_sink_policy});
+  v.push_back({K::H2O, "h2o", "h2o", "Zhang et al. 2023, H2O: Heavy-Hitter Oracle",
+               "Heavy-Hitter Oracle: keeps the recent window plus the tokens with the largest accumulated "
+               "attention S_t = S_t-1 + A_t.",
+               "accumulated attention (H2O)", true, with({{"granularity"}, {"reduce"}}, {{"window", "50%"}}),
+               make_h2o_policy});
+  v.push_back({K::TOVA, "tova", "tova", "Oren et al. 2024, Transformers are Multi-State RNNs",
+               "Token Omission Via Attention: evicts the token with the lowest attention in the current step "
+               "only; head-averaged (per layer) by default.",
+               "current attention (TOVA)", true, with({{"granularity"}, {"reduce"}}, {{"granularity", "layer"}}),
+               make_tova_policy});
+  v.push_back({K::Keyformer, "keyformer", "keyformer", "Adnan et al. 2024, Keyformer",
+               "Accumulates a Gumbel-softmax score softmax((logits + noise) / tau) with a rising temperature tau; "
+               "keeps the recent window plus the highest totals.",
+               "accumulated Gumbel-softmax score (Keyformer)", true,
+               with({{"tau_init"}, {"tau_end"}, {"tau_schedule"}, {"noise"}, {"keyformer_variant"}, {"granularity"},
+                     {"reduce"}},
+                    {{"window", "30%"}}),
+               make_keyformer_policy, keyformer_variant_rules});
+  v.push_back({K::A2SF, "a2sf", "a2sf", "Jo & Shin 2024, A2SF: Accumulative Attention Scoring with Forgetting Factor",
+               "Accumulated attention with a forgetting factor, S_t = alpha * S_t-1 + A_t.",
+               "forgetting-factor attention sum (A2SF)", true,
+               with({{"alpha"}, {"a2sf_revision"}, {"granularity"}, {"reduce"}}), make_a2sf_policy,
+               a2sf_revision_rules});
+  v.push_back({K::Random, "random", "random", "",
+               "Evicts a uniformly random unprotected token (seeded): a baseline.", "random draw", true,
+               with({{"granularity"}}), make_random_policy});
+  v.push_back({K::Ideal, "ideal", "ideal", "Jo & Shin 2024 (A2SF's \"Ideal\")",
+               "Evicts nothing; the mask shows the top k of the full cache's current attention row (a reference).",
+               "full-cache attention (ideal)", false, with({{"granularity"}, {"reduce"}}), make_ideal_policy});
+  return v;
+}
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+[[noreturn]] void unknown_choice(const ParamSpec& param, const std::string& text) {
+  std::string all;
+  for (const char* c : param.choices) all += (all.empty() ? "" : ", ") + std::string(c);
+  throw Error::setting(param_field(param), "unknown " + std::string(param.noun) + " '" + text + "' (choose from " + all + ")");
+}
+
+int choice_of(const ParamSpec& param, const std::string& text) {
+  for (std::size_t i = 0; i < param.choices.size(); ++i)
+    if (text == param.choices[i]) return static_cast<int>(i);
+  unknown_choice(param, text);
+}
+
+const ParamSpec& param(const char* key) { return *find_param(key); }
+
+}  // namespace
+
+bool PolicySpec::uses(const std::string& key) const { return use(key) != nullptr; }
+
+const ParamUse* PolicySpec::use(const std::string& key) const {
+  for (const ParamUse& u : params)
+    if (key == u.key) return &u;
+  return nullptr;
+}
+
+const std::vector<ParamSpec>& param_specs() {
+  static const std::vector<ParamSpec> params = make_params();
+  return params;
+}
+
+const std::vector<PolicySpec>& policy_specs() {
+  static const std::vector<PolicySpec> policies = make_policies();
+  return policies;
+}
+
+const PolicySpec& policy_spec(PolicyKind kind) {
+  for (const PolicySpec& p : policy_specs())
+    if (p.kind == kind) return p;
+  throw Error("policy table: a policy kind without a row");
+}
+
+const PolicySpec* find_policy(const std::string& name) {
+  for (const PolicySpec& p : policy_specs())
+    if (name == p.name) return &p;
+  return nullptr;
+}
+
+const ParamSpec* find_param(const std::string& key) {
+  for (const ParamSpec& p : param_specs())
+    if (key == p.key) return &p;
+  return nullptr;
+}
+
+std::string param_field(const ParamSpec& p) { return std::string("policy.") + p.key; }
+
+std::string param_flag(const ParamSpec& p) {
+  std::string flag = std::string("--") + p.key;
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
+
+std::string param_default(const PolicySpec& policy, const ParamSpec& param) {
+  const ParamUse* u = policy.use(param.key);
+  if (u && *u->default_text) return u->default_text;
+  return param.fallback;
+}
+
+std::string range_text(const ParamSpec& p) {
+  if (p.kind != ParamKind::Count && p.kind != ParamKind::Real) return "";
+  if (p.has_max) return "must be in [" + number_text(p.min) + ", " + number_text(p.max) + "]";
+  return std::string(p.min_open ? "must be > " : "must be >= ") + number_text(p.min);
+}
+
+std::string param_text(const PolicyParams& p, const ParamSpec& param) {
+  PolicyParams& q = const_cast<PolicyParams&>(p);  // the accessors serve reads and writes alike
+  const ParamField& f = param.field;
+  if (f.amount) return f.amount(q)->str();
+  if (f.optional_amount) return *f.optional_amount(q) ? (*f.optional_amount(q))->str() : "";
+  if (f.optional_count) return *f.optional_count(q) ? std::to_string(**f.optional_count(q)) : "";
+  if (f.real) return number_text(*f.real(q));
+  if (f.choice_index) {
+    const int i = f.choice_index(p);
+    return i < 0 ? "" : param.choices[i];
+  }
+  return number_text(param_number(p, param));
+}
+
+double param_number(const PolicyParams& p, const ParamSpec& param) {
+  const auto it = p.extra.find(param.key);
+  return it != p.extra.end() ? it->second : std::strtod(param.fallback, nullptr);
+}
+
+void set_param_text(PolicyParams& p, const ParamSpec& param, const std::string& text) {
+  const ParamField& f = param.field;
+  const std::string field = param_field(param);
+  if (param.kind == ParamKind::Amount) {
+    const Amount a = Amount::parse(text, field);
+    if (f.amount) *f.amount(p) = a;
+    else *f.optional_amount(p) = a;
+    return;
+  }
+  if (param.kind == ParamKind::Choice) {
+    f.set_choice(p, choice_of(param, text));
+    return;
+  }
+  char* end = nullptr;
+  const double v = text.empty() ? NAN : std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size())
+    throw Error::setting(field, std::string("expected ") + (param.kind == ParamKind::Count ? "a whole number" : "a number") +
+                                    ", got '" + text + "'");
+  if (param.kind == ParamKind::Count && (v != std::floor(v) || std::fabs(v) > 2e9))
+    throw Error::setting(field, "expected a whole number, got '" + text + "'");
+  if (f.optional_count) *f.optional_count(p) = static_cast<int>(v);
+  else if (f.real) *f.real(p) = static_cast<float>(v);
+  else p.extra[param.key] = v;
+}
+
+void check_param_ranges(const PolicyParams& p) {
+  for (const ParamSpec& s : param_specs()) {
+    if (s.kind != ParamKind::Count && s.kind != ParamKind::Real) continue;
+    const std::string text = param_text(p, s);
+    if (text.empty()) continue;  // unset optional
+    double v = 0;
+    if (s.field.optional_count) v = **s.field.optional_count(const_cast<PolicyParams&>(p));
+    else if (s.field.real) v = *s.field.real(const_cast<PolicyParams&>(p));
+    else v = param_number(p, s);
+    if (std::isinf(v)) throw Error::setting(param_field(s), "must be finite");
+    const bool ok = (s.min_open ? v > s.min : v >= s.min) && (!s.has_max || v <= s.max);
+    if (!ok) throw Error::setting(param_field(s), range_text(s));
+  }
+}
+
+double PolicyParams::number(const std::string& key) const {
+  const ParamSpec* s = find_param(key);
+  if (!s) throw Error("policy table: no parameter '" + key + "'");
+  return param_number(*this, *s);
+}
+
+// The names of the choices: the table's, so the CLI, the window, session
+// files and the docs spell them one way.
+const char* policy_name(PolicyKind k) { return policy_spec(k).name; }
+PolicyKind parse_policy(const std::string& s) {
+  if (const PolicySpec* p = find_policy(s)) return p->kind;
+  std::string all;
+  for (const PolicySpec& p : policy_specs()) all += (all.empty() ? "" : ", ") + std::string(p.name);
+  throw Error::setting("policy.name", "unknown policy '" + s + "' (choose from " + all + ")");
+}
+
+#define KVSCOPE_CHOICE_NAMES(Enum, name_fn, parse_fn, key)                                              \
+  const char* name_fn(Enum e) {                                                                          \
+    const auto& c = param(key).choices;                                                                  \
+    const auto i = static_cast<std::size_t>(e);                                                          \
+    return i < c.size() ? c[i] : "?";                                                                   \
+  }                                                                                                      \
+  Enum parse_fn(const std::string& s) { return static_cast<Enum>(choice_of(param(key), s)); }
+
+KVSCOPE_CHOICE_NAMES(Granularity, granularity_name, parse_granularity, "granularity")
+KVSCOPE_CHOICE_NAMES(PrefillMode, prefill_name, parse_prefill, "prefill")
+KVSCOPE_CHOICE_NAMES(PositionMode, positions_name, parse_positions, "positions")
+KVSCOPE_CHOICE_NAMES(NoiseKind, noise_name, parse_noise, "noise")
+KVSCOPE_CHOICE_NAMES(TauSchedule, tau_schedule_name, parse_tau_schedule, "tau_schedule")
+KVSCOPE_CHOICE_NAMES(KeyformerVariant, keyformer_variant_name, parse_keyformer_variant, "keyformer_variant")
+KVSCOPE_CHOICE_NAMES(A2sfRevision, a2sf_revision_name, parse_a2sf_revision, "a2sf_revision")
+KVSCOPE_CHOICE_NAMES(ReaderReduce, reduce_name, parse_reduce, "reduce")
+#undef KVSCOPE_CHOICE_NAMES
+
+}  // namespace kvscope
