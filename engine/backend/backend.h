@@ -3,6 +3,7 @@
 // new tokens; the session decides what to feed and what to evict.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -91,6 +92,13 @@ struct BackendOptions {
   WeightFormat weights = WeightFormat::F32;
 };
 
+// The base class holds what every backend does the same way around its
+// kernels: the checks of a call, the KV book (the positions a call appends,
+// the slots retain() keeps), the slot statistics' host copy and decay
+// weights, and the shapes of the attention captures. A backend implements
+// the do_* hooks and sees the call only after the checks passed, so the CPU
+// reference and CUDA refuse the same calls with the same messages and keep
+// the same book by construction.
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -99,34 +107,43 @@ class Backend {
 
   // Runs `tokens` as the next positions of the sequence: each token's K/V is
   // appended to its segments, token i attends to the cached slots and to new
-  // tokens 0..i. Throws kvscope::Error when the cache or the model's
-  // positions would overflow.
-  virtual void forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) = 0;
+  // tokens 0..i. Throws kvscope::Error, before anything changes, when the
+  // call is empty, a token id is outside the vocabulary, or the cache or the
+  // model's positions would overflow.
+  void forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) {
+    check_forward(tokens);
+    place_captures(opt);
+    do_forward(tokens, opt, out);
+  }
 
   // The same tokens through this run and `other` (a run of the same model
   // with its own cache: the metrics' full-cache reference), as if by
-  // forward() on each. Either way, `opt.alongside_head` runs when both
-  // runs' layers are done, so it may read `other_out`'s captures too. A
-  // backend that can, steps both together so the weights are read once;
-  // this one runs `other` first and then this run.
-  virtual void forward_pair(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out,
-                            Backend& other, const ForwardOptions& other_opt, ForwardOutput& other_out) {
-    other.forward(tokens, other_opt, other_out);
-    forward(tokens, opt, out);
+  // forward() on each; both are checked before either runs. Either way,
+  // `opt.alongside_head` runs when both runs' layers are done, so it may
+  // read `other_out`'s captures too. A backend that can, steps both
+  // together so the weights are read once (do_forward_pair).
+  void forward_pair(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out, Backend& other,
+                    const ForwardOptions& other_opt, ForwardOutput& other_out) {
+    check_forward(tokens);
+    other.check_forward(tokens);
+    place_captures(opt);
+    other.place_captures(other_opt);
+    do_forward_pair(tokens, opt, out, other, other_opt, other_out);
   }
 
   // Samples the next token from the last token's logits of the latest
   // forward(), with the rule of backend/sampler.h (on the device for CUDA).
-  virtual int sample(const SamplingParams& p, uint64_t step) = 0;
+  int sample(const SamplingParams& p, uint64_t step);
 
   // Eviction: segment `seg` keeps only `keep` (ascending slot indices), in
   // order. In Compacted mode the kept keys are re-rotated to their new slots.
-  // Calls for different segments may run at the same time (a session evicts
-  // from every segment at once); nothing else may run beside them.
-  virtual void retain(int seg, std::span<const int> keep) = 0;
+  // The list is checked before anything changes. Calls for different
+  // segments may run at the same time (a session evicts from every segment
+  // at once); nothing else may run beside them.
+  void retain(int seg, std::span<const int> keep);
 
   // Forgets the sequence (capacity and weights stay).
-  virtual void reset() = 0;
+  void reset();
 
   // A backend of the same kind sharing these weights, with an empty cache
   // (the shadow full-cache run).
@@ -153,19 +170,84 @@ class Backend {
   virtual int kv_element_bytes() const = 0;
 
  protected:
+  // Checks the options (throws kvscope::Error) and sets up an empty book
+  // and statistics for the model's KV layout.
+  Backend(const ModelConfig& cfg, const BackendOptions& opt);
+  Backend(const Backend&) = default;  // CpuBackend::clone copies the whole backend
+  Backend& operator=(const Backend&) = delete;
+
+  // ---- What a backend implements ----------------------------------------
+  // forward() after its checks passed. Calls begin_forward() once, before
+  // its first kernel, and runs opt.alongside_head once its layers are done.
+  virtual void do_forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) = 0;
+  // forward_pair() after both runs' checks passed; by default `other` runs
+  // first and then this run, each through forward().
+  virtual void do_forward_pair(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out,
+                               Backend& other, const ForwardOptions& other_opt, ForwardOutput& other_out) {
+    other.forward(tokens, other_opt, other_out);
+    forward(tokens, opt, out);
+  }
+  // Limits of this backend's own on a call of n more tokens, checked after
+  // the model's and the cache's and before the token ids.
+  virtual void check_backend_limits(int n) const {}
+  // Whether a forward() left logits to sample from.
+  virtual bool has_last_logits() const = 0;
+  virtual int do_sample(const SamplingParams& p, uint64_t step) = 0;
+  // retain() after the book and the statistics kept `keep` of segment
+  // `seg`, which held `old_len` slots: the backend moves its rows (and in
+  // Compacted mode re-rotates its keys; kv().rope_positions(seg) still
+  // holds the rotations they have, the book moves to the new slots after).
+  virtual void do_retain(int seg, std::span<const int> keep, int old_len) = 0;
+  // reset() after the book and the statistics were cleared.
+  virtual void do_reset() = 0;
   // For backends that keep a device copy of the statistics.
   virtual void on_stats_cleared() {}
-  // Host-side bookkeeping shared by every backend's retain().
-  void compact_stats(int seg, std::span<const int> keep) {
-    auto& s = stats_[seg];
-    for (std::size_t i = 0; i < keep.size(); ++i) s[i] = s[keep[i]];
-    s.resize(keep.size());
+
+  // ---- What the base keeps for a backend ---------------------------------
+  // The floats this call's captures will hold, asked before begin_forward()
+  // (a backend that sizes buffers for them before the book changes).
+  int64_t capture_floats(const ForwardOptions& opt, int n) const;
+  // Starts a call of n tokens: appends their positions to the book (the
+  // rotation of each token in each segment: its slot in Compacted mode, its
+  // position otherwise), gives the statistics a 0 for each new slot, works
+  // out the decay weights of opt.stats and shapes the captures in `out`
+  // (each listed layer once, in the order first listed, into the storage
+  // of the caller's previous call). Returns the first new position.
+  int begin_forward(int n, const ForwardOptions& opt, ForwardOutput& out);
+  // The rotation new token i of this call got in segment seg.
+  int new_rope_pos(int i, int seg) const { return new_rope_pos_[std::size_t(i) * book_.layout().n_segments() + seg]; }
+  // Where this call's capture of `layer` goes in ForwardOutput::attention;
+  // -1 when it is not captured.
+  int capture_place(int layer) const { return capture_place_[layer]; }
+  // The decay of this call's statistic: new row i (of n) enters with weight
+  // decay^(n-1-i), and what the slots held before is carried with decay^n
+  // (slot_stats.h). Empty / 1 when no rule is active.
+  const std::vector<float>& stat_row_weights() const { return row_weight_; }
+  float stat_carry() const { return carry_; }
+  // Query heads, over all layers, that read segment seg (the mean's divisor).
+  int readers(int seg) const { return readers_[seg]; }
+  // Takes `from`'s sequence: its book, statistics and position (a clone).
+  void copy_sequence(const Backend& from) {
+    book_ = from.book_;
+    stats_ = from.stats_;
+    seen_ = from.seen_;
   }
 
+  std::vector<std::vector<float>> stats_;  // [segment][slot]: the backend writes the values it computes
+
+ private:
+  void check_forward(std::span<const int> tokens) const;
+  void place_captures(const ForwardOptions& opt);
+
   KvBook book_;
-  std::vector<std::vector<float>> stats_;  // [segment][slot]
   int seen_ = 0;
   BackendOptions opts_;
+  std::vector<int> readers_;        // [segment]
+  std::vector<int> new_rope_pos_;   // [token][segment] of the current call
+  std::vector<int> capture_place_;  // [layer] of the current call
+  int n_captures_ = 0;
+  std::vector<float> row_weight_;  // [query row] of the current call
+  float carry_ = 1.0f;
 };
 
 enum class Device { Cpu, Cuda };
@@ -175,7 +257,7 @@ enum class Device { Cpu, Cuda };
 bool cuda_available(std::string* why);
 
 // Creates a backend on `device` for a model. Throws kvscope::Error when the
-// device is not available ("--device cuda: no CUDA device: ...").
+// device is not available (field "device": "no CUDA device: ...").
 std::unique_ptr<Backend> make_backend(Device device, const ModelConfig& cfg, const ModelWeights& weights,
                                       const BackendOptions& opt);
 

@@ -3,11 +3,9 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "common/error.h"
 #include "backend/cpu/decode_attention.h"
 #include "backend/parallel.h"
 #include "backend/sampler.h"
@@ -58,27 +56,16 @@ std::shared_ptr<const CpuModel> CpuModel::create(const ModelConfig& cfg, const M
   return m;
 }
 
-CpuBackend::CpuBackend(std::shared_ptr<const CpuModel> model, const BackendOptions& opt) : model_(std::move(model)) {
-  const auto& cfg = model_->cfg;
-  opts_ = opt;
+CpuBackend::CpuBackend(std::shared_ptr<const CpuModel> model, const BackendOptions& opt)
+    : Backend(model->cfg, opt), model_(std::move(model)) {
   cpu::use_single_threaded_blas();
-  if (opt.max_tokens <= 0) throw Error("backend", "max_tokens", "must be positive");
-  if (opt.positions == PositionMode::Compacted && cfg.rope == RopeStyle::None)
-    throw Error("backend", "positions", "compacted positions need rotary embeddings; " + cfg.model_type +
-                                            " uses learned absolute positions");
-  layout_ = KvLayout::from_config(cfg);
-  cap_ = opt.max_tokens;
-  hd_ = cfg.head_dim;
-  book_ = KvBook(layout_, cap_);
-  region_ = kv_region_rows(cap_);
+  layout_ = kv().layout();
+  hd_ = model_->cfg.head_dim;
+  region_ = kv_region_rows(opt.max_tokens);
   start_.assign(layout_.n_segments(), 0);
   const int64_t n = int64_t(layout_.n_segments()) * region_ * hd_;
   k_.assign(static_cast<std::size_t>(n), 0.0f);
   v_.assign(static_cast<std::size_t>(n), 0.0f);
-  stats_.assign(layout_.n_segments(), {});
-  readers_.assign(layout_.n_segments(), 0);
-  for (int l = 0; l < cfg.n_layers; ++l)
-    for (int h = 0; h < cfg.n_heads; ++h) ++readers_[layout_.segment_of(l, h)];
   contrib_.assign(layout_.n_segments(), {});
 }
 
@@ -86,29 +73,19 @@ std::unique_ptr<Backend> CpuBackend::spawn(const BackendOptions& opt) const {
   return std::make_unique<CpuBackend>(model_, opt);
 }
 
-void CpuBackend::reset() {
-  book_.clear();
-  std::fill(start_.begin(), start_.end(), 0);
-  for (auto& st : stats_) st.clear();
-  seen_ = 0;
-}
+void CpuBackend::do_reset() { std::fill(start_.begin(), start_.end(), 0); }
 
-void CpuBackend::retain(int seg, std::span<const int> keep) {
-  const int old_len = book_.len(seg);
-  book_.retain(seg, keep);  // validates the slot list
-  compact_stats(seg, keep);
+void CpuBackend::do_retain(int seg, std::span<const int> keep, int old_len) {
   move_kept_rows(seg, keep, old_len);
-  if (opts_.positions == PositionMode::Compacted) {
+  if (options().positions == PositionMode::Compacted) {
     // StreamingLLM's pos-shift: a kept key moves to the rotation of its new
     // slot; rotations compose, so rotating by the difference is exact.
-    std::vector<int> rope = book_.rope_positions(seg);
+    const std::vector<int>& rope = kv().rope_positions(seg);  // the rotations the kept keys have
     const auto& inv_freq = model_->inv_freq_of(layout_.owners[seg / layout_.n_kv_heads]);
     for (std::size_t i = 0; i < rope.size(); ++i) {
       const int delta = static_cast<int>(i) - rope[i];
       if (delta != 0) rope_rotate(key_mut(seg, static_cast<int>(i)), inv_freq, static_cast<float>(delta));
-      rope[i] = static_cast<int>(i);
     }
-    book_.set_rope_positions(seg, std::move(rope));
   }
 }
 
@@ -150,10 +127,10 @@ void CpuBackend::move_kept_rows(int seg, std::span<const int> keep, int old_len)
 }
 
 // Before appending n slots: a segment whose rows would run past its region
-// moves back to its region's start (every region_ - cap_ evictions from
+// moves back to its region's start (every region_ - capacity evictions from
 // the front at most, so a copy of the cache that rarely).
 void CpuBackend::make_room(int seg, int n) {
-  const int len = book_.len(seg);
+  const int len = kv().len(seg);
   if (start_[seg] + len + n <= region_) return;
   float* K = k_.data() + int64_t(seg) * region_ * hd_;
   float* V = v_.data() + int64_t(seg) * region_ * hd_;
@@ -162,51 +139,19 @@ void CpuBackend::make_room(int seg, int n) {
   start_[seg] = 0;
 }
 
-void CpuBackend::check_forward(std::span<const int> tokens) const {
-  const auto& cfg = model_->cfg;
-  const int n = static_cast<int>(tokens.size());
-  if (n == 0) throw Error("forward", "tokens", "no tokens");
-  if (seen_ + n > cfg.max_positions)
-    throw Error("forward", "positions", "sequence of " + std::to_string(seen_ + n) +
-                                            " tokens is longer than the model's maximum positions (" +
-                                            std::to_string(cfg.max_positions) + ")");
-  if (book_.max_len() + n > cap_)
-    throw Error("forward", "capacity", "KV cache capacity of " + std::to_string(cap_) + " tokens exceeded");
-  for (int t : tokens)
-    if (t < 0 || t >= cfg.vocab_size)
-      throw Error("forward", "tokens", "token id " + std::to_string(t) + " outside the vocabulary (" +
-                                           std::to_string(cfg.vocab_size) + ")");
-}
-
-// Appends the call's positions to the book and readies the statistics and
-// the capture slots; returns the first new position.
-int CpuBackend::begin_forward(int n, const ForwardOptions& opt, ForwardOutput& out) {
-  const auto& cfg = model_->cfg;
+// Readies this backend's own part of a call of n tokens around the base's
+// begin_forward(): the rows the new slots go to, the statistic's
+// contributions. Returns the first new position.
+int CpuBackend::prepare_forward(int n, const ForwardOptions& opt, ForwardOutput& out) {
   const int S = layout_.n_segments();
-  // Where each new token's key is rotated to in each segment.
-  new_rope_pos_.resize(static_cast<std::size_t>(n) * S);
-  for (int i = 0; i < n; ++i)
-    for (int s = 0; s < S; ++s)
-      new_rope_pos_[i * S + s] = opts_.positions == PositionMode::Compacted ? book_.len(s) + i : seen_ + i;
-  const int first_pos = seen_;
-  for (int s = 0; s < S; ++s) make_room(s, n);
-  for (int i = 0; i < n; ++i) book_.append(first_pos + i, std::span<const int>(&new_rope_pos_[i * S], S));
-  seen_ += n;
-  for (int s = 0; s < S; ++s) stats_[s].resize(book_.len(s), 0.0f);
+  for (int s = 0; s < S; ++s) make_room(s, n);  // before the book counts the new slots
+  const int first_pos = begin_forward(n, opt, out);
   if (opt.stats.active()) {
     // Mean over readers adds straight into one row; max needs each query
     // row's maximum before rows are combined.
     const int rows = opt.stats.reduce == ReaderReduce::Max ? n : 1;
-    for (int s = 0; s < S; ++s) contrib_[s].assign(size_t(rows) * book_.len(s), 0.0f);
+    for (int s = 0; s < S; ++s) contrib_[s].assign(size_t(rows) * kv().len(s), 0.0f);
   }
-  // Captures come out in the order the caller listed the layers; each layer
-  // writes straight into its place, reusing the rows' storage of the
-  // caller's previous call (a session captures every layer every step).
-  capture_index_.assign(cfg.n_layers, -1);
-  int n_captures = 0;
-  for (int want : opt.capture_layers)
-    if (want >= 0 && want < cfg.n_layers && capture_index_[want] < 0) capture_index_[want] = n_captures++;
-  out.attention.resize(n_captures);
   return first_pos;
 }
 
@@ -214,18 +159,18 @@ int CpuBackend::begin_forward(int n, const ForwardOptions& opt, ForwardOutput& o
 // rotated; then the queries' rotation.
 void CpuBackend::append_kv_and_rotate(int layer, int n, const float* kn, const float* vn, float* q) {
   const auto& cfg = model_->cfg;
-  const int S = layout_.n_segments(), H = cfg.n_heads;
+  const int H = cfg.n_heads;
   const auto& inv_freq = model_->inv_freq_of(layer);
   if (!model_->layers[layer].k.empty()) {
     const int kvl = layout_.source_of_layer[layer];
     for (int i = 0; i < n; ++i) {
       for (int g = 0; g < layout_.n_kv_heads; ++g) {
         const int seg = layout_.segment(kvl, g);
-        const int slot = book_.len(seg) - n + i;
+        const int slot = kv().len(seg) - n + i;
         float* kd = key_mut(seg, slot);
         std::memcpy(kd, &kn[(size_t(i) * layout_.n_kv_heads + g) * hd_], sizeof(float) * hd_);
         std::memcpy(value_mut(seg, slot), &vn[(size_t(i) * layout_.n_kv_heads + g) * hd_], sizeof(float) * hd_);
-        if (!inv_freq.empty()) rope_rotate(kd, inv_freq, static_cast<float>(new_rope_pos_[i * S + seg]));
+        if (!inv_freq.empty()) rope_rotate(kd, inv_freq, static_cast<float>(new_rope_pos(i, seg)));
       }
     }
   }
@@ -233,22 +178,22 @@ void CpuBackend::append_kv_and_rotate(int layer, int n, const float* kn, const f
     for (int i = 0; i < n; ++i)
       for (int h = 0; h < H; ++h)
         rope_rotate(&q[(size_t(i) * H + h) * hd_], inv_freq,
-                    static_cast<float>(new_rope_pos_[i * S + layout_.segment_of(layer, h)]));
+                    static_cast<float>(new_rope_pos(i, layout_.segment_of(layer, h))));
   }
 }
 
-void CpuBackend::forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) {
+void CpuBackend::do_forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) {
   Lane lane{this, tokens, &opt, &out};
   forward_lanes(std::span<Lane>(&lane, 1));
 }
 
-void CpuBackend::forward_pair(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out,
-                              Backend& other, const ForwardOptions& other_opt, ForwardOutput& other_out) {
+void CpuBackend::do_forward_pair(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out,
+                                 Backend& other, const ForwardOptions& other_opt, ForwardOutput& other_out) {
   auto* o = dynamic_cast<CpuBackend*>(&other);
   // Paired only where it gives each run the bits it would get alone: one
   // token each (the matrix-vector path, cpu/matvec.h), the same weights.
   if (!o || o == this || o->model_ != model_ || tokens.size() != 1)
-    return Backend::forward_pair(tokens, opt, out, other, other_opt, other_out);
+    return Backend::do_forward_pair(tokens, opt, out, other, other_opt, other_out);
   Lane lanes[2] = {{this, tokens, &opt, &out}, {o, tokens, &other_opt, &other_out}};
   forward_lanes(lanes);
 }
@@ -256,16 +201,15 @@ void CpuBackend::forward_pair(std::span<const int> tokens, const ForwardOptions&
 // One forward call for one or more sequences of the same model: their rows
 // are stacked through every matrix product (the weights read once for all)
 // and kept apart in the caches, the attention and the outputs. The
-// scratch is this backend's.
+// scratch is this backend's. Every lane's call was checked by the base.
 void CpuBackend::forward_lanes(std::span<Lane> lanes) {
   const auto& cfg = model_->cfg;
   const int d = cfg.hidden;
-  for (const Lane& ln : lanes) ln.be->check_forward(ln.tokens);
   int N = 0;
   for (Lane& ln : lanes) {
     ln.row0 = N;
     ln.n = static_cast<int>(ln.tokens.size());
-    ln.first_pos = ln.be->begin_forward(ln.n, *ln.opt, *ln.out);
+    ln.first_pos = ln.be->prepare_forward(ln.n, *ln.opt, *ln.out);
     N += ln.n;
   }
 
@@ -339,10 +283,9 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
       CpuBackend& be = *ln.be;
       be.append_kv_and_rotate(l, ln.n, kn_.data() + size_t(ln.row0) * kvd, vn_.data() + size_t(ln.row0) * kvd,
                               q_.data() + size_t(ln.row0) * qd);
-      ln.capture = be.capture_index_[l] >= 0 ? &ln.out->attention[be.capture_index_[l]] : nullptr;
+      ln.capture = be.capture_place(l) >= 0 ? &ln.out->attention[be.capture_place(l)] : nullptr;
       ln.task0 = tasks;
-      tasks += be.attention_tasks(l, ln.n, ln.capture, ln.opt->stats, ln.opt->capture_last_query_only,
-                                  ln.opt->capture_logits);
+      tasks += be.attention_tasks(ln.n, ln.opt->stats);
     }
     parallel_for(tasks, [&](int t) {
       std::size_t i = lanes.size() - 1;
@@ -421,10 +364,7 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
   }
 }
 
-int CpuBackend::sample(const SamplingParams& p, uint64_t step) {
-  if (last_logits_.empty()) throw Error("sample", "", "no forward pass yet");
-  return sample_token(last_logits_, p, step);
-}
+int CpuBackend::do_sample(const SamplingParams& p, uint64_t step) { return sample_token(last_logits_, p, step); }
 
 // Whether this call's attention tasks are KV heads (their query heads
 // together) rather than query heads: always when the query heads add to
@@ -439,27 +379,10 @@ bool CpuBackend::tasks_by_kv_head(int n, const SlotStatRule& rule) const {
   return rule.active() || (n == 1 && layout_.n_kv_heads >= pool_threads());
 }
 
-// Sizes this call's capture rows of `layer` and returns the number of
-// attention tasks (tasks_by_kv_head says which).
-int CpuBackend::attention_tasks(int layer, int n, AttentionRows* capture, const SlotStatRule& rule, bool last_only,
-                                bool capture_logits) {
-  const int first_captured = last_only ? n - 1 : 0;  // query rows [first_captured, n) are captured
-  const int H = model_->cfg.n_heads;
-  if (capture) {
-    capture->layer = layer;
-    capture->n_queries = n - first_captured;
-    capture->row_len.resize(H);
-    capture->offset.resize(H);
-    int64_t total = 0;
-    for (int h = 0; h < H; ++h) {
-      capture->row_len[h] = book_.len(layout_.segment_of(layer, h));
-      capture->offset[h] = total;
-      total += int64_t(capture->n_queries) * capture->row_len[h];
-    }
-    capture->probs.resize(size_t(total));
-    capture->logits.resize(capture_logits ? size_t(total) : 0);
-  }
-  const int tasks = tasks_by_kv_head(n, rule) ? layout_.n_kv_heads : H;
+// The number of attention tasks of a layer in this call (tasks_by_kv_head
+// says which); the capture rows were shaped by begin_forward().
+int CpuBackend::attention_tasks(int n, const SlotStatRule& rule) {
+  const int tasks = tasks_by_kv_head(n, rule) ? layout_.n_kv_heads : model_->cfg.n_heads;
   if (head_scratch_.size() < size_t(tasks)) head_scratch_.resize(tasks);
   return tasks;
 }
@@ -486,7 +409,7 @@ void CpuBackend::attend_head(int layer, int h, int n, const float* q, float* out
   const int qstride = cfg.q_dim();
   const float scale = cfg.attention_scale();
   const int seg = layout_.segment_of(layer, h);
-  const int len = book_.len(seg);
+  const int len = kv().len(seg);
   const int base = len - n;  // slots before this call's tokens
   scratch.scores.resize(size_t(n) * len);
   float* S = scratch.scores.data();
@@ -521,7 +444,7 @@ void CpuBackend::attend_group(int layer, int h0, int G, const float* q, float* o
                               const SlotStatRule& rule, bool capture_logits, HeadScratch& scratch) {
   const float scale = model_->cfg.attention_scale();
   const int seg = layout_.segment_of(layer, h0);
-  const int len = book_.len(seg);
+  const int len = kv().len(seg);
   scratch.scores.resize(size_t(G) * len);
   float* S = scratch.scores.data();
   cpu::decode_scores(key(seg, 0), len, hd_, q + size_t(h0) * hd_, hd_, G, scale, S, len);
@@ -537,9 +460,9 @@ void CpuBackend::finish_row(int layer, int h, int i, int n, float* row, Attentio
   const int window = model_->cfg.window_of(layer);
   const float neg_inf = -std::numeric_limits<float>::infinity();
   const int seg = layout_.segment_of(layer, h);
-  const int len = book_.len(seg);
+  const int len = kv().len(seg);
   const int base = len - n;
-  const auto& pos = book_.positions(seg);
+  const auto& pos = kv().positions(seg);
   for (int j = base + i + 1; j < len; ++j) row[j] = neg_inf;  // causal: later new tokens
   if (window > 0) {  // a sliding layer sees the keys at p - window < q <= p
     const int qpos = pos[base + i];
@@ -554,7 +477,7 @@ void CpuBackend::finish_row(int layer, int h, int i, int n, float* row, Attentio
     // Keyformer scores from the pre-softmax logits plus noise, at temperature tau.
     const float inv = cpu::keyformer_exp_row(rule, static_cast<uint32_t>(pos[base + i]), static_cast<uint32_t>(layer),
                                              static_cast<uint32_t>(h), pos.data(), row, len, scratch.keyformer);
-    accumulate_stats(seg, i, n, scratch.keyformer.z.data(), inv, rule);
+    accumulate_stats(seg, i, scratch.keyformer.z.data(), inv, rule);
   }
   // The row's masked tail is exactly 0 after the softmax: only the
   // visible part runs through it (the same bits as the whole row).
@@ -564,36 +487,36 @@ void CpuBackend::finish_row(int layer, int h, int i, int n, float* row, Attentio
   if (cap_row)
     std::memcpy(capture->probs.data() + capture->offset[h] + size_t(i - first_captured) * len, row,
                 sizeof(float) * len);
-  if (rule.source == StatSource::Attention) accumulate_stats(seg, i, n, row, 1.0f, rule);
+  if (rule.source == StatSource::Attention) accumulate_stats(seg, i, row, 1.0f, rule);
 }
 
 }  // namespace kvscope
 
 namespace kvscope {
 
-// Adds one reader's f row, f_j = e[j] * scale, for query row `row` (of
-// `n_rows` in this call) to its segment's contributions. The scale is
+// Adds one reader's f row, f_j = e[j] * scale, for query row `row` of this
+// call to its segment's contributions. The scale is
 // Keyformer's softmax normalisation (1 for attention rows, which come
 // normalised): multiplied here, it saves the row a pass of its own, and
 // f_j is rounded as a normalised row would be.
-void CpuBackend::accumulate_stats(int seg, int row, int n_rows, const float* e, float scale, const SlotStatRule& rule) {
+void CpuBackend::accumulate_stats(int seg, int row, const float* e, float scale, const SlotStatRule& rule) {
   auto& c = contrib_[seg];
-  const int len = book_.len(seg);
+  const int len = kv().len(seg);
   if (rule.reduce == ReaderReduce::Max) {
     float* r = c.data() + size_t(row) * len;
     for (int j = 0; j < len; ++j) r[j] = std::max(r[j], e[j] * scale);
   } else {
     // Row weight decay^(rows-1-row) is applied here for the mean, so the
     // contributions need no per-row storage.
-    const float w = std::pow(rule.decay, static_cast<float>(n_rows - 1 - row)) / static_cast<float>(readers_[seg]);
+    const float w = stat_row_weights()[row] / static_cast<float>(readers(seg));
     for (int j = 0; j < len; ++j) c[j] += w * (e[j] * scale);
   }
 }
 
 void CpuBackend::finish_stats(int n, const SlotStatRule& rule) {
-  const float carry = std::pow(rule.decay, static_cast<float>(n));
+  const float carry = stat_carry();
   for (int seg = 0; seg < layout_.n_segments(); ++seg) {
-    const int len = book_.len(seg);
+    const int len = kv().len(seg);
     const auto& c = contrib_[seg];
     // The mean's contributions are already one row; the max keeps a row per
     // query, weighted and summed here.
@@ -601,7 +524,7 @@ void CpuBackend::finish_stats(int n, const SlotStatRule& rule) {
     if (rule.reduce == ReaderReduce::Max) {
       stat_total_.assign(len, 0.0f);
       for (int i = 0; i < n; ++i) {
-        const float w = std::pow(rule.decay, static_cast<float>(n - 1 - i));
+        const float w = stat_row_weights()[i];
         for (int j = 0; j < len; ++j) stat_total_[j] += w * c[size_t(i) * len + j];
       }
       total = stat_total_.data();

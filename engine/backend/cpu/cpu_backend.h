@@ -41,14 +41,6 @@ class CpuBackend final : public Backend {
 
   std::string name() const override { return model_->format == WeightFormat::F16 ? "cpu, f16 weights" : "cpu"; }
   const ModelConfig& config() const override { return model_->cfg; }
-  void forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) override;
-  // One token for both runs of the same model: stacked through the matrix
-  // products (weights read once), bit for bit what two forward() calls give.
-  void forward_pair(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out, Backend& other,
-                    const ForwardOptions& other_opt, ForwardOutput& other_out) override;
-  int sample(const SamplingParams& p, uint64_t step) override;
-  void retain(int seg, std::span<const int> keep) override;
-  void reset() override;
   std::unique_ptr<Backend> spawn(const BackendOptions& opt) const override;
   std::unique_ptr<Backend> clone() override { return std::make_unique<CpuBackend>(*this); }
   int kv_element_bytes() const override { return 4; }
@@ -58,6 +50,16 @@ class CpuBackend final : public Backend {
   const float* value(int seg, int slot) const { return v_.data() + row_of(seg, slot) * hd_; }
 
  private:
+  void do_forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) override;
+  // One token for both runs of the same model: stacked through the matrix
+  // products (weights read once), bit for bit what two forward() calls give.
+  void do_forward_pair(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out, Backend& other,
+                       const ForwardOptions& other_opt, ForwardOutput& other_out) override;
+  bool has_last_logits() const override { return !last_logits_.empty(); }
+  int do_sample(const SamplingParams& p, uint64_t step) override;
+  void do_retain(int seg, std::span<const int> keep, int old_len) override;
+  void do_reset() override;
+
   // One sequence of a forward call: its backend (cache, statistics,
   // captures), tokens and outputs, and its rows in the stacked activations.
   struct Lane {
@@ -70,8 +72,7 @@ class CpuBackend final : public Backend {
     int task0 = 0;                     // its first attention task in the layer's parallel_for
   };
   void forward_lanes(std::span<Lane> lanes);
-  void check_forward(std::span<const int> tokens) const;
-  int begin_forward(int n, const ForwardOptions& opt, ForwardOutput& out);
+  int prepare_forward(int n, const ForwardOptions& opt, ForwardOutput& out);
   void append_kv_and_rotate(int layer, int n, const float* kn, const float* vn, float* q);
 
   // Scratch of one attention task.
@@ -80,8 +81,7 @@ class CpuBackend final : public Backend {
     cpu::KeyformerRowScratch keyformer;
   };
   bool tasks_by_kv_head(int n, const SlotStatRule& rule) const;
-  int attention_tasks(int layer, int n, AttentionRows* capture, const SlotStatRule& rule, bool last_only,
-                      bool capture_logits);
+  int attention_tasks(int n, const SlotStatRule& rule);
   void attention_task(int t, int layer, int n, const float* q, float* out, AttentionRows* capture,
                       const SlotStatRule& rule, bool last_only, bool capture_logits);
   void attend_head(int layer, int h, int n, const float* q, float* out, AttentionRows* capture,
@@ -90,7 +90,7 @@ class CpuBackend final : public Backend {
                     const SlotStatRule& rule, bool capture_logits, HeadScratch& scratch);
   void finish_row(int layer, int h, int i, int n, float* row, AttentionRows* capture, const SlotStatRule& rule,
                   int first_captured, bool capture_logits, HeadScratch& scratch);
-  void accumulate_stats(int seg, int row, int n_rows, const float* e, float scale, const SlotStatRule& rule);
+  void accumulate_stats(int seg, int row, const float* e, float scale, const SlotStatRule& rule);
   void finish_stats(int n, const SlotStatRule& rule);
   float* key_mut(int seg, int slot) { return k_.data() + row_of(seg, slot) * hd_; }
   float* value_mut(int seg, int slot) { return v_.data() + row_of(seg, slot) * hd_; }
@@ -101,8 +101,8 @@ class CpuBackend final : public Backend {
 
   std::shared_ptr<const CpuModel> model_;
   KvLayout layout_;
-  int cap_ = 0, hd_ = 0;
-  // Each segment owns `region_` rows (cap_ plus slack) and uses the len
+  int hd_ = 0;
+  // Each segment owns `region_` rows (the capacity plus slack) and uses the len
   // rows from start_[seg]: eviction can then close holes from whichever side
   // moves fewer rows.
   int region_ = 0;
@@ -110,11 +110,8 @@ class CpuBackend final : public Backend {
   std::vector<float> k_, v_;  // [segment][region row][head_dim]
   // Scratch, grown to the largest call and then reused.
   std::vector<float> x_, h_, q_, kn_, vn_, att_, o_, up_, gate_, mlp_;
-  std::vector<int> new_rope_pos_;  // [token][segment]
-  std::vector<int> capture_index_;  // [layer]: its place in ForwardOutput::attention, -1 if not captured
   std::vector<float> last_logits_;  // the last token's logits, for sample()
   std::vector<float> pair_logits_;  // forward_pair's head output, both rows
-  std::vector<int> readers_;                  // [segment]: query heads (over all layers) reading it
   std::vector<std::vector<float>> contrib_;   // [segment][row][slot]: this call's statistic contributions
   std::vector<float> stat_total_;             // one segment's contributions of this call
   std::vector<HeadScratch> head_scratch_;     // one per attention task (parallel.h)

@@ -1,4 +1,4 @@
-// retain() on the device (CpuBackend::retain): each listed segment keeps the
+// retain() on the device (CpuBackend::do_retain): each listed segment keeps the
 // slots a map names, in order, and in Compacted mode each moved key is
 // re-rotated by (new slot - old slot). Which key and value rows move is the
 // host's choice (kv/row_moves.h, place_rows): those after the first hole

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <numeric>
 
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_model.h"
@@ -43,7 +42,6 @@ struct CudaBackend::State {
   KvLayout layout;
   int cap = 0, hd = 0, S = 0, H = 0, g = 0, L = 0, V = 0, d = 0;
   int qkv_w = 0, gu_w = 0, max_in = 0;
-  std::vector<int> readers;      // [segment]: query heads (over all layers) reading it
   std::vector<int> last_reader;  // [kv layer]: the last layer reading it
 
   // K and V [segment][region][hd] (slot j of segment s in row start[s] + j
@@ -107,13 +105,8 @@ struct CudaBackend::State {
 };
 
 CudaBackend::CudaBackend(std::shared_ptr<const CudaModel> model, const BackendOptions& opt)
-    : model_(std::move(model)), s_(std::make_unique<State>()) {
+    : Backend(model->cfg, opt), model_(std::move(model)), s_(std::make_unique<State>()) {
   const ModelConfig& cfg = model_->cfg;
-  opts_ = opt;
-  if (opt.max_tokens <= 0) throw Error("backend", "max_tokens", "must be positive");
-  if (opt.positions == PositionMode::Compacted && cfg.rope == RopeStyle::None)
-    throw Error("backend", "positions", "compacted positions need rotary embeddings; " + cfg.model_type +
-                                            " uses learned absolute positions");
   State& s = *s_;
   s.device = model_->device;
   KVSCOPE_CUDA(cudaSetDevice(s.device));
@@ -159,11 +152,6 @@ CudaBackend::CudaBackend(std::shared_ptr<const CudaModel> model, const BackendOp
                 "needs " + cuda::format_gb(need) + " GB, " + cuda::format_gb(double(free_b)) +
                     " GB free (KV cache and buffers for " + std::to_string(s.cap) + " tokens)");
 
-  book_ = KvBook(s.layout, s.cap);
-  stats_.assign(s.S, {});
-  s.readers.assign(s.S, 0);
-  for (int l = 0; l < s.L; ++l)
-    for (int h = 0; h < s.H; ++h) ++s.readers[s.layout.segment_of(l, h)];
   s.last_reader.assign(s.layout.n_kv_layers, 0);
   for (int l = 0; l < s.L; ++l) s.last_reader[s.layout.source_of_layer[l]] = l;
   s.map.assign(s.S, {});
@@ -216,7 +204,7 @@ std::unique_ptr<Backend> CudaBackend::clone() {
   State& s = *s_;
   KVSCOPE_CUDA(cudaSetDevice(s.device));
   push_state({}, {});  // pending evictions applied: the device cache matches the book
-  auto copy = std::make_unique<CudaBackend>(model_, opts_);
+  auto copy = std::make_unique<CudaBackend>(model_, options());
   State& c = *copy->s_;
   // The copy's stream waits for this one's work; both caches are [segment][cap].
   KVSCOPE_CUDA(cudaStreamSynchronize(s.stream));
@@ -225,9 +213,7 @@ std::unique_ptr<Backend> CudaBackend::clone() {
     KVSCOPE_CUDA(cudaMemcpyAsync(dst->get(), src->get(), src->bytes(), cudaMemcpyDeviceToDevice, c.stream));
   KVSCOPE_CUDA(cudaStreamSynchronize(c.stream));
   c.start = s.start;  // the rows were copied as they lie
-  copy->book_ = book_;
-  copy->stats_ = stats_;
-  copy->seen_ = seen_;
+  copy->copy_sequence(*this);
   return copy;
 }
 
@@ -315,13 +301,13 @@ void CudaBackend::push_state(std::span<const int> tokens, const std::vector<floa
   s.stage_next ^= 1;
   KVSCOPE_CUDA(cudaEventSynchronize(s.stage_done[b]));  // the copy two pushes ago (long done in practice)
   int* hs = s.host_stage[b];
-  for (int seg = 0; seg < s.S; ++seg) hs[seg] = book_.len(seg);
+  for (int seg = 0; seg < s.S; ++seg) hs[seg] = kv().len(seg);
   std::copy(tokens.begin(), tokens.end(), hs + s.off_tokens);
   if (!row_weights.empty()) std::memcpy(hs + s.off_weights, row_weights.data(), row_weights.size() * 4);
   int n_jobs = 0;
   std::size_t maps_used = 0;
   for (int seg = 0; seg < s.S; ++seg) {
-    const int len_after = book_.len(seg);
+    const int len_after = kv().len(seg);
     RowMoves moves;  // no eviction: every slot stays
     if (s.dirty[seg]) {
       moves = plan_row_moves(s.map[seg], s.map_from[seg]);
@@ -360,72 +346,40 @@ void CudaBackend::push_state(std::span<const int> tokens, const std::vector<floa
     // The kernel reads each job's rows from src_start and writes them from
     // dst_start; the staged starts are already the new ones, read by the
     // kernels after it.
-    const bool compacted = opts_.positions == PositionMode::Compacted && model_->inv_freq;
+    const bool compacted = options().positions == PositionMode::Compacted && model_->inv_freq;
     cuda::compact(s.kv, reinterpret_cast<const cuda::CompactJob*>(s.dev_stage.as<int>() + s.off_jobs), n_jobs,
                   s.dev_stage.as<int>() + s.off_maps,
                   compacted ? model_->inv_freq : nullptr, int(model_->inv_freq_host.size()), s.stream);
   }
 }
 
-void CudaBackend::forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) {
+// This backend's own limit: no sequence longer than the model's sliding
+// window. The session refuses those for every backend before they get here;
+// the CPU backend computes them when called directly (its mask is the same
+// rule as attention.cu's), so this is the one refusal the two do not share.
+void CudaBackend::check_backend_limits(int n) const {
+  const ModelConfig& cfg = model_->cfg;
+  if (cfg.sliding_window > 0 && tokens_seen() + n > cfg.sliding_window)
+    throw Error("forward", "sliding_window",
+                "sequences longer than the model's sliding window (" + std::to_string(cfg.sliding_window) +
+                    ") are not supported");
+}
+
+void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) {
   const ModelConfig& cfg = model_->cfg;
   State& s = *s_;
   const int n = static_cast<int>(tokens.size());
   const int d = cfg.hidden, H = cfg.n_heads, S = s.S, V = cfg.vocab_size;
-  // The CPU backend's checks and messages.
-  if (n == 0) throw Error("forward", "tokens", "no tokens");
-  if (seen_ + n > cfg.max_positions)
-    throw Error("forward", "positions", "sequence of " + std::to_string(seen_ + n) +
-                                            " tokens is longer than the model's maximum positions (" +
-                                            std::to_string(cfg.max_positions) + ")");
-  if (book_.max_len() + n > s.cap)
-    throw Error("forward", "capacity", "KV cache capacity of " + std::to_string(s.cap) + " tokens exceeded");
-  if (cfg.sliding_window > 0 && seen_ + n > cfg.sliding_window)
-    throw Error("forward", "sliding_window", "sequences longer than the model's sliding window (" +
-                                                 std::to_string(cfg.sliding_window) + ") are not supported");
-  for (int t : tokens)
-    if (t < 0 || t >= cfg.vocab_size)
-      throw Error("forward", "tokens", "token id " + std::to_string(t) + " outside the vocabulary (" +
-                                           std::to_string(cfg.vocab_size) + ")");
   KVSCOPE_CUDA(cudaSetDevice(s.device));
 
-  // Captured layers (in layer order) and where their rows go.
-  std::vector<int> captured;
-  std::vector<int64_t> cap_off;
-  int64_t cap_total = 0;
   const int cap_first = opt.capture_last_query_only ? n - 1 : 0;
-  const int cap_rows = n - cap_first;
-  for (int l = 0; l < s.L; ++l) {
-    if (std::find(opt.capture_layers.begin(), opt.capture_layers.end(), l) == opt.capture_layers.end()) continue;
-    captured.push_back(l);
-    cap_off.push_back(cap_total);
-    for (int h = 0; h < H; ++h) cap_total += int64_t(cap_rows) * (book_.len(s.layout.segment_of(l, h)) + n);
-  }
   const int first_row = opt.all_logits ? 0 : n - 1;
   const int rows = n - first_row;
-  ensure_workspace(n, rows, cap_total, opt.stats);  // before the book changes: may throw for memory
-
-  // The book, as CpuBackend::forward keeps it.
-  std::vector<int> rope_pos(S);
-  const int first_pos = seen_;
-  std::vector<int> len_before(S);
-  for (int seg = 0; seg < S; ++seg) len_before[seg] = book_.len(seg);
-  for (int i = 0; i < n; ++i) {
-    for (int seg = 0; seg < S; ++seg)
-      rope_pos[seg] = opts_.positions == PositionMode::Compacted ? len_before[seg] + i : first_pos + i;
-    book_.append(first_pos + i, rope_pos);
-  }
-  seen_ += n;
-  for (int seg = 0; seg < S; ++seg) stats_[seg].resize(book_.len(seg), 0.0f);
+  // Before the book changes: may throw for memory.
+  ensure_workspace(n, rows, capture_floats(opt, n), opt.stats);
+  const int first_pos = begin_forward(n, opt, out);
   const bool stats_on = opt.stats.active();
-  std::vector<float> row_weight;
-  float carry = 1.0f;
-  if (stats_on) {
-    row_weight.resize(n);
-    for (int i = 0; i < n; ++i) row_weight[i] = std::pow(opt.stats.decay, static_cast<float>(n - 1 - i));
-    carry = std::pow(opt.stats.decay, static_cast<float>(n));
-  }
-  push_state(tokens, row_weight);
+  push_state(tokens, stat_row_weights());
 
   cudaStream_t st = s.stream;
   const int* lens = s.dev_lens();
@@ -455,11 +409,11 @@ void CudaBackend::forward(std::span<const int> tokens, const ForwardOptions& opt
 
   cuda::embed(model_->wtype, model_->tok_emb, model_->pos_emb, model_->emb_ld, s.dev_stage.as<int>() + s.off_tokens,
               n, d, first_pos + cfg.position_offset, x, st);
-  cuda::RopeArgs rope{model_->inv_freq, int(model_->inv_freq_host.size()), n, first_pos,
-                      opts_.positions == PositionMode::Compacted, lens};
+  const bool compacted = options().positions == PositionMode::Compacted;
+  cuda::RopeArgs rope{model_->inv_freq, int(model_->inv_freq_host.size()), n, first_pos, compacted, lens};
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.hd));
   const int group = s.layout.group_size();
-  std::size_t next_capture = 0;
+  int64_t next_capture = 0;  // captured layers lie in cap_logits / cap_probs in layer order
   for (int l = 0; l < s.L; ++l) {
     const CudaModel::Layer& L = model_->layers[l];
     const int kvl = s.layout.source_of_layer[l];
@@ -483,15 +437,15 @@ void CudaBackend::forward(std::span<const int> tokens, const ForwardOptions& opt
     a.first_pos = first_pos;
     a.window = cfg.sliding_window;
     a.scale = scale;
-    for (int kvh = 0; kvh < s.g; ++kvh) a.max_len = std::max(a.max_len, book_.len(seg0 + kvh));
+    for (int kvh = 0; kvh < s.g; ++kvh) a.max_len = std::max(a.max_len, kv().len(seg0 + kvh));
     a.layer = l;
     a.out = s.att.as<float>();
     a.out_stride = cfg.q_dim();
-    if (next_capture < captured.size() && captured[next_capture] == l) {
-      a.capture_logits = s.cap_logits.as<float>() + cap_off[next_capture];
-      a.capture_probs = s.cap_probs.as<float>() + cap_off[next_capture];
+    if (capture_place(l) >= 0) {
+      a.capture_logits = s.cap_logits.as<float>() + next_capture;
+      a.capture_probs = s.cap_probs.as<float>() + next_capture;
       a.capture_first = cap_first;
-      ++next_capture;
+      next_capture += int64_t(out.attention[capture_place(l)].probs.size());
     }
     a.scores = s.scores.as<float>();
     a.partial = s.partial.as<float>();
@@ -499,7 +453,7 @@ void CudaBackend::forward(std::span<const int> tokens, const ForwardOptions& opt
     if (stats_on) {
       a.stats.rule = opt.stats;
       a.stats.row_weight = reinterpret_cast<const float*>(s.dev_stage.as<int>() + s.off_weights);
-      a.stats.readers = static_cast<float>(s.readers[seg0]);
+      a.stats.readers = static_cast<float>(readers(seg0));
       a.stats.mean_acc = s.mean_acc.as<float>();
       a.stats.max_acc = s.max_acc.as<float>();
       a.stats.gumbel_rows = s.gumbel.as<float>();
@@ -507,7 +461,7 @@ void CudaBackend::forward(std::span<const int> tokens, const ForwardOptions& opt
     }
     cuda::attention(a, st);
     if (stats_on && l == s.last_reader[kvl])
-      cuda::finish_stats(a.stats, carry, lens, seg0, s.g, n, a.max_len, s.kv.stats, s.cap, st);
+      cuda::finish_stats(a.stats, stat_carry(), lens, seg0, s.g, n, a.max_len, s.kv.stats, s.cap, st);
 
     if (cfg.parallel_residual) {
       // NeoX: x + attn(ln1(x)) + mlp(ln2(x)): ln2 reads x before the attention output is added.
@@ -525,41 +479,25 @@ void CudaBackend::forward(std::span<const int> tokens, const ForwardOptions& opt
   linear(model_->lm_head, hbuf, rows, s.logits.as<float>(), false);
   s.last_logits = s.logits.as<float>() + std::size_t(rows - 1) * V;
 
-  // What the caller asked for comes back now. Captures come out in the
-  // order the caller listed the layers, each once (as the CPU orders them),
-  // into the rows' storage of the caller's previous call: a session
-  // captures every layer every step, and fresh vectors would cost a page
-  // fault per 4 KB.
+  // What the caller asked for comes back now, into the rows begin_forward()
+  // shaped in `out` (each captured layer in its place there, read from the
+  // device buffers in layer order).
   bool copied = false;
-  std::vector<int> place(s.L, -1);
-  int n_places = 0;
-  for (int want : opt.capture_layers)
-    if (want >= 0 && want < s.L && place[want] < 0) place[want] = n_places++;
-  out.attention.resize(n_places);
-  for (std::size_t c = 0; c < captured.size(); ++c) {
-    const int l = captured[c];
-    AttentionRows& a = out.attention[place[l]];
-    a.layer = l;
-    a.n_queries = cap_rows;
-    a.row_len.resize(H);
-    a.offset.resize(H);
-    int64_t total = 0;
-    for (int h = 0; h < H; ++h) {
-      a.row_len[h] = book_.len(s.layout.segment_of(l, h));
-      a.offset[h] = total;
-      total += int64_t(cap_rows) * a.row_len[h];
-    }
-    a.probs.resize(std::size_t(total));
-    a.logits.resize(opt.capture_logits ? std::size_t(total) : 0);
+  int64_t capture_at = 0;
+  for (int l = 0; l < s.L; ++l) {
+    if (capture_place(l) < 0) continue;
+    AttentionRows& a = out.attention[capture_place(l)];
+    const std::size_t total = a.probs.size();
     if (opt.capture_logits)
-      KVSCOPE_CUDA(cudaMemcpyAsync(a.logits.data(), s.cap_logits.as<float>() + cap_off[c], std::size_t(total) * 4,
+      KVSCOPE_CUDA(cudaMemcpyAsync(a.logits.data(), s.cap_logits.as<float>() + capture_at, total * 4,
                                    cudaMemcpyDeviceToHost, st));
-    KVSCOPE_CUDA(cudaMemcpyAsync(a.probs.data(), s.cap_probs.as<float>() + cap_off[c], std::size_t(total) * 4,
-                                 cudaMemcpyDeviceToHost, st));
+    KVSCOPE_CUDA(
+        cudaMemcpyAsync(a.probs.data(), s.cap_probs.as<float>() + capture_at, total * 4, cudaMemcpyDeviceToHost, st));
+    capture_at += int64_t(total);
     copied = true;
   }
 
-  const int max_len = book_.max_len();
+  const int max_len = kv().max_len();
   if (stats_on && max_len > 0) {
     KVSCOPE_CUDA(cudaMemcpy2DAsync(s.stats_host, std::size_t(max_len) * 4, s.kv.stats, std::size_t(s.cap) * 4,
                                    std::size_t(max_len) * 4, S, cudaMemcpyDeviceToHost, st));
@@ -577,17 +515,18 @@ void CudaBackend::forward(std::span<const int> tokens, const ForwardOptions& opt
   }
   if (copied) KVSCOPE_CUDA(cudaStreamSynchronize(st));
   if (stats_on && max_len > 0)  // a million floats for a 7B model: runs of segments in parallel
-    parallel_runs(S, runs_for(S, book_.total_slots()), [&](int, int seg) {
+    parallel_runs(S, runs_for(S, kv().total_slots()), [&](int, int seg) {
       const float* src = s.stats_host + std::size_t(seg) * max_len;
-      stats_[seg].assign(src, src + book_.len(seg));
+      stats_[seg].assign(src, src + kv().len(seg));
     });
   // After everything here: the statistics reach the host only now.
   if (opt.alongside_head) opt.alongside_head();
 }
 
-int CudaBackend::sample(const SamplingParams& p, uint64_t step) {
+bool CudaBackend::has_last_logits() const { return s_->last_logits != nullptr; }
+
+int CudaBackend::do_sample(const SamplingParams& p, uint64_t step) {
   State& s = *s_;
-  if (!s.last_logits) throw Error("sample", "", "no forward pass yet");
   KVSCOPE_CUDA(cudaSetDevice(s.device));
   cuda::sample(s.last_logits, s.V, p, step, s.sample_scratch.as<float>(), s.token_dev.as<int>(), s.stream);
   KVSCOPE_CUDA(cudaMemcpyAsync(s.token_host, s.token_dev.get(), 4, cudaMemcpyDeviceToHost, s.stream));
@@ -595,23 +534,16 @@ int CudaBackend::sample(const SamplingParams& p, uint64_t step) {
   return *s.token_host;
 }
 
-void CudaBackend::retain(int seg, std::span<const int> keep) {
+// The rows move at the next push: until then the device holds old_len
+// slots, and `keep` is composed with the evictions not yet applied there.
+void CudaBackend::do_retain(int seg, std::span<const int> keep, int old_len) {
   State& s = *s_;
-  if (seg < 0 || seg >= s.S) throw Error("kv cache", "retain", "segment " + std::to_string(seg) + " out of range");
-  // Validated before anything changes (KvBook::retain's rule and message).
-  int prev = -1;
-  for (int slot : keep) {
-    if (slot <= prev || slot >= book_.len(seg))
-      throw Error("kv cache", "retain", "slot list must be strictly ascending and inside the segment");
-    prev = slot;
-  }
-  if (!s.dirty[seg]) s.map_from[seg] = book_.len(seg);  // what the device holds now
-  book_.retain(seg, keep);
-  compact_stats(seg, keep);
-  // Compose with the evictions not yet applied on the device, in place
-  // (keep[i] >= i, so m[keep[i]] is read before anything overwrites it) and
-  // in storage kept from step to step: a session evicts from every segment
-  // every step, over a thousand of them for a 7B model.
+  if (!s.dirty[seg]) s.map_from[seg] = old_len;  // what the device holds now
+  // Composed in place (keep[i] >= i, so m[keep[i]] is read before anything
+  // overwrites it) and in storage kept from step to step: a session evicts
+  // from every segment every step, over a thousand of them for a 7B model.
+  // In Compacted mode every kept key is rotated to its new slot on the
+  // device at the push too.
   std::vector<int>& m = s.map[seg];
   if (s.dirty[seg]) {
     for (std::size_t i = 0; i < keep.size(); ++i) m[i] = m[keep[i]];
@@ -620,19 +552,10 @@ void CudaBackend::retain(int seg, std::span<const int> keep) {
     m.assign(keep.begin(), keep.end());
   }
   s.dirty[seg] = 1;
-  if (opts_.positions == PositionMode::Compacted) {
-    // Every kept key is rotated to its new slot (done on the device at the next push).
-    std::vector<int> rope(keep.size());
-    std::iota(rope.begin(), rope.end(), 0);
-    book_.set_rope_positions(seg, std::move(rope));
-  }
 }
 
-void CudaBackend::reset() {
+void CudaBackend::do_reset() {
   State& s = *s_;
-  book_.clear();
-  for (auto& st : stats_) st.clear();
-  seen_ = 0;
   for (auto& m : s.map) m.clear();
   std::fill(s.dirty.begin(), s.dirty.end(), 0);
   std::fill(s.start.begin(), s.start.end(), 0);  // staged at the next push
@@ -646,7 +569,7 @@ void CudaBackend::on_stats_cleared() {
 
 std::vector<float> CudaBackend::read_row(const void* base, int seg, int slot) {
   State& s = *s_;
-  if (seg < 0 || seg >= s.S || slot < 0 || slot >= book_.len(seg))
+  if (seg < 0 || seg >= s.S || slot < 0 || slot >= kv().len(seg))
     throw Error("cuda", "read_row", "slot outside the segment");
   KVSCOPE_CUDA(cudaSetDevice(s.device));
   push_state({}, {});  // applies pending evictions

@@ -49,10 +49,6 @@ class CudaBackend final : public Backend {
 
   std::string name() const override;  // "cuda: NVIDIA H100 80GB HBM3"
   const ModelConfig& config() const override;
-  void forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) override;
-  int sample(const SamplingParams& p, uint64_t step) override;
-  void retain(int seg, std::span<const int> keep) override;
-  void reset() override;
   std::unique_ptr<Backend> spawn(const BackendOptions& opt) const override;
   std::unique_ptr<Backend> clone() override;
   int kv_element_bytes() const override { return 2; }
@@ -63,10 +59,15 @@ class CudaBackend final : public Backend {
   std::vector<float> read_value(int seg, int slot);
   int64_t device_bytes() const;
 
- protected:
+ private:
+  void do_forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) override;
+  void check_backend_limits(int n) const override;
+  bool has_last_logits() const override;
+  int do_sample(const SamplingParams& p, uint64_t step) override;
+  void do_retain(int seg, std::span<const int> keep, int old_len) override;
+  void do_reset() override;
   void on_stats_cleared() override;
 
- private:
   struct State;
   void push_state(std::span<const int> tokens, const std::vector<float>& row_weights);
   void ensure_workspace(int rows, int logit_rows, int64_t capture_floats, const SlotStatRule& rule);

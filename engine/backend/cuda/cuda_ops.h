@@ -122,7 +122,7 @@ void convert_to_f32(DType src_type, const void* src, int64_t n, float* dst, Stre
 
 // ---- the forward pass ---------------------------------------------------------
 
-// x[i][:] = tok_emb[tokens[i]] (+ pos_emb[pos0 + i]), as CpuBackend::forward's
+// x[i][:] = tok_emb[tokens[i]] (+ pos_emb[pos0 + i]), as CpuBackend::forward_lanes's
 // embedding loop (pos0 = first position + the config's position offset).
 void embed(WType t, const void* tok_emb, const void* pos_emb, int64_t ld, const int* tokens, int n, int d, int pos0,
            float* x, Stream stream);
@@ -156,8 +156,8 @@ std::size_t linear_scratch_bytes(int n, int in);
 void linear(const DeviceLinear& W, const float* x, int n, float* y, bool accumulate, void* scratch,
             std::size_t scratch_bytes, BlasHandle blas, Stream stream);
 
-// Where each new token's key/query is rotated to (CpuBackend::forward's
-// new_rope_pos_): Original -> first_pos + i; Compacted -> the segment's
+// Where each new token's key/query is rotated to (Backend::begin_forward's
+// new_rope_pos()): Original -> first_pos + i; Compacted -> the segment's
 // length before this call + i = seg_len[seg] - n + i.
 struct RopeArgs {
   const float* inv_freq = nullptr;  // rope_inv_freq(cfg) on the device

@@ -1,4 +1,4 @@
-// Token embedding (+ learned absolute positions): CpuBackend::forward's
+// Token embedding (+ learned absolute positions): CpuBackend::forward_lanes's
 // embedding loop, reading the 16-bit tables.
 #include "backend/cuda/common.cuh"
 

@@ -1,7 +1,7 @@
 // Rotary embeddings of this call's queries and keys, and the KV append:
-// CpuBackend::forward's append loop (copy k/v into the slot, rotate the key
+// CpuBackend::append_kv_and_rotate (copy k/v into the slot, rotate the key
 // with rope_rotate) and its query rotation, with the same positions
-// (new_rope_pos_) and the same fp32 operations as model/rope.cpp.
+// (Backend::new_rope_pos) and the same fp32 operations as model/rope.cpp.
 #include "backend/cuda/common.cuh"
 
 namespace kvscope::cuda {
