@@ -1,23 +1,49 @@
 #!/usr/bin/env bash
-# Builds kvscope and runs every test: the normal build (with the CUDA
-# backend when nvcc is present; CUDA tests skip without a GPU), the same
-# tests under each OpenBLAS kernel set the CPU can run, then the CPU tests
-# again under AddressSanitizer + UndefinedBehaviorSanitizer, then a short
-# libFuzzer round over the loaders.
+# Builds kvscope and runs its tests. Two tiers:
+#
+#   tools/test.sh --quick   the format check, the release build and its tests
+#                           (a few minutes on a warm build folder)
+#   tools/test.sh           what CI runs (.ci/run): the quick tier, then the
+#                           suite again under each OpenBLAS kernel set the CPU
+#                           can run, the CPU tests under AddressSanitizer +
+#                           UndefinedBehaviorSanitizer, and a short libFuzzer
+#                           round over the loaders
+#
+# The release build has the CUDA backend when nvcc is present (CUDA tests
+# skip without a GPU) and treats C++ warnings as errors (KVSCOPE_WERROR).
+# Each stage below is one block that starts with an "== ... ==" line; a new
+# stage goes before the final message.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+quick=0
+case "${1:-}" in
+  "") ;;
+  --quick) quick=1 ;;
+  *) echo "usage: tools/test.sh [--quick]" >&2; exit 2 ;;
+esac
+
 tools/install-deps.sh
 jobs=$(nproc)
 
+echo "== clang-format on the C++ lines the last commit changed ==" >&2
+tools/check-format.sh
+
 echo "== release build ==" >&2
-cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DKVSCOPE_CUDA=AUTO
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DKVSCOPE_CUDA=AUTO -DKVSCOPE_WERROR=ON
 cmake --build build/release -j"$jobs"
 ctest --test-dir build/release --output-on-failure -j"$jobs"
 
+if [ "$quick" -eq 1 ]; then
+  echo "kvscope: quick tests passed (tools/test.sh without --quick runs the full tier)" >&2
+  exit 0
+fi
+
 # OpenBLAS picks its kernels by CPU (or by OPENBLAS_CORETYPE, which some
 # machines set), and they round differently; results must not depend on the
-# thread count under any of them (README, "Same numbers on every machine").
-# The suite runs again under every kernel set this CPU can execute.
+# thread count under any of them (docs/cli.md, "Same numbers on every
+# machine"). The suite runs again under every kernel set this CPU can execute.
+echo "== release tests under each OpenBLAS kernel set ==" >&2
 cli=build/release/app/cli/kvscope-cli
 for core in $("$cli" cpu --openblas-core-types); do
   got=$(OPENBLAS_CORETYPE=$core "$cli" cpu | sed -n 's/^openblas *\([A-Za-z0-9]*\) kernels.*/\1/p')
@@ -43,4 +69,17 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # run); saved crash inputs are replayed first.
 echo "== fuzzing the loaders (10 s each) ==" >&2
 tools/fuzz.sh 10
+
+# The engine worker's threads under ThreadSanitizer: the UI thread reads
+# what the worker thread publishes (engine_worker.cpp, the threading
+# contract), and a race there can pass the tests by luck. A build of its
+# own, CPU only and without the window (the worker tests need no display);
+# only the worker tests run in it.
+echo "== ThreadSanitizer build of the engine worker tests ==" >&2
+cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVSCOPE_CUDA=OFF -DKVSCOPE_BUILD_BENCH=OFF \
+  -DKVSCOPE_BUILD_APP=OFF -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread \
+  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread
+cmake --build build/tsan -j"$jobs" --target test_engine_worker
+TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan --output-on-failure -j"$jobs" -R '^Worker\.'
+
 echo "kvscope: all tests passed" >&2
