@@ -24,6 +24,7 @@
 #include "session/evaluation.h"
 #include "session/figure_export.h"
 #include "session/informative_head.h"
+#include "session/metric_sums.h"
 #include "session/session.h"
 #include "session_runner.h"
 
@@ -141,31 +142,10 @@ std::string budget_tag(const std::string& b) {
   return out;
 }
 
-// Means of a finished session's per-step metrics.
+// Means of a finished session's per-step metrics (the sums `run`'s summary
+// line prints too), and its KV bytes at the end.
 std::map<std::string, double> session_means(const Session& s) {
-  std::map<std::string, double> out;
-  double nll = 0, kl = 0, agree = 0, rc = 0, sim = 0;
-  int n_nll = 0, n = 0;
-  for (const auto& m : s.recorder().metrics()) {
-    if (!std::isnan(m.nll)) {
-      nll += m.nll;
-      ++n_nll;
-    }
-    if (m.top1_agree >= 0) {
-      kl += m.kl;
-      agree += m.top1_agree;
-      rc += m.attention_recall;
-      sim += m.ideal_similarity;
-      ++n;
-    }
-  }
-  if (n_nll) out["nll"] = nll / n_nll;
-  if (n) {
-    out["kl"] = kl / n;
-    out["top1_agreement"] = agree / n;
-    out["attention_recall"] = rc / n;
-    out["ideal_similarity"] = sim / n;
-  }
+  std::map<std::string, double> out = metric_means(sum_metrics(s.recorder().metrics()));
   out["kv_bytes"] = static_cast<double>(s.recorder().metrics().back().kv_bytes);
   return out;
 }

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "session/generator.h"
+#include "session/metric_sums.h"
 #include "session/metrics.h"
 #include "session_fixture.h"
 
@@ -260,6 +261,31 @@ TEST(MetricsByHand, NllAndPerplexity) {
 // The session's metric rows: its policy cache is replayed here on a second
 // backend (the same tokens, the session's recorded masks as the eviction),
 // a third runs the full cache, and every metric is computed here.
+// The means `run` prints and `sweep` writes: over the steps compared with
+// the full cache (top1_agree >= 0), and the NLL over the steps where it is
+// known, each on its own.
+TEST(MetricSums, MeansAreOverTheStepsThatHaveEachMetric) {
+  std::vector<StepMetrics> steps(4);
+  steps[0].nll = 2.0;  // the prefill row: no comparison with the full cache
+  steps[1].kl = 0.5, steps[1].top1_agree = 1, steps[1].attention_recall = 0.75, steps[1].ideal_similarity = 0.5;
+  steps[2].kl = 0.25, steps[2].top1_agree = 0, steps[2].attention_recall = 0.25, steps[2].ideal_similarity = 1.0;
+  steps[2].nll = 4.0, steps[2].kl_native = 1.0, steps[2].top1_agree_native = 1;
+  steps[3].nll = std::nan("");
+  const MetricSums t = sum_metrics(steps);
+  EXPECT_EQ(t.n, 2);
+  EXPECT_EQ(t.n_nll, 2);
+  EXPECT_EQ(t.top1_agree, 1.0);
+  EXPECT_EQ(t.top1_agree_native, 1.0);
+  EXPECT_EQ(t.kl_native, 1.0);
+  const std::map<std::string, double> means = metric_means(t);
+  EXPECT_EQ(means, (std::map<std::string, double>{{"nll", 3.0},
+                                                  {"kl", 0.375},
+                                                  {"top1_agreement", 0.5},
+                                                  {"attention_recall", 0.5},
+                                                  {"ideal_similarity", 0.75}}));
+  EXPECT_TRUE(metric_means(sum_metrics({})).empty());
+}
+
 TEST(MetricsByHand, SessionRowsMatchAReplayedCache) {
   SessionConfig cfg = test::config(PolicyKind::H2O, "8", 6);
   cfg.continuation_ids = {17, 3, 250, 41, 99, 8};
