@@ -9,6 +9,7 @@
 #include "cli_common.h"
 #include "cli_policy.h"
 #include "common/error.h"
+#include "session/fork_session.h"
 #include "session_runner.h"
 
 namespace kvscope::cli {
@@ -40,11 +41,12 @@ void run_run(const RunArgs& a) {
   validate_sampling(f.cfg.sampling);
   Session s(f.bundle, f.cfg);  // its errors name the file and field (cfg.source)
   // A "fork" block is the window's second configuration B: the same run up
-  // to fork.at_step, then fork.policy. Built before any work so its errors
-  // come first; run as its own session, which equals continuing a fork of
-  // A (Fork.WithANewPolicyEqualsTheSessionFileFork).
+  // to fork.at_step, then fork.policy. Built (and checked against A, as the
+  // window checks it) before any work so its errors come first; run as its
+  // own session, which equals continuing a fork of A
+  // (Fork.WithANewPolicyEqualsTheSessionFileFork).
   std::unique_ptr<Session> b;
-  if (f.cfg.fork) b = std::make_unique<Session>(f.bundle, fork_branch_config(f.cfg));
+  if (f.cfg.fork) b = fork_session_from_prompt(f.bundle, s);
   note_recorded_layers(s, a.session + ": recording.memory_mb");
   if (!a.export_dir.empty()) create_output_dir(a.export_dir, "--export");
   run_session(s, !a.quiet, a.export_dir);

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 
+#include "session/fork_session.h"
 #include "session/session_config.h"
 #include "session_fixture.h"
 
@@ -120,6 +122,52 @@ TEST(Fork, WithANewPolicyEqualsTheSessionFileFork) {
   // And it is a different run from A's (else the test shows nothing).
   a.run_to_end();
   EXPECT_NE(a.recorder().masks(), b->recorder().masks());
+}
+
+// session/fork_session.h, what both front ends build B with: the window's
+// branch off a running A (a snapshot at A's row, or a replay to an earlier
+// one) and the CLI's B run from the prompt are one run.
+TEST(ForkSession, TheWindowsBranchAndTheClisSessionAreOneRun) {
+  SessionConfig cfg = sampled(PolicyKind::H2O, "40%");
+  PolicyParams tova = cfg.policy;
+  tova.kind = PolicyKind::TOVA;
+  cfg.fork = ForkConfig{3, tova};
+  Session a(test::bundle("llama_gqa"), cfg);
+  std::unique_ptr<Session> from_prompt = fork_session_from_prompt(test::bundle("llama_gqa"), a);
+  a.prefill();
+  for (int i = 0; i < 3; ++i) a.step();
+  std::unique_ptr<Session> snapshot = branch_session(a, 3, tova);
+  for (int i = 0; i < 3; ++i) a.step();
+  std::unique_ptr<Session> replayed = branch_session(a, 3, tova);  // A is past step 3: a replay to it
+  ASSERT_TRUE(snapshot && replayed);
+  from_prompt->run_to_end();
+  snapshot->run_to_end();
+  replayed->run_to_end();
+  expect_same_run(*from_prompt, *snapshot);
+  expect_same_run(*from_prompt, *replayed);
+}
+
+TEST(ForkSession, ChecksNameTheForkBlockForBothFrontEnds) {
+  SessionConfig cfg = sampled(PolicyKind::H2O, "40%");
+  cfg.source = "s.json";
+  Session a(test::bundle("llama_gqa"), cfg);
+  auto message = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(message([&] { check_fork(a, 99, cfg.policy); }), "s.json: fork.at_step: step 99 is outside the run (0..14)");
+  PolicyParams huge = cfg.policy;
+  huge.budget = Amount::parse("100000", "budget");
+  const std::string m = message([&] { check_fork(a, 2, huge); });
+  EXPECT_EQ(m.rfind("s.json: fork.policy.budget: ", 0), 0u) << m;
+  // The CLI's B checks the same before anything runs.
+  cfg.fork = ForkConfig{2, huge};
+  Session with_fork(test::bundle("llama_gqa"), cfg);
+  EXPECT_EQ(message([&] { fork_session_from_prompt(test::bundle("llama_gqa"), with_fork); }), m);
 }
 
 TEST(ReplayTo, GivesTheStateOfThatRowAndGoesOnTheSameWay) {
