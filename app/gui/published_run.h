@@ -36,6 +36,7 @@ struct PublishedRun {
   std::vector<StepMetrics> metrics;   // one per recorded row
   std::vector<EvictionEvent> events;  // every eviction so far
   int64_t kv_bytes = 0, kv_bytes_full = 0, kv_bytes_native = 0;
+  int kv_element_bytes = 4;           // bytes of one cached K or V element (the backend's: fp32 CPU, fp16 CUDA)
   double last_step_ms = 0;            // wall time of the last step (prefill for row 0)
   std::string device;                 // "CPU (2 threads)", "CUDA: NVIDIA H100"
   // Recorded layers (the recorder's attention_layers()): views of other

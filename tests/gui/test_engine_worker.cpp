@@ -124,6 +124,11 @@ TEST_F(Worker, OpenAndStepMatchAPlainSession) {
   EXPECT_EQ(a->metrics.size(), 6u);
   EXPECT_EQ(a->policy_label.rfind("h2o k=", 0), 0u) << a->policy_label;
   EXPECT_FALSE(a->device.empty());
+  // The sharing panel's bytes per token come from the engine's formula at
+  // this element size: they must add up to the full cache it reports.
+  EXPECT_EQ(a->kv_element_bytes, 4);  // the CPU backend's fp32 cache
+  EXPECT_EQ(a->kv_bytes_full,
+            a->session->model_config().kv_bytes_per_token(a->kv_element_bytes) * static_cast<int64_t>(a->tokens.size()));
   EXPECT_EQ(w.b(), nullptr);
   EXPECT_EQ(w.status().error, "");
 }
