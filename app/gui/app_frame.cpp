@@ -76,7 +76,11 @@ void refresh_from_worker(AppState& s) {
   }
 }
 
-void draw_frame(AppState& s) {
+AppFrame::AppFrame() { caches_.init(); }
+
+AppFrame::~AppFrame() { caches_.release(); }
+
+void AppFrame::draw(AppState& s) {
   s.shell.rects.clear();  // only what is on screen this frame (a dismissed banner, a gone Cancel button drop out)
   draw_main_menu(s);
   const bool expert = !s.presenter;
@@ -99,10 +103,10 @@ void draw_frame(AppState& s) {
 
   if (begin_panel(s, "Main view", "main_view", PanelSlot::MainView,
                   ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse))
-    draw_main_view(s);
+    draw_main_view(s, caches_);
   ImGui::End();
 
-  if (begin_panel(s, "Layers \xc3\x97 heads", "grid", PanelSlot::Grid)) draw_grid_panel(s);
+  if (begin_panel(s, "Layers \xc3\x97 heads", "grid", PanelSlot::Grid)) draw_grid_panel(s, caches_);
   ImGui::End();
 
   if (begin_panel(s, s.lesson_title.empty() ? "Lesson" : s.lesson_title.c_str(), "lesson", PanelSlot::Lesson))
@@ -112,7 +116,7 @@ void draw_frame(AppState& s) {
   if (begin_panel(s, "Tokens", "token_strip", PanelSlot::TokenStrip)) draw_token_strip(s);
   ImGui::End();
 
-  if (begin_panel(s, "Score curves", "score_curves", PanelSlot::ScoreCurves)) draw_score_curves_panel(s);
+  if (begin_panel(s, "Score curves", "score_curves", PanelSlot::ScoreCurves)) draw_score_curves_panel(s, caches_);
   ImGui::End();
 
   if (begin_panel(s, "Memory & metrics", "metrics", PanelSlot::Metrics)) draw_metrics_panel(s);

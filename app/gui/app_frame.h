@@ -1,8 +1,11 @@
 // One frame of the window, apart from the GLFW / OpenGL plumbing of
 // main.cpp: take over what the worker published, then draw every panel.
+// The frame owns what the views keep between frames that is not AppState:
+// their GL objects and caches (views/view_caches.h).
 #pragma once
 
 #include "app_state.h"
+#include "views/view_caches.h"
 
 namespace kvscope::gui {
 
@@ -12,7 +15,21 @@ namespace kvscope::gui {
 // picks one.
 void refresh_from_worker(AppState& s);
 
-// The menu bar, every panel, the banner and the help overlay.
-void draw_frame(AppState& s);
+class AppFrame {
+ public:
+  // Compiles the views' shaders and makes their textures: the GL context
+  // must be current.
+  AppFrame();
+  // Frees the views' GL objects: before the GL context goes.
+  ~AppFrame();
+  AppFrame(const AppFrame&) = delete;
+  AppFrame& operator=(const AppFrame&) = delete;
+
+  // The menu bar, every panel, the banner and the help overlay.
+  void draw(AppState& s);
+
+ private:
+  ViewCaches caches_;
+};
 
 }  // namespace kvscope::gui

@@ -55,6 +55,7 @@ AppSettings load_app_settings(std::string* warning) {
     }
     if (j.contains("last_session") && j["last_session"].is_string()) s.last_session = j["last_session"].get<std::string>();
     if (j.contains("presenter") && j["presenter"].is_boolean()) s.presenter = j["presenter"].get<bool>();
+    if (j.contains("view")) view_settings_from_json(j["view"], s.view);
   } catch (const std::exception& e) {
     if (warning) *warning = file.string() + ": ignored (" + e.what() + ")";
     return AppSettings{};
@@ -72,7 +73,8 @@ bool save_app_settings(const AppSettings& s) {
                             {"window_height", s.window_height},
                             {"recent_models", s.recent_models},
                             {"last_session", s.last_session},
-                            {"presenter", s.presenter}};
+                            {"presenter", s.presenter},
+                            {"view", view_settings_to_json(s.view)}};
   const fs::path file = dir / "settings.json", tmp = dir / "settings.json.tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);

@@ -1,5 +1,6 @@
 // What the window remembers between runs: its size, the recent model
-// directories, the last session file and the presenter flag, in
+// directories, the last session file, the presenter flag and how the views
+// look (view_settings.h: mode, colours, the A - B panel, ...), in
 // $XDG_CONFIG_HOME/kvscope/settings.json (else ~/.config/kvscope). ImGui's
 // own imgui.ini (panel positions the user moved) lives beside it. A missing
 // or corrupt file gives the defaults: settings are a convenience, never a
@@ -10,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "view_settings.h"
+
 namespace kvscope::gui {
 
 struct AppSettings {
@@ -17,6 +20,7 @@ struct AppSettings {
   std::vector<std::string> recent_models;  // newest first, at most kMaxRecentModels
   std::string last_session;                // the last session file opened or saved
   bool presenter = false;
+  ViewSettings view;  // the user's view choices (not the zoom or pan)
 
   static constexpr int kMaxRecentModels = 8;
   // Moves `model` to the front of recent_models (adds it when new).

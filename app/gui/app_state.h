@@ -4,6 +4,8 @@
 // function taking AppState&; no panel keeps state of its own elsewhere.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,34 +13,20 @@
 #include "engine_worker.h"
 #include "published_run.h"
 #include "shell_state.h"
+#include "view_settings.h"
 
 namespace kvscope::gui {
 
-// What the main view shows for the selected layer and head.
-enum class ViewMode {
-  Attention,      // attention heatmap: rows are steps, columns positions
-  Mask,           // retained mask, TOVA paper style: kept / evicted now / evicted earlier / protected
-  Statistic,      // the policy's statistic (accumulated attention, noisy score, discounted sum)
-  DiffFull,       // attention A minus the full cache's attention along the same tokens
-  DiffFork,       // A vs B: mask A vs mask B, attention A - B
-  IdealOverlay,   // A's mask against the ideal top-k of A's own attention
-};
-const char* view_mode_name(ViewMode m);
-
-enum class EvictedMark { Outline, Strip, None };  // evicted cells: outline, side strip, not marked
-enum class ColorScaleKind { Linear, Log };
-
-struct ViewSettings {
-  ViewMode mode = ViewMode::Attention;
-  EvictedMark evicted = EvictedMark::Outline;
-  ColorScaleKind scale = ColorScaleKind::Linear;
-  std::string colormap = "viridis";  // io/colormap names
-  bool auto_range = true;
-  float range_lo = 0, range_hi = 1;  // when !auto_range
-  bool shared_range = false;  // one range over the main view, B and every grid thumbnail
-  // Zoom and pan of the main view in cells (top-left cell and cells per pixel).
-  double view_x0 = 0, view_y0 = 0, zoom = 0;  // zoom 0 = fit to the panel
-  bool follow_latest = true;  // keep the newest row in view while playing
+// Bookmarked tokens watched for eviction (views/bookmark_alerts.h): how far
+// into A's eviction events the watch has read, and when each bookmark was
+// last evicted (ImGui time), for the token strip's flash and the alert line.
+struct BookmarkWatch {
+  const void* session = nullptr;  // the session and generation the events are of
+  uint64_t generation = 0;
+  std::size_t seen_events = 0;
+  std::map<int, double> flashed_at;  // position -> ImGui time of its eviction
+  std::string last_alert;
+  double last_alert_at = -1e9;
 };
 
 // The settings being edited in the policy / sharing panels before "Apply".
@@ -62,7 +50,11 @@ struct AppState {
   int timeline_row = -1;     // -1 = the latest row; else a scrubbed row
   std::vector<int> bookmarks;  // positions; an eviction of one raises an alert
   std::vector<std::string> alerts;  // "step 14: layer 2 KV head 1 evicted bookmarked 'Paris' (pos 7)"
+  BookmarkWatch bookmark_watch;
   int hovered_position = -1;  // the token under the mouse in any view (-1 none), highlighted everywhere
+  // views/hover.h: the position a view noted this frame (published as
+  // hovered_position when the next frame begins) and that frame's number.
+  int hover_noted = -1, hover_frame = -1;
   std::vector<int> curve_positions;  // tokens whose statistic the score curves draw
 
   ViewSettings view;

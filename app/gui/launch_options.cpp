@@ -13,25 +13,6 @@
 
 namespace kvscope::gui {
 
-const char* view_mode_name(ViewMode m) {
-  switch (m) {
-    case ViewMode::Attention: return "attention";
-    case ViewMode::Mask: return "retained mask";
-    case ViewMode::Statistic: return "policy statistic";
-    case ViewMode::DiffFull: return "A - full cache";
-    case ViewMode::DiffFork: return "A vs B (fork)";
-    case ViewMode::IdealOverlay: return "ideal overlay";
-  }
-  return "?";
-}
-
-std::optional<ViewMode> parse_view_mode(const std::string& name) {
-  // kViewModes lists the names in the order of the ViewMode enum.
-  for (int i = 0; i < static_cast<int>(std::size(kViewModes)); ++i)
-    if (name == kViewModes[i]) return static_cast<ViewMode>(i);
-  return std::nullopt;
-}
-
 namespace {
 
 int bad_argument(const std::string& flag, const std::string& what) {

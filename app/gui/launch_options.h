@@ -39,7 +39,4 @@ struct LaunchOptions {
 // arguments: 2), nullopt to go on.
 std::optional<int> parse_launch_options(int argc, char** argv, LaunchOptions& out);
 
-// "attention", "mask", ... (session files' view.mode names) -> ViewMode.
-std::optional<ViewMode> parse_view_mode(const std::string& name);
-
 }  // namespace kvscope::gui

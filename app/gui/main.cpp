@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include <GL/gl.h>
@@ -22,7 +23,6 @@
 #include "launch_script.h"
 #include "panels.h"
 #include "state_json.h"
-#include "views/views.h"
 
 namespace gui = kvscope::gui;
 
@@ -56,6 +56,7 @@ void save_settings(GLFWwindow* window, const gui::AppState& s, gui::AppSettings 
   glfwGetWindowSize(window, &settings.window_width, &settings.window_height);
   settings.recent_models = s.recent_models;
   settings.presenter = s.presenter;
+  settings.view = s.view;
   if (!s.shell.session_path.empty() && std::filesystem::is_regular_file(s.shell.session_path))
     settings.last_session = std::filesystem::absolute(s.shell.session_path).string();
   gui::save_app_settings(settings);
@@ -120,10 +121,12 @@ int main(int argc, char** argv) {
 
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330 core");
-  gui::init_views();
+  std::optional<gui::AppFrame> frame;
+  frame.emplace();  // the views' GL objects, now that the context exists
 
   s.worker = std::make_unique<gui::EngineWorker>();
   s.presenter = opts.presenter || settings.presenter;
+  s.view = settings.view;
   s.recent_models = settings.recent_models;
   s.shell.lessons = gui::find_lessons();
   s.shell.base_scale = scale;
@@ -157,7 +160,7 @@ int main(int argc, char** argv) {
     if (script.active() && !opts.screenshot.empty()) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
     ImGui::NewFrame();
     ImGui::PushFont(s.presenter ? fonts.presenter : fonts.normal);
-    gui::draw_frame(s);
+    frame->draw(s);
     s.shell.pressed_keys.clear();
     ImGui::PopFont();
     ImGui::Render();
@@ -189,7 +192,7 @@ int main(int argc, char** argv) {
   }
 
   if (!opts.scripted()) save_settings(window, s, settings);
-  gui::shutdown_views();
+  frame.reset();  // frees the views' GL objects while the context exists
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();

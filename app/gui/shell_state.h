@@ -32,6 +32,7 @@ struct ShellState {
   std::string model_path;      // the model field ("" = the bundled model)
   std::string session_path;    // the session file field
   int run_n = 16;              // "Run N"
+  int curve_add_position = 0;  // the score curves' "add token" field
   bool fork_editor_open = false;
   std::string apply_feedback;  // what the last Apply did, shown under the button
   std::string last_applied_label;

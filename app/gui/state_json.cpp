@@ -15,7 +15,8 @@ nlohmann::json state_json(const AppState& s, int fb_w, int fb_h) {
   j["timeline_row"] = s.timeline_row;
   j["layer"] = s.layer;
   j["head"] = s.head;
-  j["mode"] = kViewModes[static_cast<int>(s.view.mode)];
+  j["mode"] = view_mode_key(s.view.mode);
+  j["view"] = view_settings_to_json(s.view);  // what app_settings.cpp saves
   j["policy"] = s.a ? s.a->policy_label : "";
   j["policy_kind"] = s.a ? policy_name(s.a->config.policy.kind) : "";
   j["generation"] = s.a ? s.a->generation : 0;

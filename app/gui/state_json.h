@@ -1,7 +1,8 @@
 // What the window shows, as JSON: the screenshot's sidecar and the
-// --state-file that tests poll (rows, selection, mode, policy, fork, window
-// size and the screen rectangles of the panels and of a few widgets, so a
-// test can crop a panel or click a button).
+// --state-file that tests poll (rows, selection, mode and the other view
+// settings, policy, fork, window size and the screen rectangles of the
+// panels and of a few widgets, so a test can crop a panel or click a
+// button).
 #pragma once
 
 #include <string>

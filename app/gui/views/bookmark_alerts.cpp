@@ -1,7 +1,6 @@
 #include "views/bookmark_alerts.h"
 
 #include <algorithm>
-#include <map>
 
 #include "imgui.h"
 #include "views/token_text.h"
@@ -11,24 +10,10 @@ namespace {
 
 constexpr double kFlashSeconds = 1.5, kAlertSeconds = 6;
 
-struct Watch {
-  const void* session = nullptr;
-  uint64_t generation = 0;
-  std::size_t seen_events = 0;
-  std::map<int, double> flashed_at;  // position -> ImGui time
-  std::string last_alert;
-  double last_alert_at = -1e9;
-};
-
-Watch& watch() {
-  static Watch w;
-  return w;
-}
-
 }  // namespace
 
 void watch_bookmarks(AppState& s) {
-  Watch& w = watch();
+  BookmarkWatch& w = s.bookmark_watch;
   const std::shared_ptr<const PublishedRun> a = s.a;
   if (!a || !a->session) return;
   if (w.session != a->session.get() || w.generation != a->generation) {
@@ -54,16 +39,16 @@ void watch_bookmarks(AppState& s) {
   w.seen_events = a->events.size();
 }
 
-float eviction_flash(int position) {
-  const Watch& w = watch();
+float eviction_flash(const AppState& s, int position) {
+  const BookmarkWatch& w = s.bookmark_watch;
   const auto it = w.flashed_at.find(position);
   if (it == w.flashed_at.end()) return 0;
   const double age = ImGui::GetTime() - it->second;
   return age < 0 || age > kFlashSeconds ? 0.f : float(1 - age / kFlashSeconds);
 }
 
-std::string fresh_alert() {
-  const Watch& w = watch();
+std::string fresh_alert(const AppState& s) {
+  const BookmarkWatch& w = s.bookmark_watch;
   return ImGui::GetTime() - w.last_alert_at < kAlertSeconds ? w.last_alert : "";
 }
 

@@ -1,33 +1,25 @@
 #include "views/color_range.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 namespace kvscope::gui {
-namespace {
 
-struct Report {
-  bool valid = false;
-  int value_kind = 0;
-  kvscope::ValueExtent extent;
-};
-std::array<Report, static_cast<int>(RangeSlot::kCount)> g_reports;
-
-}  // namespace
-
-void report_extent(RangeSlot slot, int value_kind, const kvscope::ValueExtent& extent) {
-  g_reports[static_cast<int>(slot)] = {true, value_kind, extent};
+void RangeReports::report(RangeSlot slot, int value_kind, const kvscope::ValueExtent& extent) {
+  reports_[static_cast<int>(slot)] = {true, value_kind, extent};
 }
 
-void forget_extent(RangeSlot slot) { g_reports[static_cast<int>(slot)].valid = false; }
+void RangeReports::forget(RangeSlot slot) { reports_[static_cast<int>(slot)].valid = false; }
 
-kvscope::ColorScale resolve_scale(const ViewSettings& v, int value_kind, const kvscope::ValueExtent& own,
-                                  bool diverging) {
+void RangeReports::add_to(int value_kind, kvscope::ValueExtent& data) const {
+  for (const Report& r : reports_)
+    if (r.valid && r.value_kind == value_kind) data.add(r.extent);
+}
+
+kvscope::ColorScale resolve_scale(const ViewSettings& v, const RangeReports& reports, int value_kind,
+                                  const kvscope::ValueExtent& own, bool diverging) {
   kvscope::ValueExtent data = own;
-  if (v.shared_range)
-    for (const Report& r : g_reports)
-      if (r.valid && r.value_kind == value_kind) data.add(r.extent);
+  if (v.shared_range) reports.add_to(value_kind, data);
   const kvscope::ScaleKind kind =
       diverging || v.scale == ColorScaleKind::Linear ? kvscope::ScaleKind::linear : kvscope::ScaleKind::log;
   if (diverging) {

@@ -38,14 +38,15 @@ std::vector<double> ticks(const kvscope::ColorScale& scale, int count) {
 
 float colorbar_width() { return ImGui::GetFontSize() * 1.2f + ImGui::CalcTextSize("-0.000e-00").x + 8; }
 
-void draw_colorbar(const kvscope::ColorScale& scale, const std::string& colormap, const std::string& label, float height) {
+void draw_colorbar(const PaletteTextures& textures, const kvscope::ColorScale& scale, const std::string& colormap,
+                   const std::string& label, float height) {
   const ImVec2 pos = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float bar_w = ImGui::GetFontSize() * 1.2f;
   const float top = pos.y + ImGui::GetTextLineHeight() + 2, bottom = pos.y + height - 2;
   dl->AddText(pos, ImGui::GetColorU32(ImGuiCol_Text), label.c_str());
   // The colormap texture runs along u; the quad maps u = 0 to the bottom.
-  dl->AddImageQuad(texture_id(colormap_texture(colormap)), ImVec2(pos.x, top), ImVec2(pos.x + bar_w, top),
+  dl->AddImageQuad(texture_id(textures.colormap(colormap)), ImVec2(pos.x, top), ImVec2(pos.x + bar_w, top),
                    ImVec2(pos.x + bar_w, bottom), ImVec2(pos.x, bottom), ImVec2(1, 0.5f), ImVec2(1, 0.5f),
                    ImVec2(0, 0.5f), ImVec2(0, 0.5f));
   dl->AddRect(ImVec2(pos.x, top), ImVec2(pos.x + bar_w, bottom), ImGui::GetColorU32(ImGuiCol_Border));

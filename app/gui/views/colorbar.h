@@ -9,12 +9,14 @@
 
 #include "figures/color_scale.h"
 #include "imgui.h"
+#include "views/palette.h"
 
 namespace kvscope::gui {
 
 float colorbar_width();
 // Draws at the cursor, `height` tall; `label` runs along it ("attention").
-void draw_colorbar(const kvscope::ColorScale& scale, const std::string& colormap, const std::string& label, float height);
+void draw_colorbar(const PaletteTextures& textures, const kvscope::ColorScale& scale, const std::string& colormap,
+                   const std::string& label, float height);
 // in_a_row: the entries side by side, wrapping (above a picture), else one per line.
 void draw_code_legend(const std::vector<uint8_t>& codes, bool in_a_row = false);
 

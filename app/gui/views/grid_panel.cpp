@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <set>
 
 #include "views/cell_rows.h"
 #include "views/color_range.h"
@@ -13,7 +12,6 @@
 #include "views/hover.h"
 #include "views/thumbnail_atlas.h"
 #include "views/views.h"
-#include "views/views_gpu.h"
 
 namespace kvscope::gui {
 namespace {
@@ -22,33 +20,6 @@ constexpr long kCellsPerFrame = 1'000'000;  // downsampling work per frame (a fe
 // While a long history is being downsampled, redraw the thumbnails at most
 // this often rather than every frame (each redraw is a full atlas pass).
 constexpr double kRedrawWhileFillingSeconds = 0.5;
-
-struct GridState {
-  ThumbnailAtlas atlas;
-  RenderTarget target;
-  std::string rendered;  // what `target` shows
-  double rendered_at = -1e9;
-  int atlas_kind = -1;
-  int epoch = 0;  // bumps with every atlas reset, so a refilled atlas is drawn again
-  std::set<std::pair<uint64_t, int>> fill_requested;
-  // Summaries of the shown row, recomputed when the row or the data change.
-  std::string summary_source;  // what the summaries were computed from
-  int summary_row = -1;
-  double summarized_at = -1e9;
-  std::vector<float> summary;  // [layer * heads + head]
-};
-
-GridState& state() {
-  static GridState st;
-  return st;
-}
-
-void release_gpu() {
-  GridState& st = state();
-  st.atlas.release();
-  st.target.release();
-  st.rendered.clear();
-}
 
 // The grid shows the main view's mode, except where that needs data only
 // one layer has: the full-cache reference is computed for the selected
@@ -67,12 +38,11 @@ bool uses_attention(CellKind k) { return k != CellKind::Mask && k != CellKind::S
 
 }  // namespace
 
-void draw_grid_panel(AppState& s) {
-  GridState& st = state();
+void draw_grid_panel(AppState& s, ViewCaches& caches) {
+  GridCache& st = caches.grid;
   begin_view_frame(s);
-  on_views_shutdown(release_gpu);
-  if (!views_gpu_ready()) {
-    ImGui::TextWrapped("No heatmap shaders on this driver: %s", views_gpu_error().c_str());
+  if (!caches.gpu.ready()) {
+    ImGui::TextWrapped("No heatmap shaders on this driver: %s", caches.gpu.error().c_str());
     return;
   }
   const std::shared_ptr<const PublishedRun> a_hold = s.a, b_hold = s.b;
@@ -119,11 +89,11 @@ void draw_grid_panel(AppState& s) {
   // Colour: one range over every thumbnail (and the main view when shared).
   const bool diverging = kind == CellKind::DiffFork;
   const int value_kind = kind == CellKind::Statistic ? 1 : diverging ? 2 : 0;
-  report_extent(RangeSlot::Grid, value_kind, st.atlas.extent());
+  caches.ranges.report(RangeSlot::Grid, value_kind, st.atlas.extent());
   HeatmapStyle style;
   style.coloring = kind == CellKind::Mask || kind == CellKind::Ideal ? CellColoring::Codes : CellColoring::Values;
   style.colormap = diverging ? "coolwarm" : s.view.colormap;
-  style.scale = resolve_scale(s.view, value_kind, st.atlas.extent(), diverging);
+  style.scale = resolve_scale(s.view, caches.ranges, value_kind, st.atlas.extent(), diverging);
   style.outline_evicted = false;  // thumbnails are too small for outlines
   style.pool_by_magnitude = diverging;
   const HeatmapTexture& tex = st.atlas.texture();
@@ -137,7 +107,7 @@ void draw_grid_panel(AppState& s) {
   const double now = ImGui::GetTime();
   if (rendered != st.rendered && (!filling || now - st.rendered_at >= kRedrawWhileFillingSeconds)) {
     HeatmapViewport vp;  // one pixel per thumbnail cell
-    render_heatmap(st.target, tex, vp, style);
+    caches.gpu.render(st.target, tex, vp, style);
     st.rendered = rendered;
     st.rendered_at = now;
   }

@@ -96,8 +96,8 @@ float row_label_width() { return ImGui::CalcTextSize("0000 wwwwwwww").x; }
 float row_margin(const HeatmapPanelSpec& spec) { return spec.row_labels ? row_label_width() : 6.f; }
 float col_label_height() { return ImGui::GetTextLineHeight() + 4; }
 
-PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRenderCache& cache, ImVec2 size,
-                              AppState& s) {
+PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRenderCache& cache, ViewGpu& gpu,
+                              ImVec2 size, AppState& s) {
   PanelHover hover;
   ImGui::PushID(spec.id);
   const ImVec2 top_left = ImGui::GetCursorScreenPos();
@@ -126,7 +126,7 @@ PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRe
     vp.cells_per_px_y = cam.cells_per_px_y / fb_scale.y;
     vp.visible_cols = spec.visible_cols;
     vp.last_row = spec.last_row;
-    render_heatmap(cache.target, spec.cells->texture(), vp, spec.style);
+    gpu.render(cache.target, spec.cells->texture(), vp, spec.style);
     cache.last = inputs;
   }
   ImGui::SetCursorScreenPos(origin);

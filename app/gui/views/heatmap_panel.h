@@ -10,6 +10,7 @@
 #include "app_state.h"
 #include "views/heatmap_renderer.h"
 #include "views/live_heatmap.h"
+#include "views/views_gpu.h"
 
 namespace kvscope::gui {
 
@@ -54,8 +55,9 @@ float row_margin(const HeatmapPanelSpec& spec);  // row_label_width(), or the na
 float col_label_height();
 
 // Draws the panel at the cursor in `size` (labels included) and handles
-// zoom/pan on it, changing `cam`; returns the hovered cell.
-PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRenderCache& cache, ImVec2 size,
-                              AppState& s);
+// zoom/pan on it, changing `cam`; returns the hovered cell. The cells are
+// rendered with `gpu` into `cache` (only when what they show changed).
+PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRenderCache& cache, ViewGpu& gpu,
+                              ImVec2 size, AppState& s);
 
 }  // namespace kvscope::gui

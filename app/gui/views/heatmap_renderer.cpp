@@ -2,14 +2,9 @@
 
 #include "figures/heatmap_panel.h"
 #include "io/colormap.h"
-#include "views/gl_program.h"
-#include "views/palette.h"
 
 namespace kvscope::gui {
 namespace {
-
-GlProgram g_program;
-GLuint g_vao = 0;  // core profile: a draw needs a bound vertex array, even an empty one
 
 // GL state a heatmap pass changes, put back afterwards so ImGui's own
 // rendering (and anything else drawing this frame) finds it as it was.
@@ -77,24 +72,25 @@ void RenderTarget::release() {
   w_ = h_ = 0;
 }
 
-bool init_heatmap_renderer(std::string& error) {
-  if (!g_program.build("fullscreen.vert.glsl", "heatmap.frag.glsl")) {
-    error = g_program.error();
+bool HeatmapRenderer::init(std::string& error) {
+  release();
+  if (!program_.build("fullscreen.vert.glsl", "heatmap.frag.glsl")) {
+    error = program_.error();
     return false;
   }
-  glGenVertexArrays(1, &g_vao);
+  glGenVertexArrays(1, &vao_);
   return true;
 }
 
-void release_heatmap_renderer() {
-  g_program.destroy();
-  if (g_vao) glDeleteVertexArrays(1, &g_vao);
-  g_vao = 0;
+void HeatmapRenderer::release() {
+  program_.destroy();
+  if (vao_) glDeleteVertexArrays(1, &vao_);
+  vao_ = 0;
 }
 
-void render_heatmap(RenderTarget& target, const HeatmapTexture& cells, const HeatmapViewport& view,
-                    const HeatmapStyle& style) {
-  if (!g_program.ok() || !target.framebuffer()) return;
+void HeatmapRenderer::render(RenderTarget& target, const HeatmapTexture& cells, const HeatmapViewport& view,
+                             const HeatmapStyle& style, const PaletteTextures& textures) {
+  if (!program_.ok() || !target.framebuffer()) return;
   SavedGlState saved;
   glBindFramebuffer(GL_DRAW_FRAMEBUFFER, target.framebuffer());
   glViewport(0, 0, target.width(), target.height());
@@ -106,9 +102,9 @@ void render_heatmap(RenderTarget& target, const HeatmapTexture& cells, const Hea
   glClearColor(background.r / 255.f, background.g / 255.f, background.b / 255.f, 1.f);
   glClear(GL_COLOR_BUFFER_BIT);
 
-  glUseProgram(g_program.id());
-  glBindVertexArray(g_vao);
-  GlProgram& p = g_program;
+  glUseProgram(program_.id());
+  glBindVertexArray(vao_);
+  GlProgram& p = program_;
   glUniform2f(p.uniform("u_target_size"), float(target.width()), float(target.height()));
   glUniform4f(p.uniform("u_view"), float(view.x0), float(view.y0), float(view.cells_per_px_x),
               float(view.cells_per_px_y));
@@ -128,9 +124,9 @@ void render_heatmap(RenderTarget& target, const HeatmapTexture& cells, const Hea
   glUniform1i(p.uniform("u_colormap"), 2);
   glUniform1i(p.uniform("u_palette"), 3);
   glActiveTexture(GL_TEXTURE2);
-  glBindTexture(GL_TEXTURE_2D, colormap_texture(style.colormap));
+  glBindTexture(GL_TEXTURE_2D, textures.colormap(style.colormap));
   glActiveTexture(GL_TEXTURE3);
-  glBindTexture(GL_TEXTURE_2D, palette_texture());
+  glBindTexture(GL_TEXTURE_2D, textures.palette());
   for (const HeatmapTile& tile : cells.tiles()) {
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_2D, tile.values);

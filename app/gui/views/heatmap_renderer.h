@@ -7,7 +7,9 @@
 
 #include "figures/color_scale.h"
 #include "views/gl.h"
+#include "views/gl_program.h"
 #include "views/heatmap_texture.h"
+#include "views/palette.h"
 
 namespace kvscope::gui {
 
@@ -48,10 +50,23 @@ struct HeatmapStyle {
   bool pool_by_magnitude = false;  // differences: zoomed out, show the strongest deviation of either sign
 };
 
-// Builds the program; false (and the message) when the driver refuses it.
-bool init_heatmap_renderer(std::string& error);
-void release_heatmap_renderer();
-void render_heatmap(RenderTarget& target, const HeatmapTexture& cells, const HeatmapViewport& view,
-                    const HeatmapStyle& style);
+// The heatmap program and the empty vertex array its draws need; part of
+// ViewGpu (views_gpu.h).
+class HeatmapRenderer {
+ public:
+  HeatmapRenderer() = default;
+  HeatmapRenderer(const HeatmapRenderer&) = delete;
+  HeatmapRenderer& operator=(const HeatmapRenderer&) = delete;
+
+  // Builds the program; false (and the message) when the driver refuses it.
+  bool init(std::string& error);
+  void release();
+  void render(RenderTarget& target, const HeatmapTexture& cells, const HeatmapViewport& view, const HeatmapStyle& style,
+              const PaletteTextures& textures);
+
+ private:
+  GlProgram program_;
+  GLuint vao_ = 0;  // core profile: a draw needs a bound vertex array, even an empty one
+};
 
 }  // namespace kvscope::gui

@@ -12,12 +12,11 @@ int g_max_side_override = 0;
 
 int HeatmapTexture::max_tile_side() {
   if (g_max_side_override > 0) return g_max_side_override;
-  static GLint side = 0;
-  if (side == 0) {
-    glGetIntegerv(GL_MAX_TEXTURE_SIZE, &side);
-    if (side <= 0) side = 1024;  // what GL 3.3 guarantees
-  }
-  return side;
+  // Asked of the driver each time (a texture is allocated only when a
+  // picture changes size, and the query is a lookup in the context).
+  GLint side = 0;
+  glGetIntegerv(GL_MAX_TEXTURE_SIZE, &side);
+  return side > 0 ? side : 1024;  // 1024: what GL 3.3 guarantees
 }
 
 void HeatmapTexture::set_max_tile_side_for_tests(int side) { g_max_side_override = side; }

@@ -35,8 +35,8 @@ class HeatmapTexture {
   int cols() const { return cols_; }
   const std::vector<HeatmapTile>& tiles() const { return tiles_; }
 
-  // The largest side a tile may have (GL_MAX_TEXTURE_SIZE, queried once;
-  // a test hook may lower it to exercise tiling).
+  // The largest side a tile may have (GL_MAX_TEXTURE_SIZE of the current
+  // context; a test hook may lower it to exercise tiling).
   static int max_tile_side();
   static void set_max_tile_side_for_tests(int side);
 

@@ -14,7 +14,6 @@
 #include "views/palette.h"
 #include "views/view_toolbar.h"
 #include "views/views.h"
-#include "views/views_gpu.h"
 
 namespace kvscope::gui {
 namespace {
@@ -22,36 +21,7 @@ namespace {
 // Groups of pictures that may share one colour range.
 enum ValueKind { kAttentionValues = 0, kStatisticValues = 1, kDifferenceValues = 2 };
 
-// One picture with its (optional) mask strip below it.
-struct Picture {
-  LiveHeatmap cells;
-  PanelRenderCache panel, strip;
-};
-
-struct MainViewState {
-  Picture a, b, diff;
-  Camera cam;
-  double aspect = 1;  // cells_per_px_y / cells_per_px_x while zoomed (s.view.zoom holds x)
-  ForkDifference fork_difference = ForkDifference::Attention;
-  std::set<std::pair<uint64_t, int>> fill_requested;  // (generation, layer) replays asked for
-  std::tuple<uint64_t, int, int> full_requested{0, -1, -1};  // (generation, layer, rows)
-};
-
-MainViewState& state() {
-  static MainViewState st;
-  return st;
-}
-
-void release_gpu() {
-  MainViewState& st = state();
-  for (Picture* p : {&st.a, &st.b, &st.diff}) {
-    p->cells.clear();
-    p->panel.target.release();
-    p->strip.target.release();
-    p->panel.last.clear();
-    p->strip.last.clear();
-  }
-}
+using Picture = MainViewCache::Picture;
 
 CellKind kind_of(ViewMode m) {
   switch (m) {
@@ -80,22 +50,22 @@ void settle_selection(AppState& s, const PublishedRun& a) {
 
 // The camera for this frame: fit, or the zoomed one of s.view, following
 // the newest row when asked.
-Camera camera_for(AppState& s, MainViewState& st, ImVec2 cells_size, int rows, int cols) {
+Camera camera_for(AppState& s, ImVec2 cells_size, int rows, int cols) {
   ViewSettings& v = s.view;
   Camera cam;
   const double fit_x = std::max(cols, 1) / double(cells_size.x), fit_y = std::max(rows, 1) / double(cells_size.y);
   if (v.zoom <= 0) {
     cam.cells_per_px_x = fit_x;
     cam.cells_per_px_y = fit_y;
-    st.aspect = fit_y / fit_x;
+    v.zoom_aspect = fit_y / fit_x;
     return cam;
   }
   cam.cells_per_px_x = v.zoom;
-  cam.cells_per_px_y = v.zoom * st.aspect;
+  cam.cells_per_px_y = v.zoom * v.zoom_aspect;
   // Zoomed out as far as the fit or further in both directions: back to fit.
   if (cam.cells_per_px_x >= fit_x && cam.cells_per_px_y >= fit_y) {
     v.zoom = 0;
-    return camera_for(s, st, cells_size, rows, cols);
+    return camera_for(s, cells_size, rows, cols);
   }
   const double shown_rows = cells_size.y * cam.cells_per_px_y, shown_cols = cells_size.x * cam.cells_per_px_x;
   cam.x0 = v.view_x0;
@@ -110,23 +80,23 @@ Camera camera_for(AppState& s, MainViewState& st, ImVec2 cells_size, int rows, i
   return cam;
 }
 
-void store_camera(AppState& s, MainViewState& st, const Camera& before, const Camera& after) {
+void store_camera(AppState& s, const Camera& before, const Camera& after) {
   if (after == before) return;
   s.view.zoom = after.cells_per_px_x;
-  st.aspect = after.cells_per_px_y / after.cells_per_px_x;
+  s.view.zoom_aspect = after.cells_per_px_y / after.cells_per_px_x;
   s.view.view_x0 = after.x0;
   s.view.view_y0 = after.y0;
 }
 
 // Draws a picture and, in strip mode, its mask under it (same columns).
-PanelHover draw_picture(AppState& s, Picture& pic, HeatmapPanelSpec spec, Camera& cam, ImVec2 size) {
+PanelHover draw_picture(AppState& s, ViewGpu& gpu, Picture& pic, HeatmapPanelSpec spec, Camera& cam, ImVec2 size) {
   const bool strip = s.view.evicted == EvictedMark::Strip && spec.style.coloring == CellColoring::Values;
   spec.style.outline_evicted = s.view.evicted == EvictedMark::Outline;
-  if (!strip) return draw_heatmap_panel(spec, cam, pic.panel, size, s);
+  if (!strip) return draw_heatmap_panel(spec, cam, pic.panel, gpu, size, s);
   ImGui::BeginGroup();  // heatmap over strip, one item for SameLine()
   const float strip_h = std::floor(size.y * 0.3f);
   const float main_h = size.y - strip_h;
-  PanelHover hover = draw_heatmap_panel(spec, cam, pic.panel, ImVec2(size.x, main_h), s);
+  PanelHover hover = draw_heatmap_panel(spec, cam, pic.panel, gpu, ImVec2(size.x, main_h), s);
   // The strip: the same code texture, coloured by mask state, rows squeezed
   // into its height; zooming or panning it moves the heatmap's columns.
   const float title_h = spec.title.empty() ? 0 : ImGui::GetTextLineHeightWithSpacing();
@@ -140,7 +110,7 @@ PanelHover draw_picture(AppState& s, Picture& pic, HeatmapPanelSpec spec, Camera
   mask.title.clear();
   mask.notice.clear();
   mask.style.coloring = CellColoring::Codes;
-  const PanelHover strip_hover = draw_heatmap_panel(mask, strip_cam, pic.strip, ImVec2(size.x, strip_h), s);
+  const PanelHover strip_hover = draw_heatmap_panel(mask, strip_cam, pic.strip, gpu, ImVec2(size.x, strip_h), s);
   if (!(strip_cam == before)) {
     cam.x0 = strip_cam.x0;
     cam.cells_per_px_x = strip_cam.cells_per_px_x;
@@ -159,7 +129,7 @@ struct Inputs {
 
 // Asks the worker for what the view needs and does not have yet: a replay
 // of a layer the recorder does not keep, the full-cache reference.
-void request_missing(AppState& s, MainViewState& st, const PublishedRun& a, CellKind kind, const RunAttention& att) {
+void request_missing(AppState& s, MainViewCache& st, const PublishedRun& a, CellKind kind, const RunAttention& att) {
   if (!s.worker) return;
   if (needs_attention(kind) && !att.recorded() && att.rows() < a.rows &&
       st.fill_requested.insert({a.generation, s.layer}).second)
@@ -193,8 +163,8 @@ std::string notice_for(CellKind kind, const CellInputs& in, int available, const
   return a.rows == 0 ? "waiting for the prefill\u2026" : "";
 }
 
-void draw_legend(const ViewSettings& v, CellKind kind, const kvscope::ColorScale& scale, const std::string& cmap,
-                 const PublishedRun& a, ForkDifference fd, float height) {
+void draw_legend(const PaletteTextures& textures, CellKind kind, const kvscope::ColorScale& scale,
+                 const std::string& cmap, ForkDifference fd, float height) {
   ImGui::BeginGroup();
   if (kind == CellKind::Mask) draw_code_legend(mask_legend_codes());
   else if (kind == CellKind::Ideal) draw_code_legend(ideal_legend_codes());
@@ -204,20 +174,20 @@ void draw_legend(const ViewSettings& v, CellKind kind, const kvscope::ColorScale
     std::string label = kind == CellKind::Statistic ? "statistic" : "attention";
     if (kind == CellKind::DiffFull) label = "A - full";
     if (kind == CellKind::DiffFork) label = "A - B";
-    draw_colorbar(scale, cmap, label, height);
+    draw_colorbar(textures, scale, cmap, label, height);
   }
   ImGui::EndGroup();
 }
 
 }  // namespace
 
-void draw_main_view(AppState& s) {
-  MainViewState& st = state();
+void draw_main_view(AppState& s, ViewCaches& caches) {
+  MainViewCache& st = caches.main_view;
+  ViewGpu& gpu = caches.gpu;
   begin_view_frame(s);
-  on_views_shutdown(release_gpu);
-  draw_view_toolbar(s, st.fork_difference);
-  if (!views_gpu_ready()) {
-    ImGui::TextWrapped("The heatmap shaders did not compile on this OpenGL driver: %s", views_gpu_error().c_str());
+  draw_view_toolbar(s);
+  if (!gpu.ready()) {
+    ImGui::TextWrapped("The heatmap shaders did not compile on this OpenGL driver: %s", gpu.error().c_str());
     return;
   }
   const std::shared_ptr<const PublishedRun> a_hold = s.a, b_hold = s.b;
@@ -248,7 +218,7 @@ void draw_main_view(AppState& s) {
   ImVec2 avail = ImGui::GetContentRegionAvail();
   const std::vector<uint8_t>* legend_codes = kind == CellKind::Mask    ? &mask_legend_codes()
                                              : kind == CellKind::Ideal ? &ideal_legend_codes()
-                                             : fork_view && st.fork_difference == ForkDifference::Masks ? &fork_legend_codes()
+                                             : fork_view && s.view.fork_difference == ForkDifference::Masks ? &fork_legend_codes()
                                                                                                         : nullptr;
   float legend_w = colorbar_width();
   bool legend_above = false;
@@ -276,7 +246,7 @@ void draw_main_view(AppState& s) {
   const ImVec2 cells_size(std::max(8.f, cells_w),
                           std::max(8.f, (s.view.evicted == EvictedMark::Strip ? panel_size.y * 0.7f : panel_size.y) -
                                             title_h - col_label_height()));
-  const Camera before = camera_for(s, st, cells_size, last_row + 1, cols);
+  const Camera before = camera_for(s, cells_size, last_row + 1, cols);
   Camera cam = before;
 
   // Upload what is new (one row per step) and work out the colour scales.
@@ -304,17 +274,17 @@ void draw_main_view(AppState& s) {
     const bool diverging = kind == CellKind::DiffFull;
     const int value_kind = kind == CellKind::Statistic ? kStatisticValues : diverging ? kDifferenceValues : kAttentionValues;
     const kvscope::ValueExtent own = st.a.cells.extent_up_to(last_row);
-    report_extent(RangeSlot::MainA, value_kind, own);
-    forget_extent(RangeSlot::MainB);
+    caches.ranges.report(RangeSlot::MainA, value_kind, own);
+    caches.ranges.forget(RangeSlot::MainB);
     spec.style.coloring = kind == CellKind::Mask || kind == CellKind::Ideal ? CellColoring::Codes : CellColoring::Values;
     spec.style.colormap = diverging ? "coolwarm" : s.view.colormap;
-    spec.style.scale = resolve_scale(s.view, value_kind, own, diverging);
+    spec.style.scale = resolve_scale(s.view, caches.ranges, value_kind, own, diverging);
     spec.style.pool_by_magnitude = diverging;
     if (kind == CellKind::DiffFull) tip.full = full_hold.get();
-    hover = draw_picture(s, st.a, spec, cam, panel_size);
+    hover = draw_picture(s, gpu, st.a, spec, cam, panel_size);
     if (!legend_above) {
       ImGui::SameLine();
-      draw_legend(s.view, kind, spec.style.scale, spec.style.colormap, a, st.fork_difference, panel_size.y);
+      draw_legend(gpu.textures(), kind, spec.style.scale, spec.style.colormap, s.view.fork_difference, panel_size.y);
     }
   } else {
     // A | B | difference, one camera.
@@ -326,8 +296,8 @@ void draw_main_view(AppState& s) {
     const int na = sync(st.a, CellKind::Attention, in), nb = sync(st.b, CellKind::Attention, b_in);
     const int nd = sync(st.diff, CellKind::DiffFork, in);
     const kvscope::ValueExtent ea = st.a.cells.extent_up_to(last_row), eb = st.b.cells.extent_up_to(last_row);
-    report_extent(RangeSlot::MainA, kAttentionValues, ea);
-    report_extent(RangeSlot::MainB, kAttentionValues, eb);
+    caches.ranges.report(RangeSlot::MainA, kAttentionValues, ea);
+    caches.ranges.report(RangeSlot::MainB, kAttentionValues, eb);
     kvscope::ValueExtent both = ea;
     both.add(eb);  // A and B always share: they are drawn to be compared
     HeatmapPanelSpec sa;
@@ -335,7 +305,7 @@ void draw_main_view(AppState& s) {
     sa.visible_cols = cols;
     sa.run = &a;
     sa.style.colormap = s.view.colormap;
-    sa.style.scale = resolve_scale(s.view, kAttentionValues, both, false);
+    sa.style.scale = resolve_scale(s.view, caches.ranges, kAttentionValues, both, false);
     HeatmapPanelSpec sb = sa, sd = sa;
     sa.id = "A";
     sa.title = "A: " + a.policy_label;
@@ -350,27 +320,27 @@ void draw_main_view(AppState& s) {
     sd.id = "diff";
     sd.cells = &st.diff.cells;
     sd.last_row = std::min(last_row, std::max(nd - 1, 0));
-    const bool masks = st.fork_difference == ForkDifference::Masks;
+    const bool masks = s.view.fork_difference == ForkDifference::Masks;
     sd.title = masks ? "mask A vs B" : "attention A - B";
     sd.style.coloring = masks ? CellColoring::Codes : CellColoring::Values;
     sd.style.colormap = "coolwarm";
-    sd.style.scale = resolve_scale(s.view, kDifferenceValues, st.diff.cells.extent_up_to(last_row), true);
+    sd.style.scale = resolve_scale(s.view, caches.ranges, kDifferenceValues, st.diff.cells.extent_up_to(last_row), true);
     sd.style.pool_by_magnitude = true;
-    const PanelHover ha = draw_picture(s, st.a, sa, cam, panel_size);
+    const PanelHover ha = draw_picture(s, gpu, st.a, sa, cam, panel_size);
     ImGui::SameLine(0, 0);
     sb.row_labels = sd.row_labels = false;
-    const PanelHover hb = draw_picture(s, st.b, sb, cam, side_panel_size);
+    const PanelHover hb = draw_picture(s, gpu, st.b, sb, cam, side_panel_size);
     ImGui::SameLine(0, 0);
-    const PanelHover hd = draw_picture(s, st.diff, sd, cam, side_panel_size);
+    const PanelHover hd = draw_picture(s, gpu, st.diff, sd, cam, side_panel_size);
     if (!legend_above) {
       ImGui::SameLine();
-      draw_legend(s.view, CellKind::DiffFork, sd.style.scale, "coolwarm", a, st.fork_difference, panel_size.y);
+      draw_legend(gpu.textures(), CellKind::DiffFork, sd.style.scale, "coolwarm", s.view.fork_difference, panel_size.y);
     }
     hover = ha.hovered ? ha : hb.hovered ? hb : hd;
     tip.b = &b;
     tip.attention_b = &in.attention_b;
   }
-  store_camera(s, st, before, cam);
+  store_camera(s, before, cam);
   if (hover.hovered) {
     note_hovered_position(s, hover.col);
     show_cell_tooltip(tip, hover.row, hover.col);

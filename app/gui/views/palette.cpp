@@ -1,15 +1,10 @@
 #include "views/palette.h"
 
-#include <map>
-
 #include "figures/heatmap_panel.h"
 #include "views/cell_codes.h"
 
 namespace kvscope::gui {
 namespace {
-
-std::map<std::string, GLuint> g_colormaps;
-GLuint g_palette = 0;
 
 // A 2D texture one texel high: GL 3.3 core has 1D textures, but a
 // sampler2D lets ImGui show the same texture as a colorbar image.
@@ -63,35 +58,34 @@ const std::vector<uint8_t>& fork_legend_codes() {
 
 ImU32 im_color(kvscope::Rgb c, int alpha) { return IM_COL32(c.r, c.g, c.b, alpha); }
 
-void init_palette_textures() {
+void PaletteTextures::create() {
+  release();
   for (const std::string& name : kvscope::colormap_names()) {
     const kvscope::Colormap& cmap = kvscope::colormap(name);
     std::vector<uint8_t> rgba;
     for (const kvscope::Rgb& c : cmap.table) rgba.insert(rgba.end(), {c.r, c.g, c.b, 255});
-    g_colormaps[name] = rgba_texture_1d(rgba, 256);
+    colormaps_[name] = rgba_texture_1d(rgba, 256);
   }
   std::vector<uint8_t> rgba;
   for (int code = 0; code < kPaletteSize; ++code) {
     const kvscope::Rgb c = code_color(static_cast<uint8_t>(code));
     rgba.insert(rgba.end(), {c.r, c.g, c.b, 255});
   }
-  g_palette = rgba_texture_1d(rgba, kPaletteSize);
+  palette_ = rgba_texture_1d(rgba, kPaletteSize);
 }
 
-void release_palette_textures() {
-  for (auto& [name, tex] : g_colormaps) glDeleteTextures(1, &tex);
-  g_colormaps.clear();
-  if (g_palette) glDeleteTextures(1, &g_palette);
-  g_palette = 0;
+void PaletteTextures::release() {
+  for (auto& [name, tex] : colormaps_) glDeleteTextures(1, &tex);
+  colormaps_.clear();
+  if (palette_) glDeleteTextures(1, &palette_);
+  palette_ = 0;
 }
 
-GLuint colormap_texture(const std::string& name) {
-  auto it = g_colormaps.find(name);
-  if (it != g_colormaps.end()) return it->second;
-  it = g_colormaps.find("viridis");
-  return it == g_colormaps.end() ? 0 : it->second;
+GLuint PaletteTextures::colormap(const std::string& name) const {
+  auto it = colormaps_.find(name);
+  if (it != colormaps_.end()) return it->second;
+  it = colormaps_.find("viridis");
+  return it == colormaps_.end() ? 0 : it->second;
 }
-
-GLuint palette_texture() { return g_palette; }
 
 }  // namespace kvscope::gui

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,11 +25,22 @@ const std::vector<uint8_t>& fork_legend_codes();
 ImU32 im_color(kvscope::Rgb c, int alpha = 255);
 
 // GL textures: one 256 x 1 per named colormap (engine/io/colormap tables)
-// and the 32 x 1 code palette. Created by init_palette_textures() and
-// freed by release_palette_textures().
-void init_palette_textures();
-void release_palette_textures();
-GLuint colormap_texture(const std::string& name);  // unknown names fall back to viridis
-GLuint palette_texture();
+// and the 32 x 1 code palette. Part of ViewGpu (views_gpu.h), which makes
+// them after the GL context exists and frees them before it goes.
+class PaletteTextures {
+ public:
+  PaletteTextures() = default;
+  PaletteTextures(const PaletteTextures&) = delete;
+  PaletteTextures& operator=(const PaletteTextures&) = delete;
+
+  void create();
+  void release();
+  GLuint colormap(const std::string& name) const;  // unknown names fall back to viridis
+  GLuint palette() const { return palette_; }
+
+ private:
+  std::map<std::string, GLuint> colormaps_;
+  GLuint palette_ = 0;
+};
 
 }  // namespace kvscope::gui

@@ -19,20 +19,7 @@
 namespace kvscope::gui {
 namespace {
 
-struct CurveCache {
-  const void* session = nullptr;
-  uint64_t generation = 0;
-  int segment = -1;
-  std::vector<float> threshold;  // per row, grown as rows arrive
-};
-
-CurveCache& cache() {
-  static CurveCache c;
-  return c;
-}
-
-const std::vector<float>& thresholds(const PublishedRun& a, int seg) {
-  CurveCache& c = cache();
+const std::vector<float>& thresholds(ScoreCurvesCache& c, const PublishedRun& a, int seg) {
   if (c.session != a.session.get() || c.generation != a.generation || c.segment != seg ||
       static_cast<int>(c.threshold.size()) > a.rows) {
     c = {a.session.get(), a.generation, seg, {}};
@@ -104,7 +91,7 @@ double nice_step(double span, int count) {
 
 }  // namespace
 
-void draw_score_curves_panel(AppState& s) {
+void draw_score_curves_panel(AppState& s, ViewCaches& caches) {
   begin_view_frame(s);
   const std::shared_ptr<const PublishedRun> a_hold = s.a;
   if (!a_hold || !a_hold->session || a_hold->rows == 0) {
@@ -115,14 +102,14 @@ void draw_score_curves_panel(AppState& s) {
   const int seg = segment_of(a, s.layer, s.head);
   const int row = s.shown_row(), rows = a.rows;
   const Recorder& rec = a.session->recorder();
-  const std::vector<float>& threshold = thresholds(a, seg);
+  const std::vector<float>& threshold = thresholds(caches.score_curves, a, seg);
   const std::vector<int> positions = s.curve_positions.empty() ? default_positions(s, a, seg, row) : s.curve_positions;
 
   // Controls: which tokens.
   ImGui::TextDisabled("%s \u00b7 layer %d, KV head %d", kvscope::statistic_name(a.config.policy.kind).c_str(), s.layer,
                       rec.layout().kv_head_of(s.head));
   ImGui::SameLine();
-  static int add = 0;
+  int& add = s.shell.curve_add_position;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
   ImGui::InputInt("##add", &add, 0);
   ImGui::SameLine();

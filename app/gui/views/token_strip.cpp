@@ -56,7 +56,7 @@ void draw_token_strip(AppState& s) {
   // Positions that exist at the shown row: the prompt and one per step since.
   const int count = std::min<int>(static_cast<int>(a.token_text.size()), a.prompt_length + row);
 
-  const std::string alert = fresh_alert();
+  const std::string alert = fresh_alert(s);
   if (!alert.empty()) ImGui::TextColored(ImVec4(1, 0.3f, 0.25f, 1), "! %s", alert.c_str());
   else
     ImGui::TextDisabled("step %d \u00b7 tint = share of the %d KV heads that keep the token \u00b7 right-click: bookmark, "
@@ -86,7 +86,7 @@ void draw_token_strip(AppState& s) {
     if (p1.y >= clip0.y && p0.y <= clip1.y) {  // only what the window shows
       const float share = kept_share(rec, row, p);
       if (!std::isnan(share)) dl->AddRectFilled(p0, p1, tint(share), 3);
-      const float flash = eviction_flash(p);
+      const float flash = eviction_flash(s, p);
       if (flash > 0) dl->AddRectFilled(p0, p1, IM_COL32(255, 30, 30, int(220 * flash)), 3);
       if (p == a.prompt_length)  // the boundary: generated tokens start here
         dl->AddLine(ImVec2(x - gap / 2 - 1, y - 1), ImVec2(x - gap / 2 - 1, y + line + 1), IM_COL32(255, 214, 120, 255), 3);

@@ -25,7 +25,7 @@ const std::vector<std::string>& colormap_choices() {
   return names;
 }
 
-void draw_view_toolbar(AppState& s, ForkDifference& fork_difference) {
+void draw_view_toolbar(AppState& s) {
   ViewSettings& v = s.view;
   const float em = ImGui::GetFontSize();
   ImGui::SetNextItemWidth(em * 9);
@@ -40,10 +40,10 @@ void draw_view_toolbar(AppState& s, ForkDifference& fork_difference) {
              "the top k of the head's own attention (ideal overlay).");
   if (v.mode == ViewMode::DiffFork) {
     ImGui::SameLine();
-    int d = static_cast<int>(fork_difference);
+    int d = static_cast<int>(v.fork_difference);
     ImGui::SetNextItemWidth(em * 8);
     ImGui::Combo("##forkdiff", &d, "attention A - B\0mask A vs B\0");
-    fork_difference = static_cast<ForkDifference>(d);
+    v.fork_difference = static_cast<ForkDifference>(d);
     hover_help("The third panel: the attention difference A - B (blue: B attends more, red: A attends more), or which "
                "tokens each configuration keeps.");
   }
