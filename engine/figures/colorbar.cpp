@@ -20,14 +20,8 @@ std::vector<ColorbarTick> choose_ticks(const ColorScale& s, double y, double hei
   std::vector<ColorbarTick> out;
   auto at = [&](double v) { return y + height * (1 - s.normalize(v)); };
   if (s.kind == ScaleKind::log) {
-    const double eps = 1e-9;
-    std::vector<int> ks;
-    for (int k = int(std::ceil(std::log10(s.lo) - eps)); k <= int(std::floor(std::log10(s.hi) + eps)); ++k) ks.push_back(k);
-    if (int(ks.size()) > max_ticks) {
-      const int stride = (int(ks.size()) + max_ticks - 1) / max_ticks;
-      std::erase_if(ks, [&](int k) { return ((k % stride) + stride) % stride != 0; });
-    }
-    for (int k : ks) out.push_back({std::pow(10.0, k), at(std::pow(10.0, k)), decade_label(k)});
+    for (int k : decades_in(s.lo, s.hi, max_ticks))
+      out.push_back({std::pow(10.0, k), at(std::pow(10.0, k)), decade_label(k)});
   } else {
     const double step = nice_step(s.hi - s.lo, max_ticks);
     for (double v : ticks_in(s.lo, s.hi, step)) out.push_back({v, at(v), tick_label(v, step)});

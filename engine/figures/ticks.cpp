@@ -42,6 +42,17 @@ std::string tick_label(double value, double step) {
   return buf;
 }
 
+std::vector<int> decades_in(double lo, double hi, int max_ticks) {
+  const double eps = 1e-9;
+  std::vector<int> ks;
+  for (int k = int(std::ceil(std::log10(lo) - eps)); k <= int(std::floor(std::log10(hi) + eps)); ++k) ks.push_back(k);
+  if (int(ks.size()) > max_ticks) {
+    const int stride = (int(ks.size()) + max_ticks - 1) / max_ticks;
+    std::erase_if(ks, [&](int k) { return ((k % stride) + stride) % stride != 0; });
+  }
+  return ks;
+}
+
 std::string decade_label(int k) {
   if (std::abs(k) <= 3) {
     char buf[16];

@@ -14,6 +14,9 @@ double nice_step(double span, int max_ticks);
 std::vector<double> ticks_in(double lo, double hi, double step);
 // A tick value printed with as many decimals as `step` needs ("0.05", "20").
 std::string tick_label(double value, double step);
+// The exponents k of the powers of ten inside [lo, hi] (lo > 0), every
+// stride-th one (k a multiple of the stride) when more than max_ticks fit.
+std::vector<int> decades_in(double lo, double hi, int max_ticks);
 // 10^k as a label: "0.01" when |k| <= 3, else Pango markup "10<sup>-6</sup>".
 std::string decade_label(int k);
 

@@ -2,35 +2,43 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
+#include "figures/ticks.h"
 #include "views/palette.h"
 
 namespace kvscope::gui {
 namespace {
 
-std::string format_value(double v) {
-  char buf[32];
-  if (v != 0 && (std::fabs(v) < 1e-3 || std::fabs(v) >= 1e4)) std::snprintf(buf, sizeof(buf), "%.1e", v);
-  else std::snprintf(buf, sizeof(buf), "%.3g", v);
-  return buf;
-}
+struct Tick {
+  double value;
+  std::string label;
+};
 
-// Tick values: powers of ten on a log scale; 1, 2 or 5 times a power of
-// ten on a linear one, about `count` of them.
-std::vector<double> ticks(const kvscope::ColorScale& scale, int count) {
-  std::vector<double> out;
+// The exported colorbar's ticks (figures/ticks.h): powers of ten on a log
+// scale, 1, 2 or 5 times a power of ten on a linear one, about `count` of
+// them; the two ends when less than a step fits. Decades beyond 10^±3 are
+// written 1e-6 (decade_label's superscripts are Pango markup).
+std::vector<Tick> ticks(const kvscope::ColorScale& scale, int count) {
+  std::vector<Tick> out;
   if (scale.kind == kvscope::ScaleKind::log) {
-    for (double e = std::ceil(std::log10(scale.lo) - 1e-9); e <= std::log10(scale.hi) + 1e-9; e += 1)
-      out.push_back(std::pow(10.0, e));
-    if (out.size() < 2) out = {scale.lo, scale.hi};
-    return out;
+    for (int k : kvscope::decades_in(scale.lo, scale.hi, count)) {
+      char buf[16];
+      std::snprintf(buf, sizeof(buf), "1e%d", k);
+      out.push_back({std::pow(10.0, k), std::abs(k) <= 3 ? kvscope::decade_label(k) : buf});
+    }
+  } else {
+    const double step = kvscope::nice_step(scale.hi - scale.lo, count);
+    for (double v : kvscope::ticks_in(scale.lo, scale.hi, step)) out.push_back({v, kvscope::tick_label(v, step)});
   }
-  const double span = scale.hi - scale.lo;
-  if (!(span > 0)) return {scale.lo};
-  const double raw = span / std::max(count, 1), mag = std::pow(10.0, std::floor(std::log10(raw)));
-  const double step = raw / mag < 1.5 ? mag : raw / mag < 3.5 ? 2 * mag : raw / mag < 7.5 ? 5 * mag : 10 * mag;
-  for (double v = std::ceil(scale.lo / step) * step; v <= scale.hi + step * 1e-6; v += step)
-    out.push_back(std::fabs(v) < step * 1e-9 ? 0 : v);
+  if (out.size() < 2) {
+    out.clear();
+    for (double v : {scale.lo, scale.hi}) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.3g", v);
+      out.push_back({v, buf});
+    }
+  }
   return out;
 }
 
@@ -52,12 +60,12 @@ void draw_colorbar(const PaletteTextures& textures, const kvscope::ColorScale& s
   dl->AddRect(ImVec2(pos.x, top), ImVec2(pos.x + bar_w, bottom), ImGui::GetColorU32(ImGuiCol_Border));
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   const int count = std::max(2, int((bottom - top) / (ImGui::GetTextLineHeight() * 2.5f)));
-  for (double v : ticks(scale, count)) {
-    const double t = scale.normalize(v);
+  for (const Tick& tick : ticks(scale, count)) {
+    const double t = scale.normalize(tick.value);
     if (!(t >= 0 && t <= 1)) continue;
     const float y = bottom - float(t) * (bottom - top);
     dl->AddLine(ImVec2(pos.x + bar_w, y), ImVec2(pos.x + bar_w + 4, y), text);
-    dl->AddText(ImVec2(pos.x + bar_w + 6, y - ImGui::GetTextLineHeight() / 2), text, format_value(v).c_str());
+    dl->AddText(ImVec2(pos.x + bar_w + 6, y - ImGui::GetTextLineHeight() / 2), text, tick.label.c_str());
   }
   ImGui::Dummy(ImVec2(colorbar_width(), height));
 }

@@ -15,6 +15,7 @@ namespace kvscope::gui {
 
 float colorbar_width();
 // Draws at the cursor, `height` tall; `label` runs along it ("attention").
+// Ticks as the exported figures place them (figures/ticks.h).
 void draw_colorbar(const PaletteTextures& textures, const kvscope::ColorScale& scale, const std::string& colormap,
                    const std::string& label, float height);
 // in_a_row: the entries side by side, wrapping (above a picture), else one per line.

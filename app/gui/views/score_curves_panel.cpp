@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "figures/ticks.h"
 #include "session/figure_export.h"
 #include "views/cell_codes.h"
 #include "views/cell_rows.h"
@@ -75,18 +76,6 @@ void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 color, float thicknes
     t += piece;
     phase += piece;
   }
-}
-
-std::string tick_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), std::fabs(v) >= 1e4 || (v != 0 && std::fabs(v) < 1e-3) ? "%.1e" : "%.3g", v);
-  return buf;
-}
-
-double nice_step(double span, int count) {
-  const double raw = span / std::max(count, 1), mag = std::pow(10.0, std::floor(std::log10(raw)));
-  const double f = raw / mag;
-  return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
 }
 
 }  // namespace
@@ -165,16 +154,20 @@ void draw_score_curves_panel(AppState& s, ViewCaches& caches) {
   auto X = [&](double r) { return plot0.x + float(r / x_last) * (plot1.x - plot0.x); };
   auto Y = [&](double v) { return plot1.y - float((v - lo) / (hi - lo)) * (plot1.y - plot0.y); };
   dl->AddRect(plot0, plot1, grid);
-  // Ticks.
-  const double ys = nice_step(hi - lo, std::max(2, int((plot1.y - plot0.y) / (ImGui::GetTextLineHeight() * 2.5f))));
-  for (double v = std::ceil(lo / ys) * ys; v <= hi + ys * 1e-6; v += ys) {
+  // Ticks as the exported score curves place them (figures/ticks.h): at
+  // most as many as fit with a line and a half per label, or a label and
+  // a space across.
+  const double ys =
+      kvscope::nice_step(hi - lo, std::max(2, int((plot1.y - plot0.y) / (ImGui::GetTextLineHeight() * 1.5f))));
+  for (double v : kvscope::ticks_in(lo, hi, ys)) {
     const float y = Y(v);
     dl->AddLine(ImVec2(plot0.x - 4, y), ImVec2(plot0.x, y), axis);
     dl->AddLine(ImVec2(plot0.x, y), ImVec2(plot1.x, y), (grid & 0x00FFFFFF) | 0x40000000);
-    const std::string t = tick_text(std::fabs(v) < ys * 1e-9 ? 0 : v);
+    const std::string t = kvscope::tick_label(v, ys);
     dl->AddText(ImVec2(plot0.x - 6 - ImGui::CalcTextSize(t.c_str()).x, y - ImGui::GetTextLineHeight() / 2), axis, t.c_str());
   }
-  const double xs = std::max(1.0, nice_step(x_last, std::max(2, int((plot1.x - plot0.x) / ImGui::CalcTextSize("00000").x / 1.5f))));
+  const float x_label_w = ImGui::CalcTextSize(std::to_string(x_last).c_str()).x + ImGui::GetFontSize();
+  const double xs = std::max(1.0, kvscope::nice_step(x_last, std::max(2, int((plot1.x - plot0.x) / x_label_w))));
   for (double r = 0; r <= x_last; r += xs) {
     const float x = X(r);
     dl->AddLine(ImVec2(x, plot1.y), ImVec2(x, plot1.y + 4), axis);
