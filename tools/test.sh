@@ -80,6 +80,7 @@ cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVSCOPE_CUDA=OFF -D
   -DKVSCOPE_BUILD_APP=OFF -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread \
   -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread
 cmake --build build/tsan -j"$jobs" --target test_engine_worker
-TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build/tsan --output-on-failure -j"$jobs" -R '^Worker\.'
+TSAN_OPTIONS=halt_on_error=1:suppressions=$PWD/tests/tsan.supp \
+  ctest --test-dir build/tsan --output-on-failure -j"$jobs" -R '^Worker\.'
 
 echo "kvscope: all tests passed" >&2
