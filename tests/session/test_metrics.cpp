@@ -268,6 +268,7 @@ TEST(MetricSums, MeansAreOverTheStepsThatHaveEachMetric) {
   std::vector<StepMetrics> steps(4);
   steps[0].nll = 2.0;  // the prefill row: no comparison with the full cache
   steps[1].kl = 0.5, steps[1].top1_agree = 1, steps[1].attention_recall = 0.75, steps[1].ideal_similarity = 0.5;
+  steps[1].kl_native = 0.5, steps[1].top1_agree_native = 0;
   steps[2].kl = 0.25, steps[2].top1_agree = 0, steps[2].attention_recall = 0.25, steps[2].ideal_similarity = 1.0;
   steps[2].nll = 4.0, steps[2].kl_native = 1.0, steps[2].top1_agree_native = 1;
   steps[3].nll = std::nan("");
@@ -276,7 +277,7 @@ TEST(MetricSums, MeansAreOverTheStepsThatHaveEachMetric) {
   EXPECT_EQ(t.n_nll, 2);
   EXPECT_EQ(t.top1_agree, 1.0);
   EXPECT_EQ(t.top1_agree_native, 1.0);
-  EXPECT_EQ(t.kl_native, 1.0);
+  EXPECT_EQ(t.kl_native, 1.5);
   const std::map<std::string, double> means = metric_means(t);
   EXPECT_EQ(means, (std::map<std::string, double>{{"nll", 3.0},
                                                   {"kl", 0.375},
