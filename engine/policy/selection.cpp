@@ -285,8 +285,9 @@ void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std:
   }
 }
 
-// A unit of several segments (layer or model granularity): positions are
-// ranked by the mean statistic of the segments holding them.
+// A unit of several segments (layer or model granularity) whose segments
+// hold different positions: positions are ranked by the mean statistic of
+// the segments holding them, and each segment keeps the best k of its own.
 void choose_in_shared_unit(const Policy& policy, const KvBook& book, const std::vector<int>& unit,
                            const std::function<const std::vector<float>&(int)>& stats, int newest, int step,
                            const Limits& lim, SlotChoice& c) {
@@ -325,35 +326,43 @@ void choose_in_shared_unit(const Policy& policy, const KvBook& book, const std::
     e.forced_out = !e.prot && e.pos == lim.exit_pos;
   }
 
-  // Protected slots stay; of the others the best k - |protected| stay.
-  std::vector<uint8_t> verdict(P, kKept);
+  // Each segment keeps k of the positions it holds: protected ones stay,
+  // and of the others the best by the unit's ranking. A segment holding
+  // few of the unit's best positions keeps its own next best instead of
+  // falling below k (the segments of a unit hold different positions only
+  // after the granularity changed during the run; once they hold the same
+  // positions, choose_in_aligned_unit takes over with the same result).
   std::vector<int> rank_of(P, 0), candidates, dropped;
-  int n_prot = 0;
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    if (entries[i].prot) {
-      verdict[entries[i].pos] = kProtected;
-      ++n_prot;
-    } else {
-      candidates.push_back(static_cast<int>(i));
-    }
-  }
-  const bool over = ranking != Ranking::None && static_cast<int>(entries.size()) > lim.k && !lim.hold;
-  const int room = std::max(0, lim.k - n_prot);
-  if (over && static_cast<int>(candidates.size()) > room) {
-    // Partition, not sort: the best `room` candidates first, in O(n).
-    auto cmp = [&](int a, int b) { return better(entries[a], entries[b]); };
-    std::nth_element(candidates.begin(), candidates.begin() + room, candidates.end(), cmp);
-    dropped.assign(candidates.begin() + room, candidates.end());
-    for (int i : dropped) verdict[entries[i].pos] = kDropped;
-    if (policy.evicts()) rank_entries(entries, dropped, rank_of);
-  }
+  std::vector<Entry> mine;
   for (int seg : unit) {
     const auto& pos = book.positions(seg);
+    mine.clear();
+    for (int p : pos) mine.push_back(entries[slot_entry[p]]);
+    candidates.clear();
+    dropped.clear();
+    int n_prot = 0;
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      if (mine[i].prot) ++n_prot;
+      else candidates.push_back(static_cast<int>(i));
+    }
+    const bool over = ranking != Ranking::None && static_cast<int>(mine.size()) > lim.k && !lim.hold;
+    const int room = std::max(0, lim.k - n_prot);
+    if (over && static_cast<int>(candidates.size()) > room) {
+      // Partition, not sort: the best `room` candidates first, in O(n).
+      auto cmp = [&](int a, int b) { return better(mine[a], mine[b]); };
+      std::nth_element(candidates.begin(), candidates.begin() + room, candidates.end(), cmp);
+      dropped.assign(candidates.begin() + room, candidates.end());
+      if (policy.evicts()) rank_entries(mine, dropped, rank_of);
+    }
+    std::vector<uint8_t>& state = c.state[seg];
     for (std::size_t j = 0; j < pos.size(); ++j) {
-      const Entry& e = entries[slot_entry[pos[j]]];
-      c.state[seg][j] = verdict[pos[j]];
-      c.rank[seg][j] = rank_of[pos[j]];
-      if (ranking == Ranking::Statistic || ranking == Ranking::Random) c.score[seg][j] = static_cast<float>(e.score);
+      state[j] = mine[j].prot ? kProtected : kKept;
+      c.rank[seg][j] = 0;
+      if (ranking == Ranking::Statistic || ranking == Ranking::Random) c.score[seg][j] = static_cast<float>(mine[j].score);
+    }
+    for (int i : dropped) {
+      state[i] = kDropped;
+      if (policy.evicts()) c.rank[seg][i] = rank_of[mine[i].pos];
     }
   }
 }

@@ -3,7 +3,9 @@
 // a decision unit are ranked by the policy, and the best k - |protected|
 // stay. A unit is one segment (kv_head), all segments of an owning layer
 // (layer) or the whole cache (model); a shared decision ranks positions by
-// the mean statistic of the segments holding them.
+// the mean statistic of the segments holding them, and every segment keeps
+// k of the positions it holds (segments hold different positions only
+// after a change of granularity during a run).
 #pragma once
 
 #include <cstdint>

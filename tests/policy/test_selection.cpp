@@ -279,8 +279,10 @@ TEST(Selection, ModelGranularitySharesOneDecisionAcrossLayers) {
 // Every position of a unit ranked by sorting, from the definition: the
 // mean statistic (in double, over the segments holding the position, in
 // segment order), the newer position first on ties; sinks and the recent
-// window protected; the best k - |protected| of the rest kept. The choice
-// of every segment must match, and so must the ranks of dropped slots.
+// window protected; of each segment's other positions, the best k -
+// |its protected| kept (so every segment holds k after the choice, also
+// when the segments hold different positions). The choice of every segment
+// must match, and so must the ranks of dropped slots (within the segment).
 void expect_choice_equals_sorting(const KvBook& b, const std::vector<std::vector<float>>& S, Granularity g) {
   const int segs = b.layout().n_segments();
   int newest = 0;
@@ -323,18 +325,32 @@ void expect_choice_equals_sorting(const KvBook& b, const std::vector<std::vector
         return score(x) != score(y) ? score(x) > score(y) : x > y;
       });
       auto prot = [&](int p) { return p < r.s || p > newest - r.w; };
-      int room = r.k;
-      for (int p : order) room -= prot(p);
-      std::vector<uint8_t> want(n);
-      std::vector<int> want_rank(n, 0);
-      int taken = 0;
-      for (std::size_t i = 0; i < order.size(); ++i) {
-        const int p = order[i];
-        const bool keep = prot(p) || taken++ < room;
-        want[p] = prot(p) ? kProtected : keep ? kKept : kDropped;
-        if (!keep && pol->evicts()) want_rank[p] = static_cast<int>(i) + 1;
-      }
-      for (int s = 0; s < segs; ++s)
+      for (int s = 0; s < segs; ++s) {
+        // The segment keeps k of its own positions, in the unit's order.
+        std::vector<char> held(n, 0);
+        for (int p : b.positions(s)) held[p] = 1;
+        std::vector<int> own;
+        for (int p : order)
+          if (held[p]) own.push_back(p);
+        int room = r.k, n_prot = 0;
+        for (int p : own) n_prot += prot(p);
+        room -= n_prot;
+        std::vector<uint8_t> want(n);
+        std::vector<int> want_rank(n, 0);
+        int taken = 0;
+        for (std::size_t i = 0; i < own.size(); ++i) {
+          const int p = own[i];
+          const bool keep = prot(p) || taken++ < room;
+          want[p] = prot(p) ? kProtected : keep ? kKept : kDropped;
+          if (!keep && pol->evicts()) want_rank[p] = static_cast<int>(i) + 1;
+        }
+        // Every segment holds k slots after the choice (or all it had, or
+        // its protected ones when they alone are more than k).
+        int kept = 0;
+        for (int j = 0; j < b.len(s); ++j) kept += c.state[s][j] != kDropped;
+        if (pol->evicts()) {
+          EXPECT_EQ(kept, b.len(s) <= r.k ? b.len(s) : std::max(r.k, n_prot)) << "segment " << s;
+        }
         for (int j = 0; j < b.len(s); ++j) {
           const int p = b.positions(s)[j];
           ASSERT_EQ(c.state[s][j], want[p]) << "policy " << static_cast<int>(kind) << " budget " << budget
@@ -342,6 +358,7 @@ void expect_choice_equals_sorting(const KvBook& b, const std::vector<std::vector
           ASSERT_EQ(c.rank[s][j], want_rank[p]) << "policy " << static_cast<int>(kind) << " budget " << budget
                                                 << " segment " << s << " position " << p;
         }
+      }
     }
   }
 }
