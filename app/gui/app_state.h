@@ -2,6 +2,8 @@
 // imgui_demo way): the worker and what it published, the selection, the
 // view settings and the editable settings of the panels. Each panel is one
 // function taking AppState&; no panel keeps state of its own elsewhere.
+// What the views keep besides (GL objects and caches of work done) is the
+// frame's ViewCaches (views/view_caches.h), never a choice of the user.
 #pragma once
 
 #include <cstdint>
