@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Golden files for kvscope's GGUF reader (engine/io/gguf*, engine/model/gguf_model,
-engine/session/gguf_tokenizer), made with PyPI `gguf` and transformers.
+engine/bundle/gguf_tokenizer), made with PyPI `gguf` and transformers.
 
     python3 tools/goldens_gguf.py        # writes tests/data/gguf
     (PyPI: gguf numpy torch transformers==5.23.0 accelerate)

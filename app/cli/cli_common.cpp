@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "common/error.h"
-#include "session/exporter.h"
+#include "reports/exporter.h"
 
 namespace kvscope::cli {
 

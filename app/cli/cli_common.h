@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "session/model_bundle.h"
+#include "bundle/model_bundle.h"
 #include "session/session_file.h"
 
 namespace kvscope::cli {

@@ -4,10 +4,8 @@
 
 #include "cli_common.h"
 #include "common/error.h"
-#include "figures/canvas.h"
-#include "figures/color_scale.h"
-#include "figures/heatmap_panel.h"
 #include "io/colormap.h"
+#include "io/figure_settings.h"
 
 namespace kvscope::cli {
 

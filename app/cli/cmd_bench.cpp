@@ -15,7 +15,7 @@
 #include "memory_bandwidth.h"
 #include "model/loader.h"
 #include "model/shapes.h"
-#include "session/downloaded_models.h"
+#include "bundle/downloaded_models.h"
 #ifdef KVSCOPE_HAVE_CUDA
 #include "backend/cuda/cuda_backend.h"
 #endif

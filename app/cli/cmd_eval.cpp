@@ -9,7 +9,7 @@
 #include "cli_policy.h"
 #include "common/error.h"
 #include "progress_bar.h"
-#include "session/evaluation.h"
+#include "reports/evaluation.h"
 #include "session_runner.h"
 
 namespace kvscope::cli {

@@ -11,7 +11,7 @@
 #include "cli_policy.h"
 #include "session/generator.h"
 #include "session/session.h"
-#include "session/exporter.h"
+#include "reports/exporter.h"
 #include "session_runner.h"
 
 namespace kvscope::cli {

@@ -5,7 +5,7 @@
 
 #include "cli_common.h"
 #include "common/error.h"
-#include "session/exporter.h"
+#include "reports/exporter.h"
 #include "session/metric_sums.h"
 
 namespace kvscope::cli {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "published_run.h"
-#include "session/figure_export.h"
+#include "reports/figure_export.h"
 #include "session/session_file.h"
 
 namespace kvscope::gui {

@@ -13,7 +13,7 @@
 #include "common/error.h"
 #include "engine_worker_impl.h"
 #include "io/atomic_file.h"
-#include "session/exporter.h"
+#include "reports/exporter.h"
 #include "session/fork_session.h"
 
 namespace kvscope::gui {

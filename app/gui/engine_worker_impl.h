@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "engine_worker.h"
-#include "session/informative_head.h"
+#include "reports/informative_head.h"
 
 namespace kvscope::gui {
 

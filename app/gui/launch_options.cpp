@@ -1,7 +1,7 @@
 #include "launch_options.h"
 
 #include "common/error.h"
-#include "session/downloaded_models.h"
+#include "bundle/downloaded_models.h"
 
 #include <cstdio>
 #include <filesystem>

@@ -7,7 +7,7 @@
 
 #include "panels.h"
 #include "screenshot.h"
-#include "session/model_bundle.h"
+#include "bundle/model_bundle.h"
 #include "state_json.h"
 
 namespace kvscope::gui {

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "panels.h"
-#include "session/model_bundle.h"
+#include "bundle/model_bundle.h"
 
 namespace kvscope::gui {
 

@@ -7,7 +7,7 @@
 #include <imgui_stdlib.h>
 
 #include "backend/backend.h"
-#include "session/downloaded_models.h"
+#include "bundle/downloaded_models.h"
 #include "panels.h"
 
 namespace kvscope::gui {

@@ -42,7 +42,7 @@ struct PublishedRun {
   // Recorded layers (the recorder's attention_layers()): views of other
   // layers ask the worker for a replay (EngineWorker::fill_layer).
   std::vector<int> recorded_layers;
-  int informative_layer = 0, informative_head = 0;  // session/informative_head.h, after prefill
+  int informative_layer = 0, informative_head = 0;  // reports/informative_head.h, after prefill
 };
 
 }  // namespace kvscope::gui

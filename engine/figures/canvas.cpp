@@ -4,7 +4,6 @@
 #include <cairo-svg.h>
 
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <ostream>
 
@@ -22,8 +21,6 @@ struct ContextDeleter {
 };
 using Surface = std::unique_ptr<cairo_surface_t, SurfaceDeleter>;
 using Context = std::unique_ptr<cairo_t, ContextDeleter>;
-
-constexpr FigureFormat kFormats[] = {FigureFormat::png, FigureFormat::svg, FigureFormat::pdf};
 
 cairo_status_t write_to_stream(void* closure, const unsigned char* data, unsigned int length) {
   auto* out = static_cast<std::ostream*>(closure);
@@ -57,47 +54,6 @@ Surface raster_surface(FigureSize size, double dpi) {
 }
 
 }  // namespace
-
-std::optional<FigureFormat> parse_figure_format(std::string_view name) {
-  for (FigureFormat f : kFormats)
-    if (name == figure_format_name(f)) return f;
-  return std::nullopt;
-}
-
-const char* figure_format_name(FigureFormat f) {
-  switch (f) {
-    case FigureFormat::png: return "png";
-    case FigureFormat::svg: return "svg";
-    case FigureFormat::pdf: return "pdf";
-  }
-  return "?";
-}
-
-std::string check_figure_formats(const std::vector<std::string>& names) {
-  if (names.empty()) return "no format given (known: png, svg, pdf)";
-  for (const auto& n : names)
-    if (!parse_figure_format(n)) return "unknown format '" + n + "' (known: png, svg, pdf)";
-  return "";
-}
-
-std::vector<FigureFormat> parse_figure_formats(const std::vector<std::string>& names) {
-  if (const std::string bad = check_figure_formats(names); !bad.empty()) throw Error("figure", "formats", bad);
-  std::vector<FigureFormat> out;
-  for (const auto& n : names) {
-    const FigureFormat f = *parse_figure_format(n);
-    bool seen = false;
-    for (FigureFormat g : out) seen = seen || g == f;
-    if (!seen) out.push_back(f);
-  }
-  return out;
-}
-
-std::string check_dpi(double dpi) {
-  if (std::isfinite(dpi) && dpi >= kMinDpi && dpi <= kMaxDpi) return "";
-  char buf[128];
-  std::snprintf(buf, sizeof(buf), "must be between %g and %g, got %g", kMinDpi, kMaxDpi, dpi);
-  return buf;
-}
 
 int pixels_for(double points, double dpi) { return std::max(1, static_cast<int>(std::ceil(points * dpi / 72.0 - 1e-9))); }
 

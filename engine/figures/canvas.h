@@ -16,23 +16,9 @@
 #include <vector>
 
 #include "io/colormap.h"
+#include "io/figure_settings.h"  // FigureFormat, DPI limits
 
 namespace kvscope {
-
-enum class FigureFormat { png, svg, pdf };
-
-// "png" -> png; std::nullopt for anything else.
-std::optional<FigureFormat> parse_figure_format(std::string_view name);
-const char* figure_format_name(FigureFormat f);  // also the file extension
-// "" when every name is a format and there is at least one, else what is wrong
-// ("unknown format 'gif' (known: png, svg, pdf)"), for callers that name the
-// flag or field themselves.
-std::string check_figure_formats(const std::vector<std::string>& names);
-std::vector<FigureFormat> parse_figure_formats(const std::vector<std::string>& names);  // after the check
-
-inline constexpr double kMinDpi = 36, kMaxDpi = 600, kDefaultDpi = 150;
-// "" for a DPI kvscope draws at, else what is wrong.
-std::string check_dpi(double dpi);
 
 struct FigureOutput {
   std::vector<FigureFormat> formats{FigureFormat::png};

@@ -2,71 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 #include "common/error.h"
 
 namespace kvscope {
-namespace {
-
-bool parse_number(std::string_view s, double& out) {
-  const std::string str(s);
-  if (str.empty()) return false;
-  char* end = nullptr;
-  out = std::strtod(str.c_str(), &end);
-  return end == str.c_str() + str.size() && std::isfinite(out);
-}
-
-std::string range_error(std::string_view text) {
-  if (text == "auto" || text == "shared") return "";
-  const auto colon = text.find(':');
-  double lo = 0, hi = 0;
-  if (colon == std::string_view::npos || !parse_number(text.substr(0, colon), lo) ||
-      !parse_number(text.substr(colon + 1), hi))
-    return "expected auto, shared or LO:HI (e.g. 0:0.5), got '" + std::string(text) + "'";
-  if (!(lo < hi)) return "LO must be below HI, got '" + std::string(text) + "'";
-  return "";
-}
-
-}  // namespace
-
-std::string check_scale_name(std::string_view name) {
-  return name == "linear" || name == "log" ? "" : "must be linear or log, got '" + std::string(name) + "'";
-}
-
-ScaleKind parse_scale(std::string_view name) { return name == "log" ? ScaleKind::log : ScaleKind::linear; }
-
-RangeSpec RangeSpec::parse(std::string_view text, const std::string& field) {
-  if (const std::string bad = range_error(text); !bad.empty()) throw Error(field, "", bad);
-  RangeSpec r;
-  if (text == "auto") r.kind = Kind::automatic;
-  else if (text == "shared") r.kind = Kind::shared;
-  else {
-    const auto colon = text.find(':');
-    r.kind = Kind::fixed;
-    parse_number(text.substr(0, colon), r.lo);
-    parse_number(text.substr(colon + 1), r.hi);
-  }
-  return r;
-}
-
-std::string RangeSpec::str() const {
-  if (kind == Kind::automatic) return "auto";
-  if (kind == Kind::shared) return "shared";
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%g:%g", lo, hi);
-  return buf;
-}
-
-std::string check_range(std::string_view text, ScaleKind scale) {
-  if (std::string bad = range_error(text); !bad.empty()) return bad;
-  const RangeSpec r = RangeSpec::parse(text, "");
-  if (r.kind == RangeSpec::Kind::fixed && scale == ScaleKind::log && !(r.lo > 0))
-    return "a log scale needs LO > 0, got '" + std::string(text) + "'";
-  return "";
-}
-
 void ValueExtent::add(std::span<const float> values) {
   for (float f : values) {
     if (!std::isfinite(f)) continue;

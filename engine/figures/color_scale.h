@@ -10,27 +10,9 @@
 #include <string>
 #include <string_view>
 
+#include "io/figure_settings.h"  // ScaleKind, RangeSpec and their checks
+
 namespace kvscope {
-
-enum class ScaleKind { linear, log };
-
-// "" for linear/log, else what is wrong.
-std::string check_scale_name(std::string_view name);
-ScaleKind parse_scale(std::string_view name);  // after the check
-
-struct RangeSpec {
-  enum class Kind { automatic, shared, fixed };
-  Kind kind = Kind::shared;
-  double lo = 0, hi = 1;  // fixed only
-
-  // "auto", "shared" or "LO:HI" (LO < HI, finite). Throws
-  // kvscope::Error(field, ...) for anything else.
-  static RangeSpec parse(std::string_view text, const std::string& field);
-  std::string str() const;
-};
-// "" when `text` parses as a range usable with `scale` (a log scale needs
-// LO > 0), else what is wrong; for callers that name the flag or field.
-std::string check_range(std::string_view text, ScaleKind scale);
 
 // What the data spans: its finite minimum and maximum and its smallest
 // positive value (for log scales).

@@ -106,20 +106,6 @@ void HeatmapData::validate(const std::string& what) const {
     throw Error(what, "col_labels", "has " + std::to_string(col_labels.size()) + " labels for " + std::to_string(cols) + " columns");
 }
 
-std::string check_evicted_style(std::string_view name) {
-  return name == "outline" || name == "strip" || name == "none"
-             ? ""
-             : "must be outline, strip or none, got '" + std::string(name) + "'";
-}
-
-EvictedStyle parse_evicted_style(std::string_view name) {
-  return name == "strip" ? EvictedStyle::strip : name == "none" ? EvictedStyle::none : EvictedStyle::outline;
-}
-
-const char* evicted_style_name(EvictedStyle s) {
-  return s == EvictedStyle::strip ? "strip" : s == EvictedStyle::none ? "none" : "outline";
-}
-
 Rgb evicted_outline_color(const Colormap& cmap) {
   // A hue none of the colormap's entries is near: vermillion-red on the
   // blue-green-yellow and grey maps, cyan on the black-red-yellow ones,

@@ -16,6 +16,7 @@
 #include "figures/canvas.h"
 #include "figures/color_scale.h"
 #include "io/colormap.h"
+#include "io/figure_settings.h"  // EvictedStyle
 
 namespace kvscope {
 
@@ -38,12 +39,9 @@ struct HeatmapData {
 // and row for row, one colour per slot state; `outline` draws the border of
 // every evicted region on the heatmap itself (dashed for protected, dotted
 // for outside the top k); `none` draws neither. An outline needs cells of
-// at least kMinOutlineCell points; smaller cells get the strip.
-enum class EvictedStyle { outline, strip, none };
+// at least kMinOutlineCell points; smaller cells get the strip. The style's
+// names and their check are in io/figure_settings.h (EvictedStyle).
 inline constexpr double kMinOutlineCell = 2.5;
-std::string check_evicted_style(std::string_view name);  // "" or what is wrong
-EvictedStyle parse_evicted_style(std::string_view name);  // after the check
-const char* evicted_style_name(EvictedStyle s);
 
 inline constexpr Rgb kNanColor{232, 232, 232};
 // Outline colours chosen to stand out on each colormap.

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "bundle/model_bundle.h"
 #include "policy/policy.h"
 #include "policy/selection.h"
-#include "session/model_bundle.h"
 #include "session/recorder.h"
 #include "session/session_config.h"
 

@@ -2,10 +2,8 @@
 
 #include "common/error.h"
 #include "io/atomic_file.h"
-#include "figures/canvas.h"
-#include "figures/color_scale.h"
-#include "figures/heatmap_panel.h"
 #include "io/colormap.h"
+#include "io/figure_settings.h"
 #include "io/json_file.h"
 
 #include <fstream>

@@ -30,12 +30,12 @@ struct RecordingConfig {
 struct ExportConfig {
   // The layer / query head of the CSV twins and the single heatmap. Unset
   // (neither given): the CSV twins are of layer 0, head 0, and the pictures
-  // of the most informative head (session/informative_head.h).
+  // of the most informative head (reports/informative_head.h).
   std::optional<int> layer, head;
   std::vector<std::pair<int, int>> heatmaps;  // (layer, head) pairs drawn; empty = the one above
   std::string colormap = "viridis";
   std::string scale = "linear";  // or "log"
-  std::string range = "shared";  // colour range: auto, shared or LO:HI (figures/color_scale.h)
+  std::string range = "shared";  // colour range: auto, shared or LO:HI (io/figure_settings.h)
   std::vector<std::string> formats = {"png"};  // png, svg, pdf
   double dpi = 150;               // PNG pixels per inch
   std::string evicted = "strip";  // strip, outline or none

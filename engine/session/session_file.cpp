@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
+#include "bundle/downloaded_models.h"
 #include "common/error.h"
-#include "session/downloaded_models.h"
 
 namespace kvscope {
 

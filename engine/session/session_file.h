@@ -8,7 +8,7 @@
 #include <string>
 
 #include "backend/backend.h"
-#include "session/model_bundle.h"
+#include "bundle/model_bundle.h"
 #include "session/session_config.h"
 
 namespace kvscope {

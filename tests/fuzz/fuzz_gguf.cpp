@@ -1,12 +1,12 @@
 // libFuzzer: a GGUF file (header, metadata, tensor infos, data), then what
 // kvscope builds from it: every tensor dequantized, the config transformers
 // would derive, the tokenizer from the metadata, and the whole model bundle.
+#include "bundle/gguf_tokenizer.h"
+#include "bundle/model_bundle.h"
 #include "fuzz_input.h"
 #include "io/gguf.h"
 #include "io/gguf_dequant.h"
 #include "model/gguf_model.h"
-#include "session/gguf_tokenizer.h"
-#include "session/model_bundle.h"
 #include "tokenizer/tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

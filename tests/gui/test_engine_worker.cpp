@@ -10,8 +10,8 @@
 
 #include "engine_worker.h"
 #include "io/json_file.h"
-#include "session/downloaded_models.h"
-#include "session/exporter.h"
+#include "bundle/downloaded_models.h"
+#include "reports/exporter.h"
 #include "session/session_file.h"
 #include "test_util.h"
 

@@ -5,9 +5,9 @@
 
 #include <fstream>
 
+#include "bundle/model_bundle.h"
 #include "io/json_file.h"
-#include "session/evaluation.h"
-#include "session/model_bundle.h"
+#include "reports/evaluation.h"
 #include "session/session.h"
 #include "test_util.h"
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "session/figure_export.h"
+#include "reports/figure_export.h"
 #include "views/cell_codes.h"
 #include "views/cell_rows.h"
 #include "views/palette.h"

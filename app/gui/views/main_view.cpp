@@ -4,7 +4,7 @@
 #include <cmath>
 #include <set>
 
-#include "session/figure_export.h"
+#include "reports/figure_export.h"
 #include "views/cell_rows.h"
 #include "views/cell_tooltip.h"
 #include "views/color_range.h"

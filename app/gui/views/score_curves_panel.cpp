@@ -10,7 +10,7 @@
 #include <cstdio>
 
 #include "figures/ticks.h"
-#include "session/figure_export.h"
+#include "reports/figure_export.h"
 #include "views/cell_codes.h"
 #include "views/cell_rows.h"
 #include "views/hover.h"

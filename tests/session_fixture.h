@@ -4,8 +4,8 @@
 #include <map>
 #include <memory>
 
+#include "bundle/model_bundle.h"
 #include "common/error.h"
-#include "session/model_bundle.h"
 #include "session/session.h"
 #include "test_util.h"
 

@@ -9,9 +9,9 @@
 // these strings wrong, so every part is covered by the golden comparison.
 #include <gtest/gtest.h>
 
+#include "bundle/gguf_tokenizer.h"
 #include "io/gguf.h"
 #include "io/json_file.h"
-#include "session/gguf_tokenizer.h"
 #include "test_util.h"
 #include "tokenizer/tokenizer.h"
 

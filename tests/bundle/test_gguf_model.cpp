@@ -10,14 +10,14 @@
 #include <fstream>
 
 #include "backend/backend.h"
+#include "bundle/downloaded_models.h"
+#include "bundle/gguf_tokenizer.h"
+#include "bundle/model_bundle.h"
 #include "common/error.h"
 #include "io/gguf.h"
 #include "io/json_file.h"
 #include "io/npy.h"
 #include "model/gguf_model.h"
-#include "session/gguf_tokenizer.h"
-#include "session/downloaded_models.h"
-#include "session/model_bundle.h"
 #include "session/session_file.h"
 #include "test_util.h"
 

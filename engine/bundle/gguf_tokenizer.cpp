@@ -1,4 +1,4 @@
-#include "session/gguf_tokenizer.h"
+#include "bundle/gguf_tokenizer.h"
 
 #include <algorithm>
 #include <initializer_list>

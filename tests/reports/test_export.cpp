@@ -8,9 +8,9 @@
 #include "io/json_file.h"
 #include "io/npy.h"
 #include "figures/canvas.h"
-#include "session/exporter.h"
-#include "session/figure_export.h"
-#include "session/informative_head.h"
+#include "reports/exporter.h"
+#include "reports/figure_export.h"
+#include "reports/informative_head.h"
 #include "session_fixture.h"
 
 namespace kvscope {

@@ -1,4 +1,4 @@
-#include "session/exporter.h"
+#include "reports/exporter.h"
 
 #include <unistd.h>
 
@@ -11,8 +11,8 @@
 #include "io/atomic_file.h"
 #include "io/csv_writer.h"
 #include "io/npy.h"
-#include "session/figure_export.h"
-#include "session/informative_head.h"
+#include "reports/figure_export.h"
+#include "reports/informative_head.h"
 
 namespace kvscope {
 namespace {

@@ -1,14 +1,14 @@
-#include "session/model_bundle.h"
+#include "bundle/model_bundle.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 
+#include "bundle/gguf_tokenizer.h"
 #include "common/error.h"
 #include "io/json_file.h"
 #include "model/gguf_model.h"
-#include "session/gguf_tokenizer.h"
 
 namespace kvscope {
 namespace fs = std::filesystem;

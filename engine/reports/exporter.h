@@ -2,7 +2,7 @@
 // researchers put in papers, documented in docs/exports.md:
 // masks.npy, attention.npy, scores.npy, CSV twins for one layer/head,
 // events.csv, metrics.csv, tokens.json, session.json, manifest.json and the
-// figures (session/figure_export.h): a heatmap per chosen layer/head (the
+// figures (reports/figure_export.h): a heatmap per chosen layer/head (the
 // most informative head when none is chosen), the all-heads grid of its
 // layer and the score curves, in the export block's formats.
 #pragma once

@@ -1,4 +1,4 @@
-#include "session/informative_head.h"
+#include "reports/informative_head.h"
 
 #include <cmath>
 #include <limits>

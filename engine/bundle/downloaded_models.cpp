@@ -1,4 +1,4 @@
-#include "session/downloaded_models.h"
+#include "bundle/downloaded_models.h"
 
 #include <algorithm>
 #include <cstdlib>

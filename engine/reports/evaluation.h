@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "session/model_bundle.h"
+#include "bundle/model_bundle.h"
 #include "session/session_config.h"
 
 namespace kvscope {

@@ -1,4 +1,4 @@
-#include "session/figure_export.h"
+#include "reports/figure_export.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "session/evaluation.h"
+#include "reports/evaluation.h"
 
 #include <cmath>
 #include <fstream>
