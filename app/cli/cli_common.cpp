@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "common/error.h"
 #include "reports/exporter.h"
@@ -86,6 +88,14 @@ void create_output_dir(const std::string& dir, const std::string& flag) {
   std::filesystem::create_directories(dir, ec);
   if (!std::filesystem::is_directory(dir))
     throw Error(flag, dir, "cannot create the directory" + (ec ? ": " + ec.message() : std::string()));
+}
+
+std::string read_text_file(const std::string& path, const std::string& flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path, "", "cannot open " + flag);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 std::string flag_for_field(const std::string& field) {

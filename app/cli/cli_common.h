@@ -42,6 +42,10 @@ CLI::Validator nonempty_dir_name();
 // Creates it (once the settings are validated, before the run).
 void create_output_dir(const std::string& dir, const std::string& flag);
 
+// The whole of a text file that `flag` names (--prompt-file, --text-file);
+// throws "<path>: cannot open <flag>".
+std::string read_text_file(const std::string& path, const std::string& flag);
+
 // The flag that sets an engine setting ("policy.budget" -> "--budget",
 // "sampling.top_p" -> "--top-p"); "" for a field no flag sets.
 std::string flag_for_field(const std::string& field);

@@ -12,7 +12,7 @@ namespace kvscope::cli {
 namespace {
 
 struct GenerateArgs {
-  std::string model, prompt, device = "cpu";
+  std::string model, prompt, prompt_file, device = "cpu";
   int max_new_tokens = 64;
   float temperature = 0.0f, top_p = 1.0f;
   int top_k = 0;
@@ -21,7 +21,10 @@ struct GenerateArgs {
   PolicyFlags flags;
 };
 
-void run_generate(const GenerateArgs& a) {
+void run_generate(GenerateArgs a) {
+  // A long prompt (100k tokens) cannot go through the shell: --prompt-file.
+  if (!a.prompt_file.empty()) a.prompt = read_text_file(a.prompt_file, "--prompt-file");
+  else if (a.prompt.empty()) throw Error("--prompt", "", "give the prompt as --prompt TEXT or --prompt-file FILE");
   if (a.max_new_tokens < 0) throw Error("--max-new-tokens", "", "must be >= 0");
   // Before anything is printed: a bad flag gives its one-line error only.
   validate_sampling({a.temperature, a.top_k, a.top_p, a.seed});
@@ -100,7 +103,9 @@ void register_generate(CLI::App& app) {
   auto args = std::make_shared<GenerateArgs>();
   auto* cmd = app.add_subcommand("generate", "Continue a prompt (greedy by default)");
   add_model_arg(*cmd, args->model);
-  cmd->add_option("--prompt", args->prompt, "Prompt text")->required();
+  auto* prompt = cmd->add_option("--prompt", args->prompt, "Prompt text");
+  cmd->add_option("--prompt-file", args->prompt_file, "Read the prompt from this file (UTF-8, used as it is)")
+      ->excludes(prompt);
   cmd->add_option("--max-new-tokens", args->max_new_tokens, "Tokens to generate")->default_val(64);
   cmd->add_option("--temperature", args->temperature, "0 = greedy")->default_val(0);
   cmd->add_option("--top-k", args->top_k, "Keep the k most likely tokens (0 = off)")->default_val(0);

@@ -25,20 +25,12 @@ struct ScoreArgs {
   PolicyFlags flags;
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path, "", "cannot open --text-file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // With a policy the text is split: the first --prompt-tokens tokens are the
 // prompt (prefilled, then evicted to the budget), the rest is fed one token
 // at a time under the policy and scored (teacher forcing).
 void run_score_session(const ScoreArgs& a) {
   if (!a.flags.export_dir.empty()) check_export_dir(a.flags.export_dir);
-  const std::string text = read_text(a.text_file);
+  const std::string text = read_text_file(a.text_file, "--text-file");
   SessionConfig cfg;
   cfg.model = absolute_model_path(a.model);
   auto bundle = bundle_for(cfg.model);
@@ -99,7 +91,7 @@ void run_score(const ScoreArgs& a) {
   resolve_device(a.device);  // a missing GPU is named before the model loads
   const ModelBundle b = load_bundle(a.model);
   const Device dev = resolve_device(a.device, b.config());
-  const auto ids = encode_prompt(b, read_text(a.text_file), 0, a.text_file);
+  const auto ids = encode_prompt(b, read_text_file(a.text_file, "--text-file"), 0, a.text_file);
   if (ids.size() < 2) throw Error(a.text_file, "", "needs at least two tokens to score");
   BackendOptions bo;
   bo.max_tokens = static_cast<int>(ids.size());

@@ -1,6 +1,7 @@
 // kvscope-cli: the headless front end. Every subcommand runs the same engine
 // the window uses; errors print as one line and exit non-zero.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 #include <vector>
@@ -12,6 +13,30 @@ int main(int argc, char** argv) {
   CLI::App app{"kvscope-cli: run transformer checkpoints step by step and inspect their KV cache"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "kvscope-cli 0.1.0");
+  // --threads N, before or after the command word (subcommands pass what
+  // they do not know up to here): the CPU backend's threads. The pool is
+  // sized once, so the value is taken from the arguments before anything
+  // runs (as KVSCOPE_THREADS, which it overrides).
+  int threads = 0;
+  app.add_option(
+      "--threads", threads,
+      "Threads of the CPU backend, 1 to 64 (default: KVSCOPE_THREADS, else every core this process may use)");
+  app.fallthrough();
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    std::string value;
+    if (a == "--threads" && i + 1 < argc) value = argv[i + 1];
+    else if (a.rfind("--threads=", 0) == 0) value = a.substr(10);
+    else continue;
+    char* end = nullptr;
+    const long v = std::strtol(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || v < 1 || v > 64) {
+      std::fprintf(stderr, "kvscope-cli: error: --threads: expected a thread count from 1 to 64, got '%s'\n",
+                   value.c_str());
+      return 1;
+    }
+    setenv("KVSCOPE_THREADS", value.c_str(), 1);
+  }
   kvscope::cli::register_inspect(app);
   kvscope::cli::register_tokenize(app);
   kvscope::cli::register_generate(app);

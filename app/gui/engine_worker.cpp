@@ -18,6 +18,7 @@
 #include <cstdio>
 
 #include "engine_worker_impl.h"
+#include "error_words.h"
 
 namespace kvscope::gui {
 namespace {
@@ -112,6 +113,8 @@ void EngineWorker::Impl::loop() {
 void EngineWorker::Impl::guarded(const std::function<void()>& fn) {
   try {
     fn();
+  } catch (const Error& e) {
+    set_error(in_window_words(e));  // "budget k: ...", not the engine's field path
   } catch (const std::exception& e) {
     set_error(e.what());
   } catch (...) {

@@ -124,7 +124,7 @@ bool edit_param(AppState& s, const char* id, PolicyParams& p, const PolicySpec& 
     // An optional choice lists "policy default" first.
     const int current = f.choice_index(p);
     const std::string d = param_default(policy, param);
-    const std::string unset = "policy default (" + d + ")";
+    const std::string unset = "default (" + d + ")";
     const char* preview = current < 0 ? unset.c_str() : param.choices[current];
     ImGui::SetNextItemWidth(field_w);
     if (ImGui::BeginCombo(param.label, preview)) {

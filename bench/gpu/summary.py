@@ -200,7 +200,7 @@ def targets_section(h2o_one_floor, worst, ratios, on_gpu):
     lo = min(min(v) for v in ratios.values()) if ratios else None
     rows.append([">= 5x transformers eager decode on every shape and prompt", fmt(lo, ".2f", "x (lowest)"),
                  verdict(lo, 5.0)])
-    return "## Targets (issue 20)\n\n" + table(["target", "measured", "verdict"], rows, align="lrl")
+    return "## Targets\n\n" + table(["target", "measured", "verdict"], rows, align="lrl")
 
 
 def stages_section(path):

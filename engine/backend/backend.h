@@ -69,7 +69,7 @@ enum class PositionMode { Original, Compacted };
 // step reads; computed in fp32 on the widened weights). The CUDA backend
 // always keeps 16-bit weights (cuda_ops.h, weight_type_for) and ignores it.
 enum class WeightFormat { F32, F16 };
-WeightFormat parse_weight_format(const std::string& s);  // "f32" | "f16"; throws naming --weights
+WeightFormat parse_weight_format(const std::string& s);  // "f32" | "f16"; throws Error::setting("weights", ...)
 
 // Whether the CUDA backend computes this model (Gemma 3's norms, GeGLU,
 // per-layer windows and RoPE bases have no kernels yet); `why` says what

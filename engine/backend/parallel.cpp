@@ -6,11 +6,14 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include <pthread.h>
 #include <sched.h>
+
+#include "common/error.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -162,9 +165,13 @@ class Pool {
 
 int configured_threads() {
   if (const char* env = std::getenv("KVSCOPE_THREADS")) {
+    // A value that is not a thread count is refused, not replaced by the
+    // default: a benchmark or a bisection run would measure something else.
     char* end = nullptr;
     const long v = std::strtol(env, &end, 10);
-    if (end != env && *end == '\0' && v >= 1) return static_cast<int>(std::min<long>(v, 64));
+    if (end == env || *end != '\0' || v < 1 || v > 64)
+      throw Error("KVSCOPE_THREADS", "", std::string("expected a thread count from 1 to 64, got '") + env + "'");
+    return static_cast<int>(v);
   }
   // The cores this process may run on (a container's CPU set), not every
   // core the machine has: a worker without a core of its own only waits.

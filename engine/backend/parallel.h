@@ -13,7 +13,8 @@
 namespace kvscope {
 
 // Threads a parallel_for uses, the caller included: KVSCOPE_THREADS when set
-// (1 turns the pool off), else the cores this process may run on, at most 64.
+// (1 turns the pool off; a value outside 1..64 throws kvscope::Error naming
+// it), else the cores this process may run on, at most 64.
 int pool_threads();
 
 // Runs task(i) for every i in [0, n) on the pool's threads and the caller,

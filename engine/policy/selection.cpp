@@ -358,7 +358,8 @@ void choose_in_shared_unit(const Policy& policy, const KvBook& book, const std::
     for (std::size_t j = 0; j < pos.size(); ++j) {
       state[j] = mine[j].prot ? kProtected : kKept;
       c.rank[seg][j] = 0;
-      if (ranking == Ranking::Statistic || ranking == Ranking::Random) c.score[seg][j] = static_cast<float>(mine[j].score);
+      if (ranking == Ranking::Statistic || ranking == Ranking::Random)
+        c.score[seg][j] = static_cast<float>(mine[j].score);
     }
     for (int i : dropped) {
       state[i] = kDropped;

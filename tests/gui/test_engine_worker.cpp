@@ -248,6 +248,8 @@ TEST_F(Worker, ImpossibleBudgetIsAnErrorAndLeavesAAlone) {
     const WorkerStatus st = w.status();
     EXPECT_EQ(st.error_serial, serial + 1);
     EXPECT_NE(st.error.find("smaller than the recent window"), std::string::npos) << st.error;
+    // In the window's words: the control's label, not a flag or a field path.
+    EXPECT_EQ(st.error.rfind("budget k: ", 0), 0u) << st.error;
     EXPECT_EQ(w.a()->generation, before->generation);
     EXPECT_EQ(w.a()->config.policy.kind, PolicyKind::H2O);
     EXPECT_TRUE(w.a()->config.policy_changes.empty());
