@@ -5,6 +5,7 @@
 
 #include "cli_common.h"
 #include "common/error.h"
+#include "policy/policy_summary.h"
 #include "reports/exporter.h"
 #include "session/metric_sums.h"
 
@@ -73,11 +74,11 @@ std::string session_summary(const Session& s) {
   char buf[512];
   const auto& last = ms.back();
   int evicted = static_cast<int>(s.recorder().events().size());
-  std::snprintf(buf, sizeof(buf), "[%s] %s k=%d w=%d s=%d %s | prompt %d + %d new tokens | KV %.1f KiB of %.1f KiB (%.0f%%) | %d evictions",
-                s.backend().name().c_str(), policy_name(s.policy().kind()), r.k, r.w, r.s,
-                granularity_name(r.granularity), s.prompt_length(), static_cast<int>(s.generated().size()),
-                last.kv_bytes / 1024.0, last.kv_bytes_full / 1024.0, 100.0 * last.kv_bytes / std::max<int64_t>(1, last.kv_bytes_full),
-                evicted);
+  std::snprintf(buf, sizeof(buf),
+                "[%s] %s | prompt %d + %d new tokens | KV %.1f KiB of %.1f KiB (%.0f%%) | %d evictions",
+                s.backend().name().c_str(), policy_summary(r).c_str(), s.prompt_length(),
+                static_cast<int>(s.generated().size()), last.kv_bytes / 1024.0, last.kv_bytes_full / 1024.0,
+                100.0 * last.kv_bytes / std::max<int64_t>(1, last.kv_bytes_full), evicted);
   std::string out = buf;
   const MetricSums t = sum_metrics(ms);  // the sums behind sweep's means too
   if (const int n = t.n) {

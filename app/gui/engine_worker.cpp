@@ -19,18 +19,17 @@
 
 #include "engine_worker_impl.h"
 #include "error_words.h"
+#include "policy/policy_summary.h"
 
 namespace kvscope::gui {
 namespace {
 
-// "h2o k=49 w=24 s=0 (kv-head)": the numbers the policy runs with now.
+// "h2o k=49 w=24 s=0 kv_head": the numbers the policy runs with now, in the
+// engine's words (the CLI's run summary prints the same); the full cache
+// needs no numbers.
 std::string policy_label(const Session& s) {
-  const ResolvedPolicy& r = s.policy().resolved();
   if (s.policy().kind() == PolicyKind::Full) return "full cache";
-  char buf[160];
-  std::snprintf(buf, sizeof(buf), "%s k=%d w=%d s=%d (%s)", policy_name(s.policy().kind()), r.k, r.w, r.s,
-                granularity_name(r.granularity));
-  return buf;
+  return policy_summary(s.policy().resolved());
 }
 
 Clock::duration play_period(double steps_per_s) {

@@ -28,7 +28,7 @@ struct PublishedRun {
   bool finished = false;
 
   SessionConfig config;  // as in effect now (policy_changes included)
-  std::string policy_label;  // "h2o k=49 w=24 s=0 (kv-head)"
+  std::string policy_label;           // "h2o k=49 w=24 s=0 kv_head" (policy_summary), "full cache"
   std::vector<int> tokens;            // prompt, then every token fed so far
   std::vector<std::string> token_text;  // the text of each position (tokens.size())
   int prompt_length = 0;
