@@ -50,6 +50,14 @@ ParamField granularity_field() {
 std::vector<ParamSpec> make_params() {
   std::vector<ParamSpec> v;
   auto add = [&](ParamSpec s) { v.push_back(std::move(s)); };
+  // Keyformer's two temperatures: positive, on a logarithmic slider.
+  auto temperature = [](ParamSpec& t) {
+    t.min = 0;
+    t.min_open = true;
+    t.log_scale = true;
+    t.slider_min = 0.05f;
+    t.slider_max = 10;
+  };
 
   ParamSpec budget{"budget", "budget k", "the KV budget", ParamKind::Amount,
                    "Slots kept per eviction unit (one KV head of one layer, by default) after each step: a count "
@@ -89,11 +97,7 @@ std::vector<ParamSpec> make_params() {
                      "The Gumbel-softmax temperature at the prompt (Keyformer, Adnan et al. 2024). The score is "
                      "softmax((logits + noise) / tau); a low tau sharpens it.",
                      "1"};
-  tau_init.min = 0;
-  tau_init.min_open = true;
-  tau_init.log_scale = true;
-  tau_init.slider_min = 0.05f;
-  tau_init.slider_max = 10;
+  temperature(tau_init);
   tau_init.field.real = [](PolicyParams& p) { return &p.tau_init; };
   add(tau_init);
 
@@ -101,11 +105,7 @@ std::vector<ParamSpec> make_params() {
                     "Keyformer's temperature after the planned new tokens; with the linear schedule tau rises "
                     "from tau init, so late tokens are scored more evenly.",
                     "2"};
-  tau_end.min = 0;
-  tau_end.min_open = true;
-  tau_end.log_scale = true;
-  tau_end.slider_min = 0.05f;
-  tau_end.slider_max = 10;
+  temperature(tau_end);
   tau_end.field.real = [](PolicyParams& p) { return &p.tau_end; };
   add(tau_end);
 
