@@ -10,7 +10,8 @@
 //   u_categorical = 0: value -> [lo, hi] on a linear or log scale -> the
 //     256-entry colormap texture, entry floor(t * 256) exactly like
 //     engine/io/colormap (so window and exported figures agree), with the
-//     evicted cells marked without hiding their colour (outline or hatch);
+//     evicted cells marked without hiding their colour: outlined where
+//     cells are large enough, a flat tint where they are not;
 //   u_categorical = 1: the mask code (or a comparison code) -> the palette.
 // NaN values and "not seen" codes are background.
 
@@ -32,7 +33,7 @@ uniform int u_pool_magnitude;   // 1: zoomed out, keep the value largest in magn
                                 // negative peak must not vanish behind a small positive one)
 uniform int u_log_scale;
 uniform float u_lo, u_hi;
-uniform int u_mark;             // 0 none, 1 outline evicted regions (hatch when cells are small)
+uniform int u_mark;             // 0 none, 1 mark evicted regions (outline, or a tint when cells are small)
 uniform vec3 u_evicted_color, u_protected_color;
 uniform vec3 u_background;
 
@@ -54,6 +55,18 @@ uint code_at(ivec2 cell) {
 }
 
 bool evicted(uint code) { return code == kEvictedNow || code == kEvictedEarlier; }
+
+// Two cells lie in one marked region when both are evicted or both
+// protected (or both neither): outlines run only where that changes.
+bool same_region(uint a, uint b) { return evicted(a) == evicted(b) && (a == kMaskProtected) == (b == kMaskProtected); }
+
+// Below this many pixels per cell (either axis) a one-pixel outline is a
+// third of the cell, and outlines of scattered cells become a texture.
+const float kMinOutlineCellPixels = 8.0;
+// The tint: halfway toward a darkened mark colour, so the evicted region
+// recedes behind the kept cells while its values still show through.
+const float kEvictedTint = 0.5;
+const float kEvictedTintShade = 0.6;
 
 float normalized(float v) {
   if (u_log_scale == 1) {
@@ -101,24 +114,25 @@ void main() {
   if (u_mark == 1 && (evicted(code) || code == kMaskProtected)) {
     vec2 pixels_per_cell = 1.0 / u_view.zw;
     vec3 line = code == kMaskProtected ? u_protected_color : u_evicted_color;
-    if (min(pixels_per_cell.x, pixels_per_cell.y) >= 3.0) {
+    if (min(pixels_per_cell.x, pixels_per_cell.y) >= kMinOutlineCellPixels) {
       // Outline: the pixels within `width` of an edge where the region
       // (evicted, or protected) ends.
       float width = clamp(min(pixels_per_cell.x, pixels_per_cell.y) * 0.12, 1.0, 3.0);
       vec2 inside = (cellf - vec2(cell)) * pixels_per_cell;  // pixels from the cell's top-left
-      bool same_left = evicted(code_at(cell + ivec2(-1, 0))) == evicted(code) && (code_at(cell + ivec2(-1, 0)) == kMaskProtected) == (code == kMaskProtected);
-      bool same_right = evicted(code_at(cell + ivec2(1, 0))) == evicted(code) && (code_at(cell + ivec2(1, 0)) == kMaskProtected) == (code == kMaskProtected);
-      bool same_up = evicted(code_at(cell + ivec2(0, -1))) == evicted(code) && (code_at(cell + ivec2(0, -1)) == kMaskProtected) == (code == kMaskProtected);
-      bool same_down = evicted(code_at(cell + ivec2(0, 1))) == evicted(code) && (code_at(cell + ivec2(0, 1)) == kMaskProtected) == (code == kMaskProtected);
+      bool same_left = same_region(code, code_at(cell + ivec2(-1, 0)));
+      bool same_right = same_region(code, code_at(cell + ivec2(1, 0)));
+      bool same_up = same_region(code, code_at(cell + ivec2(0, -1)));
+      bool same_down = same_region(code, code_at(cell + ivec2(0, 1)));
       bool edge = (!same_left && inside.x < width) || (!same_right && inside.x > pixels_per_cell.x - width) ||
                   (!same_up && inside.y < width) || (!same_down && inside.y > pixels_per_cell.y - width);
       if (edge) color = line;
     } else if (code != kMaskProtected) {
-      // Cells too small to outline: a sparse diagonal hatch over evicted
-      // cells, every sixth pixel diagonal, half blended, so the evicted
-      // region reads as a texture while most pixels keep the value's colour.
-      ivec2 p = ivec2(floor(v_pixel));
-      if ((p.x + p.y) % 6 == 0) color = mix(color, line, 0.6);
+      // Cells too small to carry an outline: a flat tint toward the mark's
+      // hue over every evicted pixel. Anything drawn per pixel (a hatch,
+      // one-pixel outlines around scattered cells) beats against the cell
+      // grid into moire once cells are a few pixels wide; a tint has no
+      // pattern of its own at any zoom, and the value still shows through.
+      color = mix(color, line * kEvictedTintShade, kEvictedTint);
     }
   }
   frag_color = vec4(color, 1.0);

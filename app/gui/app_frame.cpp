@@ -23,26 +23,47 @@ void adopt_session(AppState& s, const PublishedRun& a) {
   if (a.config.fork) s.pending.fork_policy = a.config.fork->policy;
   s.shell.apply_feedback.clear();
   if (!s.shell.adopt_view_block) return;
-  const ViewConfig& v = a.config.view;
-  if (v.layer || v.head) {
-    s.layer = v.layer.value_or(a.informative_layer);
-    s.head = v.head.value_or(a.informative_head);
-    s.head_chosen = true;
-  } else {
-    s.head_chosen = false;
-  }
-  if (const auto mode = parse_view_mode(v.mode)) s.view.mode = *mode;
-  s.timeline_row = v.step ? *v.step : -1;
-  s.view.shared_range = v.shared_range;
-  s.bookmarks = v.bookmarks;
   if (a.config.lesson) {
-    s.lesson_title = a.config.lesson->title;
-    s.lesson_caption = a.config.lesson->caption;
-    s.lesson_look_at = a.config.lesson->look_at;
+    // A lesson looks the same whoever opens it, whatever the last one
+    // left: the view settings start from their defaults (the user's
+    // colormap stays), the fork editor and the last messages are cleared.
+    const std::string colormap = s.view.colormap;
+    s.view = ViewSettings{};
+    s.view.colormap = colormap;
+    s.shell.fork_editor_open = false;
+    s.shell.message_line.clear();
+    s.lesson = a.config.lesson;
+    s.lesson_step = -1;
   }
+  adopt_view(s, a.config.view, a, true);
 }
 
 }  // namespace
+
+void adopt_view(AppState& s, const ViewConfig& v, const PublishedRun& a, bool whole_block) {
+  if (v.layer || v.head) {
+    s.layer = v.layer.value_or(whole_block ? a.informative_layer : s.layer);
+    s.head = v.head.value_or(whole_block ? a.informative_head : s.head);
+    s.head_chosen = true;
+  } else if (whole_block) {
+    s.head_chosen = false;
+  }
+  if (const auto mode = parse_view_mode(v.mode)) s.view.mode = *mode;
+  s.view.fork_difference = v.compare == "masks" ? ForkDifference::Masks : ForkDifference::Attention;
+  if (v.evicted)
+    s.view.evicted = *v.evicted == "strip"  ? EvictedMark::Strip
+                     : *v.evicted == "none" ? EvictedMark::None
+                                            : EvictedMark::Outline;
+  if (v.step || whole_block) s.timeline_row = v.step ? *v.step : -1;
+  if (whole_block) {
+    s.view.shared_range = v.shared_range;
+    s.bookmarks = v.bookmarks;
+  } else if (!v.bookmarks.empty()) {
+    s.bookmarks = v.bookmarks;
+  }
+  if (v.positions) s.view.open_on_columns = v.positions;
+  else if (whole_block) fit_view(s.view);
+}
 
 void refresh_from_worker(AppState& s) {
   if (!s.worker) return;
@@ -83,20 +104,25 @@ AppFrame::~AppFrame() { caches_.release(); }
 void AppFrame::draw(AppState& s) {
   s.shell.rects.clear();  // only what is on screen this frame (a dismissed banner, a gone Cancel button drop out)
   draw_main_menu(s);
+  s.shell.font_px = ImGui::GetFontSize();
   const bool expert = !s.presenter;
+  // In presenter mode only the panels a room reads (presenter_panel).
+  auto shown = [&](PanelSlot slot) { return !s.presenter || presenter_panel(slot); };
 
-  if (begin_panel(s, "Controls", "controls", PanelSlot::Controls)) {
-    if (expert && ImGui::CollapsingHeader("Model & device", ImGuiTreeNodeFlags_DefaultOpen)) {
-      draw_model_panel(s);
-      draw_session_file_panel(s);
+  if (shown(PanelSlot::Controls)) {
+    if (begin_panel(s, "Controls", "controls", PanelSlot::Controls)) {
+      if (expert && ImGui::CollapsingHeader("Model & device", ImGuiTreeNodeFlags_DefaultOpen)) {
+        draw_model_panel(s);
+        draw_session_file_panel(s);
+      }
+      if (ImGui::CollapsingHeader("Prompt", expert ? ImGuiTreeNodeFlags_DefaultOpen : 0)) draw_prompt_panel(s);
+      if (ImGui::CollapsingHeader("Policy & sharing", ImGuiTreeNodeFlags_DefaultOpen)) draw_policy_panel(s);
+      if (s.shell.fork_editor_open || s.b) ImGui::SetNextItemOpen(true, ImGuiCond_Once);
+      if (ImGui::CollapsingHeader("Fork (B)")) draw_fork_panel(s);
+      if (expert && ImGui::CollapsingHeader("Export")) draw_export_panel(s);
     }
-    if (ImGui::CollapsingHeader("Prompt", expert ? ImGuiTreeNodeFlags_DefaultOpen : 0)) draw_prompt_panel(s);
-    if (ImGui::CollapsingHeader("Policy & sharing", ImGuiTreeNodeFlags_DefaultOpen)) draw_policy_panel(s);
-    if (s.shell.fork_editor_open || s.b) ImGui::SetNextItemOpen(true, ImGuiCond_Once);
-    if (ImGui::CollapsingHeader("Fork (B)")) draw_fork_panel(s);
-    if (expert && ImGui::CollapsingHeader("Export")) draw_export_panel(s);
+    ImGui::End();
   }
-  ImGui::End();
 
   if (begin_panel(s, "Transport", "transport", PanelSlot::Transport)) draw_transport_panel(s);
   ImGui::End();
@@ -106,21 +132,26 @@ void AppFrame::draw(AppState& s) {
     draw_main_view(s, caches_);
   ImGui::End();
 
-  if (begin_panel(s, "Layers \xc3\x97 heads", "grid", PanelSlot::Grid)) draw_grid_panel(s, caches_);
+  if (shown(PanelSlot::Grid)) {
+    if (begin_panel(s, "Layers \xc3\x97 heads", "grid", PanelSlot::Grid)) draw_grid_panel(s, caches_);
+    ImGui::End();
+  }
+
+  if (begin_panel(s, s.lesson ? s.lesson->title.c_str() : "Lesson", "lesson", PanelSlot::Lesson)) draw_lesson_panel(s);
   ImGui::End();
 
-  if (begin_panel(s, s.lesson_title.empty() ? "Lesson" : s.lesson_title.c_str(), "lesson", PanelSlot::Lesson))
-    draw_lesson_panel(s);
-  ImGui::End();
-
-  if (begin_panel(s, "Tokens", "token_strip", PanelSlot::TokenStrip)) draw_token_strip(s);
-  ImGui::End();
-
-  if (begin_panel(s, "Score curves", "score_curves", PanelSlot::ScoreCurves)) draw_score_curves_panel(s, caches_);
-  ImGui::End();
-
-  if (begin_panel(s, "Memory & metrics", "metrics", PanelSlot::Metrics)) draw_metrics_panel(s);
-  ImGui::End();
+  if (shown(PanelSlot::TokenStrip)) {
+    if (begin_panel(s, "Tokens", "token_strip", PanelSlot::TokenStrip)) draw_token_strip(s);
+    ImGui::End();
+  }
+  if (shown(PanelSlot::ScoreCurves)) {
+    if (begin_panel(s, "Score curves", "score_curves", PanelSlot::ScoreCurves)) draw_score_curves_panel(s, caches_);
+    ImGui::End();
+  }
+  if (shown(PanelSlot::Metrics)) {
+    if (begin_panel(s, "Memory & metrics", "metrics", PanelSlot::Metrics)) draw_metrics_panel(s);
+    ImGui::End();
+  }
 
   if (begin_panel(s, "Status", "status", PanelSlot::StatusBar)) draw_status_bar(s);
   ImGui::End();

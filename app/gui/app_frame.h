@@ -15,6 +15,12 @@ namespace kvscope::gui {
 // picks one.
 void refresh_from_worker(AppState& s);
 
+// Shows what a session file's "view" block (whole_block) or a lesson
+// step's view names: the layer and head, the mode, the timeline step,
+// the positions to open on. A lesson step moves only what it names
+// (its mode always: "attention" when it names none).
+void adopt_view(AppState& s, const ViewConfig& v, const PublishedRun& a, bool whole_block);
+
 class AppFrame {
  public:
   // Compiles the views' shaders and makes their textures: the GL context

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,7 +70,8 @@ struct AppState {
   float ui_scale = 1.0f;    // HiDPI content scale x presenter factor
   double frame_ms = 0;      // last frame's CPU time
   std::vector<std::string> recent_models;
-  std::string lesson_title, lesson_caption, lesson_look_at;  // the open lesson, if any
+  std::optional<LessonConfig> lesson;  // the open lesson, if any
+  int lesson_step = -1;                // its step on screen (-1: the introduction)
   std::string export_dir = "kvscope-export";
   ShellState shell;  // the window shell's own (panels, script, rects for tests)
 

@@ -27,8 +27,12 @@ constexpr KeyHelp kKeys[] = {
     {"F", "fork B at this step"},
     {", .", "previous / next layer"},
     {"[ ]", "previous / next head"},
+    {"P", "presenter mode on / off"},
     {"F1", "this help"},
-    {"mouse wheel / drag", "zoom / pan the main view"},
+    {"mouse wheel", "zoom the main view (over a label row: that axis only; Ctrl across, Shift down)"},
+    {"right-drag", "draw a box to zoom to"},
+    {"drag", "pan the main view"},
+    {"Home", "fit: every step and position in view"},
 };
 
 // The modifiers come with the press itself: a quick Ctrl+Q may be over
@@ -55,6 +59,7 @@ void handle_keyboard(AppState& s) {
   if (io.WantTextInput) return;
   if (pressed(s, GLFW_KEY_ESCAPE)) s.show_help = false;
   if (pressed(s, GLFW_KEY_SPACE)) action_toggle_play(s);
+  if (pressed(s, GLFW_KEY_HOME)) fit_view(s.view);
   // Each press or auto-repeat of an arrow counts once.
   for (const auto& k : s.shell.pressed_keys) {
     if (k.key == GLFW_KEY_RIGHT) action_step(s);
@@ -67,6 +72,7 @@ void handle_keyboard(AppState& s) {
   if (typed('.')) action_select_layer(s, +1);
   if (typed('[')) action_select_head(s, -1);
   if (typed(']')) action_select_head(s, +1);
+  if (typed('p') || typed('P')) s.presenter = !s.presenter;
 }
 
 void draw_help_overlay(AppState& s) {

@@ -63,6 +63,11 @@ std::optional<int> parse_launch_options(int argc, char** argv, LaunchOptions& o)
   auto* layer_opt = app.add_option("--layer", layer, "Layer shown first")->check(CLI::NonNegativeNumber);
   auto* head_opt = app.add_option("--head", head, "Query head shown first")->check(CLI::NonNegativeNumber);
   auto* view_opt = app.add_option("--view", view, "View mode: attention, mask, statistic, diff_full, diff_fork, ideal");
+  int lesson_step = 0;
+  auto* lesson_step_opt = app.add_option("--lesson-step", lesson_step,
+                                         "Show step N of the lesson (1 = its first step after the introduction), as "
+                                         "if Next had been pressed N times")
+                              ->check(CLI::PositiveNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -93,6 +98,11 @@ std::optional<int> parse_launch_options(int argc, char** argv, LaunchOptions& o)
       return bad_argument("--size", "expected WxH with W >= 320 and H >= 240, e.g. 1600x1000 (got '" + size + "')");
     o.width = w;
     o.height = h;
+  }
+  if (lesson_step_opt->count()) {
+    if (!lesson_opt->count() && !session_opt->count())
+      return bad_argument("--lesson-step", "needs --lesson (or a --session with a lesson block)");
+    o.lesson_step = lesson_step;
   }
   if (layer_opt->count()) o.layer = layer;
   if (head_opt->count()) o.head = head;

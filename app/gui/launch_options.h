@@ -25,6 +25,7 @@ struct LaunchOptions {
   bool presenter = false;
   int width = 0, height = 0;  // 0: the remembered size
   std::optional<int> layer, head;
+  std::optional<int> lesson_step;  // --lesson-step N: the lesson's step N (1-based) on screen
   std::optional<ViewMode> view_mode;
   int bench_frames = 0;  // --bench-frames N: frame times after the run (frame_bench.h)
 

@@ -60,7 +60,16 @@ void LaunchScript::start(AppState& s, const AppSettings& settings) {
   if (opts_.steps > 0) s.worker->step(opts_.steps);
 }
 
-void LaunchScript::apply_selection(AppState& s) const {
+void LaunchScript::apply_selection(AppState& s) {
+  if (opts_.lesson_step) {
+    const int steps = s.lesson ? static_cast<int>(s.lesson->steps.size()) : 0;
+    if (*opts_.lesson_step > steps) {
+      std::fprintf(stderr, "kvscope: --lesson-step: the lesson has %d step%s\n", steps, steps == 1 ? "" : "s");
+      exit_code_ = 2;
+    } else {
+      action_lesson_step(s, *opts_.lesson_step - 1);
+    }
+  }
   if (opts_.layer) s.layer = *opts_.layer;
   if (opts_.head) s.head = *opts_.head;
   if (opts_.layer || opts_.head) s.head_chosen = true;

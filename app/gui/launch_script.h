@@ -28,7 +28,7 @@ class LaunchScript {
 
  private:
   enum class Phase { WaitForRun, WaitForExport, Settle, Done };
-  void apply_selection(AppState& s) const;
+  void apply_selection(AppState& s);
   void finish(AppState& s, int fb_w, int fb_h);
 
   LaunchOptions opts_;

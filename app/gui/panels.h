@@ -13,6 +13,9 @@ namespace kvscope::gui {
 
 // ---- the panel windows and where they go (panels_layout.cpp) ----
 enum class PanelSlot { Controls, Transport, MainView, Grid, Lesson, TokenStrip, ScoreCurves, Metrics, StatusBar };
+// Whether presenter mode draws the panel: the lesson, the transport, the
+// main view and the status bar.
+bool presenter_panel(PanelSlot slot);
 // Begins the ImGui window of a panel at its default place (first use, or
 // every frame while s.shell.reset_layout) and records its rectangle as
 // "panel.<id>". Always pair with ImGui::End().
@@ -54,6 +57,9 @@ void action_fork(AppState& s);
 void action_open_model(AppState& s, const std::string& model);  // editing settings with this model
 void action_open_session_file(AppState& s, const std::string& path, int steps = -1);
 void action_open_lesson(AppState& s, const LessonEntry& lesson);
+// The open lesson's step (0-based; -1 the introduction): its caption, and
+// the view it names (panels_lesson.cpp).
+void action_lesson_step(AppState& s, int step);
 void action_select_layer(AppState& s, int delta);
 void action_select_head(AppState& s, int delta);
 // The engine's settings of the panels for a new session A.

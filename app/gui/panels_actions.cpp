@@ -108,9 +108,8 @@ void action_open_session_file(AppState& s, const std::string& path, int steps) {
   s.worker->open_file(path, steps);
   adopt_next_session(s, true);
   s.timeline_row = -1;
-  s.lesson_title.clear();
-  s.lesson_caption.clear();
-  s.lesson_look_at.clear();
+  s.lesson.reset();
+  s.lesson_step = -1;
 }
 
 void action_open_lesson(AppState& s, const LessonEntry& lesson) { action_open_session_file(s, lesson.path); }

@@ -30,15 +30,19 @@ ImVec4 default_place(PanelSlot slot, float scale, bool presenter) {
   const float grid_h = 0.62f * (band_y - top);
   const float curves_w = 0.55f * (centre_w + right_w);
   if (presenter) {
-    // The lesson is what the audience reads: the top of the left column,
-    // above the few controls presenter mode keeps; the grid gets the
-    // whole right column.
-    const float lesson_h = 0.6f * (bottom - top);
+    // For a room: the heatmap and the lesson's caption take the screen.
+    // The caption (with Back / Next) is a column on the left, the
+    // transport a bar over the heatmap, which gets everything else; the
+    // expert panels are not drawn (presenter_panel).
+    const float lesson_w = std::clamp(0.25f * W, std::min(300.0f, 0.4f * W), 0.4f * W);
+    // One line of transport (panels_transport.cpp keeps it to one).
+    const float bar_h = ImGui::GetFrameHeightWithSpacing() + 2 * ImGui::GetStyle().WindowPadding.y;
     switch (slot) {
-      case PanelSlot::Lesson: return {0, top, left_w, lesson_h};
-      case PanelSlot::Controls: return {0, top + lesson_h, left_w, bottom - top - lesson_h};
-      case PanelSlot::Grid: return {centre_x + centre_w, top, right_w, band_y - top};
-      default: break;
+      case PanelSlot::Lesson: return {0, top, lesson_w, bottom - top};
+      case PanelSlot::Transport: return {lesson_w, top, W - lesson_w, bar_h};
+      case PanelSlot::MainView: return {lesson_w, top + bar_h, W - lesson_w, bottom - top - bar_h};
+      case PanelSlot::StatusBar: return {0, bottom, W, status_h};
+      default: return {0, top, 0, 0};  // not drawn in presenter mode
     }
   }
   switch (slot) {
@@ -66,11 +70,16 @@ bool begin_panel(AppState& s, const char* title, const char* id, PanelSlot slot,
   const ImVec4 place = default_place(slot, s.ui_scale, s.presenter);
   // The status bar always sticks to the bottom edge; the rest go to their
   // default place once, and again on View > Reset layout.
+  // Presenter mode's layout is fixed (nothing to rearrange in front of a
+  // room, and a layout saved at another size must not shrink the heatmap).
   const ImGuiCond cond =
-      (slot == PanelSlot::StatusBar || s.shell.reset_layout) ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+      (slot == PanelSlot::StatusBar || s.shell.reset_layout || s.presenter) ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
   ImGui::SetNextWindowPos({place.x, place.y}, cond);
   ImGui::SetNextWindowSize({place.z, place.w}, cond);
   ImGuiWindowFlags flags = ImGuiWindowFlags_NoCollapse | extra_flags;
+  // (no title bars either: the lesson panel shows its title, the rest
+  // speak for themselves, and the room gets the pixels)
+  if (s.presenter) flags |= ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoTitleBar;
   if (slot == PanelSlot::StatusBar)
     flags |= ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
              ImGuiWindowFlags_NoBringToFrontOnFocus;
@@ -80,6 +89,11 @@ bool begin_panel(AppState& s, const char* title, const char* id, PanelSlot slot,
   const bool open = ImGui::Begin(label.c_str(), nullptr, flags);
   record_rect(s, std::string("panel.") + id, ImGui::GetWindowPos(), ImGui::GetWindowSize());
   return open;
+}
+
+bool presenter_panel(PanelSlot slot) {
+  return slot == PanelSlot::Lesson || slot == PanelSlot::Transport || slot == PanelSlot::MainView ||
+         slot == PanelSlot::StatusBar;
 }
 
 void record_item_rect(AppState& s, const std::string& name) {

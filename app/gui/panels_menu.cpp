@@ -1,5 +1,6 @@
 // The menu bar (File, View, Lessons, Help) and the error banner.
 #include <imgui.h>
+#include <imgui_internal.h>  // BringWindowToDisplayFront: the error banner stays on top
 
 #include "panels.h"
 
@@ -16,7 +17,7 @@ void draw_main_menu(AppState& s) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
-    ImGui::MenuItem("Presenter mode", nullptr, &s.presenter);
+    ImGui::MenuItem("Presenter mode", "P", &s.presenter);
     ImGui::MenuItem("Share one colour range", nullptr, &s.view.shared_range);
     if (ImGui::MenuItem("Reset layout")) s.shell.reset_layout = true;
     ImGui::EndMenu();
@@ -53,8 +54,17 @@ void draw_error_banner(AppState& s) {
   if (ImGui::Begin("##error", nullptr,
                    ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_AlwaysAutoResize |
                        ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoFocusOnAppearing)) {
+    // Over every panel, every frame: a banner that opens behind the main
+    // view (focus moved there since the last one) would be an error nobody sees.
+    ImGui::BringWindowToDisplayFront(ImGui::GetCurrentWindow());
     ImGui::PushTextWrapPos(size.x - ImGui::CalcTextSize("Dismiss").x - 4 * ImGui::GetStyle().ItemSpacing.x);
     ImGui::TextUnformatted(s.shell.error_banner.c_str());
+    // What to do next: the error names the file and field to fix; say
+    // what is still open.
+    ImGui::TextColored(
+        {1, 0.8f, 0.8f, 1}, "%s",
+        s.a ? "The session shown is unchanged. Fix what the message names and try again."
+            : "No session is open: open a model or a session file (File menu, or Controls, Model & device).");
     ImGui::PopTextWrapPos();
     ImGui::SameLine();
     if (ImGui::Button("Dismiss")) s.shell.error_banner.clear();

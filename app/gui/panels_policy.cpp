@@ -20,7 +20,10 @@ bool edit_sharing(AppState& s, SharingLayout& l) {
   int k = static_cast<int>(l.kind);
   ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * 9);
   if (ImGui::Combo("KV sharing", &k, kinds, 5)) {
-    l.kind = static_cast<SharingLayout::Kind>(k);
+    const auto kind = static_cast<SharingLayout::Kind>(k);
+    // A kind picked starts from counts that work on the open model.
+    if (s.a && s.a->session) l = l.with_kind(kind, s.a->session->bundle().config());
+    else l.kind = kind;
     changed = true;
   }
   help_tooltip("How many KV heads the cache holds. native: the checkpoint's own layout. MHA: one KV head per query "
@@ -35,7 +38,7 @@ bool edit_sharing(AppState& s, SharingLayout& l) {
       l.kv_heads = std::max(0, l.kv_heads);
       changed = true;
     }
-    help_tooltip("G: KV heads per owning layer (must divide the query heads; 0 = the checkpoint's).");
+    help_tooltip("G: KV heads per owning layer (must divide the query heads).");
   }
   if (l.kind == SharingLayout::Kind::MLKV) {
     ImGui::SetNextItemWidth(w);
@@ -52,7 +55,7 @@ bool edit_sharing(AppState& s, SharingLayout& l) {
     // layers and g KV heads, at the element size the session's cache uses.
     const ModelConfig& native = s.a->session->bundle().config();
     try {
-      const auto [m, g] = l.resolve(native);
+      const auto [m, g] = kvscope::check_sharing(native, l);
       ModelConfig shared = native;
       shared.n_kv_layers = m;
       shared.n_kv_heads = g;
@@ -103,19 +106,37 @@ void draw_policy_panel(AppState& s) {
   s.pending.mode = static_cast<ApplyMode>(mode);
 
   const bool sharing_changed = s.a && s.pending.sharing.str() != s.a->config.sharing.str();
+  // (compared as the session file writes them: every parameter, nothing else)
+  const bool policy_changed =
+      s.a && policy_to_json(s.pending.policy) != policy_to_json(policy_at_row(s.a->config, s.a->rows - 1));
+  const bool replay = s.pending.mode == ApplyMode::Replay || sharing_changed;
+  const int row = s.a ? s.a->rows - 1 : 0;
+  if (s.a && (sharing_changed || policy_changed)) {
+    // Edits not yet applied, and what Apply will do with them, before it
+    // does it (a replay of a long run on a real model takes a while).
+    ImGui::TextColored({1.0f, 0.8f, 0.3f, 1}, "Not applied yet. Apply will %s",
+                       replay
+                           ? ("replay the whole run from the prompt to step " + std::to_string(row) +
+                              (sharing_changed ? " (a sharing change always replays: the cache layout changes)" : ""))
+                                 .c_str()
+                           : ("take effect from step " + std::to_string(row + 1) + " on (steps 0-" +
+                              std::to_string(row) + " stay as recorded)")
+                                 .c_str());
+  }
   if (ImGui::Button("Apply") && s.worker && s.a) {
     s.worker->apply(s.pending.policy, s.pending.sharing, s.pending.mode);
-    const bool replay = s.pending.mode == ApplyMode::Replay || sharing_changed;
-    const int row = s.a->rows - 1;
-    s.shell.apply_feedback = replay ? "Replayed from the start to step " + std::to_string(row)
-                                    : "Applied from step " + std::to_string(row + 1) + " on (steps 0-" +
-                                          std::to_string(row) + " unchanged)";
-    if (sharing_changed && s.pending.mode == ApplyMode::FromNow) s.shell.apply_feedback += " - sharing changes always replay";
+    s.shell.apply_feedback =
+        replay ? "from the start to step " + std::to_string(row)
+               : "from step " + std::to_string(row + 1) + " on (steps 0-" + std::to_string(row) + " unchanged)";
+    s.shell.apply_replays = replay;
   }
   record_item_rect(s, "button.apply");
   if (!s.shell.apply_feedback.empty()) {
+    // Says "Replaying" while the worker is still at it, "Replayed" once done.
     ImGui::SameLine();
-    ImGui::TextColored({0.55f, 0.85f, 0.55f, 1}, "%s", s.shell.apply_feedback.c_str());
+    const char* verb =
+        s.shell.apply_replays ? (s.status.busy ? "Replaying" : "Replayed") : (s.status.busy ? "Applying" : "Applied");
+    ImGui::TextColored({0.55f, 0.85f, 0.55f, 1}, "%s %s", verb, s.shell.apply_feedback.c_str());
   }
   if (s.a) {
     ImGui::TextDisabled("in effect: %s", s.a->policy_label.c_str());

@@ -16,35 +16,43 @@ void draw_transport_panel(AppState& s) {
   if (ImGui::Button("Step")) action_step(s);
   record_item_rect(s, "button.step");
   help_tooltip("Right arrow: one decoding step (from the scrubbed row when you scrubbed back: the later rows are dropped).");
+  // Presenter mode keeps what a talk needs: step, play, reset, the timeline.
+  const bool expert = !s.presenter;
   ImGui::SameLine();
-  if (ImGui::Button("Run N") && s.worker) {
-    s.worker->step(s.shell.run_n);
-    s.timeline_row = -1;
+  if (expert) {
+    if (ImGui::Button("Run N") && s.worker) {
+      s.worker->step(s.shell.run_n);
+      s.timeline_row = -1;
+    }
+    record_item_rect(s, "button.run_n");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * 4);
+    if (ImGui::InputInt("##n", &s.shell.run_n, 0, 0)) s.shell.run_n = std::clamp(s.shell.run_n, 1, 100000);
+    help_tooltip("N: the steps \"Run N\" takes.");
+    ImGui::SameLine();
   }
-  record_item_rect(s, "button.run_n");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * 4);
-  if (ImGui::InputInt("##n", &s.shell.run_n, 0, 0)) s.shell.run_n = std::clamp(s.shell.run_n, 1, 100000);
-  help_tooltip("N: the steps \"Run N\" takes.");
-  ImGui::SameLine();
   if (ImGui::Button(playing ? "Pause" : "Play ", {ImGui::CalcTextSize("Pause").x + 2 * ImGui::GetStyle().FramePadding.x, 0}))
     action_toggle_play(s);
   record_item_rect(s, "button.play");
   help_tooltip("Space: play / pause.");
-  ImGui::SameLine();
-  float speed = static_cast<float>(s.status.play_steps_per_s);
-  ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * 7);
-  if (ImGui::SliderFloat("##speed", &speed, 0.5f, 60.0f, "%.1f steps/s", ImGuiSliderFlags_Logarithmic) && s.worker)
-    s.worker->set_play_speed(speed);
-  help_tooltip("Play speed (the engine may be slower on a large model).");
+  if (expert) {
+    ImGui::SameLine();
+    float speed = static_cast<float>(s.status.play_steps_per_s);
+    ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * 7);
+    if (ImGui::SliderFloat("##speed", &speed, 0.5f, 60.0f, "%.1f steps/s", ImGuiSliderFlags_Logarithmic) && s.worker)
+      s.worker->set_play_speed(speed);
+    help_tooltip("Play speed (the engine may be slower on a large model).");
+  }
   ImGui::SameLine();
   if (ImGui::Button("Reset")) action_reset(s);
   record_item_rect(s, "button.reset");
   help_tooltip("R: A again from its prompt (the fork is dropped).");
-  ImGui::SameLine();
-  if (ImGui::Button("Fork")) action_fork(s);
-  help_tooltip("F: fork B here under the policy of the Fork panel.");
-  if (s.b) {
+  if (expert) {
+    ImGui::SameLine();
+    if (ImGui::Button("Fork")) action_fork(s);
+    help_tooltip("F: fork B here under the policy of the Fork panel.");
+  }
+  if (s.b && expert) {
     ImGui::SameLine();
     if (ImGui::Button("Drop fork") && s.worker) s.worker->drop_fork();
   }
@@ -60,9 +68,13 @@ void draw_transport_panel(AppState& s) {
     const float frac = s.status.progress >= 0 ? static_cast<float>(s.status.progress)
                                               : static_cast<float>(ImGui::GetTime() * 0.5 - static_cast<int>(ImGui::GetTime() * 0.5));
     ImGui::ProgressBar(frac, {-1, 0}, s.status.task.c_str());
+    // Presenter mode keeps one line: the progress stands in for the timeline.
+    if (s.presenter) return;
   }
 
   // The timeline: every recorded row; the right end follows the newest.
+  // (Presenter mode: on the buttons' line, one bar less above the heatmap.)
+  if (s.presenter) ImGui::SameLine();
   ImGui::BeginDisabled(no_run);
   const int latest = s.a ? s.a->rows - 1 : 0;
   int row = s.shown_row() < 0 ? 0 : s.shown_row();

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kvscope::gui {
@@ -35,6 +36,10 @@ struct ShellState {
   int curve_add_position = 0;  // the score curves' "add token" field
   bool fork_editor_open = false;
   std::string apply_feedback;  // what the last Apply did, shown under the button
+  bool apply_replays = false;  // whether it was a replay (the feedback's verb)
+  float font_px = 0;           // the text size the last frame drew with
+  std::pair<double, double> columns_shown{0, 0};  // the main view's first and last column on screen
+  std::pair<double, double> rows_shown{0, 0};     // and its first and last row
   std::string last_applied_label;
 
   // Errors and messages from the worker, shown until dismissed.

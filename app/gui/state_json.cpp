@@ -27,8 +27,13 @@ nlohmann::json state_json(const AppState& s, int fb_w, int fb_h) {
   j["busy"] = s.status.busy;
   j["error"] = s.shell.error_banner;
   j["presenter"] = s.presenter;
+  j["font_px"] = s.shell.font_px;
+  // The main view's columns on screen (the camera's), for tests of zoom.
+  j["columns_shown"] = {s.shell.columns_shown.first, s.shell.columns_shown.second};
+  j["rows_shown"] = {s.shell.rows_shown.first, s.shell.rows_shown.second};
   j["help"] = s.show_help;
-  j["lesson"] = s.lesson_title;
+  j["lesson"] = s.lesson ? s.lesson->title : "";
+  j["lesson_step"] = s.lesson_step;
   j["window"] = {{"width", fb_w}, {"height", fb_h}};
   nlohmann::json rects = nlohmann::json::object();
   for (const auto& [name, r] : s.shell.rects)

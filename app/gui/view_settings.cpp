@@ -82,4 +82,11 @@ void view_settings_from_json(const nlohmann::json& j, ViewSettings& into) {
   flag("follow_latest", into.follow_latest);
 }
 
+void fit_view(ViewSettings& v) {
+  v.zoom = 0;
+  v.view_x0 = v.view_y0 = 0;
+  v.follow_latest = true;
+  v.open_on_columns.reset();
+}
+
 }  // namespace kvscope::gui

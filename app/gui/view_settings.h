@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -49,7 +50,14 @@ struct ViewSettings {
   // zoomed (the fit's aspect when zooming began).
   double view_x0 = 0, view_y0 = 0, zoom = 0;  // zoom 0 = fit to the panel
   double zoom_aspect = 1;
+  // Positions [first, last] the next frame opens on (a session file's or
+  // lesson's "view.positions"); consumed by the main view's camera.
+  std::optional<std::pair<int, int>> open_on_columns;
 };
+
+// Back to the fit: every recorded step and every position seen, following
+// the newest (the toolbar's "fit", the Home key).
+void fit_view(ViewSettings& v);
 
 // The saved choices as JSON ({"mode": "mask", "colormap": "magma", ...}),
 // and back: each field read on its own, a missing or wrong one keeps what

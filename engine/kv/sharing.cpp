@@ -81,12 +81,12 @@ std::pair<int, int> SharingLayout::resolve(const ModelConfig& c) const {
   return {c.n_kv_layers, c.n_kv_heads};
 }
 
-void convert_sharing(ModelConfig& cfg, ModelWeights& w, const SharingLayout& layout) {
+std::pair<int, int> check_sharing(const ModelConfig& cfg, const SharingLayout& layout) {
   const auto [m, g] = layout.resolve(cfg);
-  const int m0 = cfg.n_kv_layers, g0 = cfg.n_kv_heads, H = cfg.n_heads, L = cfg.n_layers, hd = cfg.head_dim;
+  const int m0 = cfg.n_kv_layers, g0 = cfg.n_kv_heads, H = cfg.n_heads, L = cfg.n_layers;
   const std::string what = "layout " + layout.str() + " (" + std::to_string(m) + " KV layers x " +
                            std::to_string(g) + " KV heads)";
-  if (m == m0 && g == g0) return;
+  if (m == m0 && g == g0) return {m, g};
   if (g < 1 || H % g != 0)
     throw Error::setting("sharing", what + ": KV heads must divide the " + std::to_string(H) + " query heads");
   if (m < 1 || m > L) throw Error::setting("sharing", what + ": KV layers must be between 1 and " + std::to_string(L));
@@ -99,6 +99,26 @@ void convert_sharing(ModelConfig& cfg, ModelWeights& w, const SharingLayout& lay
   if (g0 % g != 0 && g % g0 != 0)
     throw Error::setting("sharing", what + ": cannot merge or duplicate the checkpoint's " + std::to_string(g0) +
                                      " KV heads into " + std::to_string(g));
+  return {m, g};
+}
+
+SharingLayout SharingLayout::with_kind(Kind k, const ModelConfig& cfg) const {
+  SharingLayout out = *this;
+  out.kind = k;
+  // Counts that work on this model: its own KV heads, and half its layers
+  // owning KV (MLKV's smallest saving that still shares).
+  if (k == Kind::GQA && out.kv_heads <= 0) out.kv_heads = cfg.n_kv_heads;
+  if (k == Kind::MLKV) {
+    if (out.kv_layers <= 0 || out.kv_layers > cfg.n_layers) out.kv_layers = std::max(1, cfg.n_layers / 2);
+    if (out.kv_heads <= 0) out.kv_heads = cfg.n_kv_heads;
+  }
+  return out;
+}
+
+void convert_sharing(ModelConfig& cfg, ModelWeights& w, const SharingLayout& layout) {
+  const auto [m, g] = check_sharing(cfg, layout);
+  const int m0 = cfg.n_kv_layers, g0 = cfg.n_kv_heads, L = cfg.n_layers, hd = cfg.head_dim;
+  if (m == m0 && g == g0) return;
   const auto old_src = cfg.kv_source();   // layer -> index into old owners
   const auto old_owners = cfg.owning_layers();
   ModelConfig target = cfg;

@@ -43,6 +43,57 @@ bool given(const JsonReader& r, const char* key) {
   return !((v.is_string() && v.get<std::string>().empty()) || (v.is_array() && v.empty()));
 }
 
+// A "view" block: the session's own, or one step of its lesson.
+ViewConfig parse_view(const JsonReader& v) {
+  ViewConfig view;
+  reject_unknown_keys(
+      v, {"layer", "head", "mode", "step", "shared_range", "bookmarks", "positions", "compare", "evicted"});
+  if (v.has("layer")) view.layer = v.get_int("layer");
+  if (v.has("head")) view.head = v.get_int("head");
+  if (v.has("step")) view.step = v.get_int("step");
+  for (const char* key : {"layer", "head", "step"})
+    if (v.has(key) && v.get_int(key) < 0) v.fail(key, "must be >= 0");
+  view.mode = v.get_string("mode", view.mode);
+  if (std::find(std::begin(kViewModes), std::end(kViewModes), view.mode) == std::end(kViewModes))
+    v.fail("mode", "unknown view \"" + view.mode + "\" (attention, mask, statistic, diff_full, diff_fork, ideal)");
+  view.shared_range = v.get_bool("shared_range", false);
+  if (v.has("bookmarks")) {
+    const auto& b = v.raw("bookmarks");
+    if (!b.is_array()) v.fail("bookmarks", "expected a list of positions");
+    for (const auto& x : b) {
+      if (!x.is_number_integer() || x.get<int>() < 0) v.fail("bookmarks", "expected positions, got " + x.dump());
+      view.bookmarks.push_back(x.get<int>());
+    }
+  }
+  if (v.has("positions")) {
+    const auto& p = v.raw("positions");
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number_integer() || !p[1].is_number_integer() ||
+        p[0].get<int>() < 0 || p[1].get<int>() < p[0].get<int>())
+      v.fail("positions", "expected [first, last] with 0 <= first <= last, got " + p.dump());
+    view.positions = std::make_pair(p[0].get<int>(), p[1].get<int>());
+  }
+  view.compare = v.get_string("compare", view.compare);
+  if (view.compare != "attention" && view.compare != "masks")
+    v.fail("compare", "expected \"attention\" or \"masks\", got \"" + view.compare + "\"");
+  if (v.has("evicted")) {
+    view.evicted = v.get_string("evicted");
+    if (*view.evicted != "outline" && *view.evicted != "strip" && *view.evicted != "none")
+      v.fail("evicted", "expected \"outline\", \"strip\" or \"none\", got \"" + *view.evicted + "\"");
+  }
+  return view;
+}
+
+nlohmann::json view_to_json(const ViewConfig& view) {
+  nlohmann::json v = {{"mode", view.mode}, {"shared_range", view.shared_range}, {"bookmarks", view.bookmarks}};
+  if (view.layer) v["layer"] = *view.layer;
+  if (view.head) v["head"] = *view.head;
+  if (view.step) v["step"] = *view.step;
+  if (view.positions) v["positions"] = {view.positions->first, view.positions->second};
+  if (view.compare != ViewConfig{}.compare) v["compare"] = view.compare;
+  if (view.evicted) v["evicted"] = *view.evicted;
+  return v;
+}
+
 }  // namespace
 
 Error session_file_error(const Error& e, const std::string& source) { return e.in_file(source); }
@@ -162,15 +213,31 @@ nlohmann::json SessionConfig::to_json() const {
   // Written only when set, so sessions without them keep their bytes.
   if (weights != "f32") j["weights"] = weights;
   if (fork) j["fork"] = {{"at_step", fork->at_step}, {"policy", policy_to_json(fork->policy)}};
-  if (view != ViewConfig{}) {
-    nlohmann::json v = {{"mode", view.mode}, {"shared_range", view.shared_range}, {"bookmarks", view.bookmarks}};
-    if (view.layer) v["layer"] = *view.layer;
-    if (view.head) v["head"] = *view.head;
-    if (view.step) v["step"] = *view.step;
-    j["view"] = v;
+  if (view != ViewConfig{}) j["view"] = view_to_json(view);
+  if (lesson) {
+    j["lesson"] = {{"title", lesson->title}, {"caption", lesson->caption}, {"look_at", lesson->look_at}};
+    for (const LessonStep& st : lesson->steps) {
+      nlohmann::json step = {{"caption", st.caption}};
+      if (!st.look_at.empty()) step["look_at"] = st.look_at;
+      if (st.view != ViewConfig{}) step["view"] = view_to_json(st.view);
+      j["lesson"]["steps"].push_back(step);
+    }
   }
-  if (lesson) j["lesson"] = {{"title", lesson->title}, {"caption", lesson->caption}, {"look_at", lesson->look_at}};
   return j;
+}
+
+const PolicyParams& policy_at_row(const SessionConfig& c, int row) {
+  const PolicyParams* p = &c.policy;
+  for (const auto& ch : c.policy_changes)
+    if (ch.from_step <= row) p = &ch.policy;
+  return *p;
+}
+
+int policy_since_row(const SessionConfig& c, int row) {
+  int since = 0;
+  for (const auto& ch : c.policy_changes)
+    if (ch.from_step <= row) since = ch.from_step;
+  return since;
 }
 
 SessionConfig fork_branch_config(const SessionConfig& a) {
@@ -347,31 +414,23 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
     fork.policy.seed = c.seed;
     c.fork = fork;
   }
-  if (r.has("view")) {
-    const JsonReader v = r.child("view");
-    reject_unknown_keys(v, {"layer", "head", "mode", "step", "shared_range", "bookmarks"});
-    if (v.has("layer")) c.view.layer = v.get_int("layer");
-    if (v.has("head")) c.view.head = v.get_int("head");
-    if (v.has("step")) c.view.step = v.get_int("step");
-    for (const char* key : {"layer", "head", "step"})
-      if (v.has(key) && v.get_int(key) < 0) v.fail(key, "must be >= 0");
-    c.view.mode = v.get_string("mode", c.view.mode);
-    if (std::find(std::begin(kViewModes), std::end(kViewModes), c.view.mode) == std::end(kViewModes))
-      v.fail("mode", "unknown view \"" + c.view.mode + "\" (attention, mask, statistic, diff_full, diff_fork, ideal)");
-    c.view.shared_range = v.get_bool("shared_range", false);
-    if (v.has("bookmarks")) {
-      const auto& b = v.raw("bookmarks");
-      if (!b.is_array()) v.fail("bookmarks", "expected a list of positions");
-      for (const auto& x : b) {
-        if (!x.is_number_integer() || x.get<int>() < 0) v.fail("bookmarks", "expected positions, got " + x.dump());
-        c.view.bookmarks.push_back(x.get<int>());
-      }
-    }
-  }
+  if (r.has("view")) c.view = parse_view(r.child("view"));
   if (r.has("lesson")) {
     const JsonReader l = r.child("lesson");
-    reject_unknown_keys(l, {"title", "caption", "look_at"});
-    c.lesson = LessonConfig{l.get_string("title"), l.get_string("caption", ""), l.get_string("look_at", "")};
+    reject_unknown_keys(l, {"title", "caption", "look_at", "steps"});
+    c.lesson = LessonConfig{l.get_string("title"), l.get_string("caption", ""), l.get_string("look_at", ""), {}};
+    if (l.has("steps")) {
+      const auto& steps = l.raw("steps");
+      if (!steps.is_array()) l.fail("steps", "expected a list of {\"caption\": ..., \"view\": {...}}");
+      for (size_t i = 0; i < steps.size(); ++i) {
+        if (!steps[i].is_object()) l.fail("steps", "expected objects, got " + steps[i].dump());
+        const JsonReader st(steps[i], l.source(), l.field("steps") + "[" + std::to_string(i) + "]");
+        reject_unknown_keys(st, {"caption", "look_at", "view"});
+        LessonStep step{st.get_string("caption"), st.get_string("look_at", ""), {}};
+        if (st.has("view")) step.view = parse_view(st.child("view"));
+        c.lesson->steps.push_back(std::move(step));
+      }
+    }
   }
   c.sampling.seed = c.seed;
   c.policy.seed = c.seed;

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -60,11 +61,17 @@ struct ForkConfig {
 
 // "view": what the window shows first (the CLI ignores it): the layer and
 // query head (unset: the informative head), the view mode, the timeline
-// step (unset: the latest), the colour settings of the main view.
+// step (unset: the latest), the colour settings of the main view, and the
+// positions [first, last] to open on (unset: all of them), so a long
+// prompt opens on the region its lesson talks about.
 struct ViewConfig {
   std::optional<int> layer, head;
   std::string mode = "attention";  // attention, mask, statistic, diff_full, diff_fork, ideal
   std::optional<int> step;
+  std::optional<std::pair<int, int>> positions;
+  std::string compare = "attention";  // diff_fork's third panel: "attention" (A - B) or "masks" (A vs B)
+  std::optional<std::string>
+      evicted;  // how evicted cells show: "outline" (a tint when small), "strip", "none"; unset: the user's choice
   bool shared_range = false;
   std::vector<int> bookmarks;  // positions whose eviction raises an alert
 
@@ -72,11 +79,27 @@ struct ViewConfig {
 };
 inline const char* const kViewModes[] = {"attention", "mask", "statistic", "diff_full", "diff_fork", "ideal"};
 
-// "lesson": a teaching session's caption (assets/lessons).
+// One step of a lesson: what to read and where the window goes when the
+// presenter presses Next (any of the view's fields; the rest stay).
+struct LessonStep {
+  std::string caption, look_at;
+  ViewConfig view;
+  bool operator==(const LessonStep&) const = default;
+};
+
+// "lesson": a teaching session's caption (assets/lessons) and its steps.
 struct LessonConfig {
   std::string title, caption, look_at;
+  std::vector<LessonStep> steps;
   bool operator==(const LessonConfig&) const = default;
 };
+
+struct SessionConfig;
+// The policy in effect at timeline row `row` (row 0: the prefill): the
+// last policy change whose from_step is at or before it, else the policy.
+// And the first row it has been in effect since.
+const PolicyParams& policy_at_row(const SessionConfig& c, int row);
+int policy_since_row(const SessionConfig& c, int row);
 
 struct SessionConfig {
   std::string model;             // model directory; empty = the bundled default

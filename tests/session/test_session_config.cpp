@@ -44,6 +44,53 @@ TEST(SessionFile, RoundTrip) {
   EXPECT_EQ(d.sharing.str(), "mlkv:2:1");
 }
 
+// The view a session opens on and a lesson's steps round-trip; a step's
+// bad view names its index.
+TEST(SessionFile, ViewAndLessonStepsRoundTrip) {
+  SessionConfig c;
+  c.prompt = "hello";
+  c.view.positions = std::make_pair(3, 40);
+  c.view.compare = "masks";
+  c.view.evicted = "strip";
+  LessonConfig lesson{"T", "intro", "look", {}};
+  LessonStep step{"first", "", {}};
+  step.view.layer = 1;
+  step.view.mode = "mask";
+  step.view.positions = std::make_pair(0, 9);
+  lesson.steps = {step, LessonStep{"second", "there", {}}};
+  c.lesson = lesson;
+  test::TempDir dir;
+  c.save(dir / "s.json");
+  const SessionConfig d = SessionConfig::load(dir / "s.json");
+  EXPECT_EQ(d.view, c.view);
+  ASSERT_TRUE(d.lesson);
+  EXPECT_EQ(*d.lesson, lesson);
+  EXPECT_NE(error_of(R"({"prompt":"x","view":{"positions":[5,2]}})").find("s.json: view.positions: expected [first, last]"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"prompt":"x","view":{"compare":"both"}})").find("s.json: view.compare"), std::string::npos);
+  EXPECT_NE(error_of(R"({"prompt":"x","view":{"evicted":"hatch"}})").find("s.json: view.evicted"), std::string::npos);
+  EXPECT_NE(error_of(R"({"prompt":"x","lesson":{"title":"t","steps":[{"caption":"a"},{"caption":"b","view":{"mode":"x"}}]}})")
+                .find("s.json: lesson.steps[1].view.mode"),
+            std::string::npos)
+      << error_of(R"({"prompt":"x","lesson":{"title":"t","steps":[{"caption":"a"},{"caption":"b","view":{"mode":"x"}}]}})");
+  EXPECT_NE(error_of(R"({"prompt":"x","lesson":{"title":"t","steps":[{"look_at":"a"}]}})").find("lesson.steps[0].caption"),
+            std::string::npos);
+}
+
+// The policy in effect at a row: the last change at or before it.
+TEST(SessionFile, PolicyAtRowFollowsTheChanges) {
+  SessionConfig c;
+  c.policy.kind = PolicyKind::H2O;
+  PolicyParams tova;
+  tova.kind = PolicyKind::TOVA;
+  c.policy_changes.push_back({5, tova});
+  EXPECT_EQ(policy_at_row(c, 0).kind, PolicyKind::H2O);
+  EXPECT_EQ(policy_at_row(c, 4).kind, PolicyKind::H2O);
+  EXPECT_EQ(policy_at_row(c, 5).kind, PolicyKind::TOVA);
+  EXPECT_EQ(policy_since_row(c, 4), 0);
+  EXPECT_EQ(policy_since_row(c, 9), 5);
+}
+
 // Half weights are a session setting (the CPU backend's matrices), written
 // only when chosen, and a session run with them is the half-weight run.
 TEST(SessionFile, HalfWeightsRoundTripAndReachTheBackend) {

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
+#include "panels.h"
 #include "views/token_text.h"
 
 namespace kvscope::gui {
@@ -21,17 +23,52 @@ std::string render_inputs(const HeatmapPanelSpec& spec, const Camera& cam, int w
   return buf;
 }
 
-// Zoom by `factor` around the screen point `at` (relative to the cells' top-left).
-void zoom_around(Camera& cam, ImVec2 at, double factor) {
+// Zoom by (fx, fy) around the screen point `at` (relative to the cells'
+// top-left); a factor of 1 leaves that axis alone. Each axis stops on its
+// own at 64 pixels per cell (beyond that nothing more is legible), so a run
+// of a few rows over hundreds of positions still zooms across when its
+// rows are already as tall as they get.
+void zoom_around(Camera& cam, ImVec2 at, double fx, double fy) {
   const double cx = cam.x0 + at.x * cam.cells_per_px_x, cy = cam.y0 + at.y * cam.cells_per_px_y;
-  // Not closer than 64 pixels per cell: beyond that nothing more is legible.
   const double min_cpp = 1.0 / 64;
-  const double fx = std::max(factor, min_cpp / cam.cells_per_px_x), fy = std::max(factor, min_cpp / cam.cells_per_px_y);
-  const double f = std::max(fx, fy);  // keep the aspect
-  cam.cells_per_px_x *= f;
-  cam.cells_per_px_y *= f;
+  cam.cells_per_px_x = std::max(cam.cells_per_px_x * fx, std::min(min_cpp, cam.cells_per_px_x));
+  cam.cells_per_px_y = std::max(cam.cells_per_px_y * fy, std::min(min_cpp, cam.cells_per_px_y));
   cam.x0 = cx - at.x * cam.cells_per_px_x;
   cam.y0 = cy - at.y * cam.cells_per_px_y;
+}
+
+// Which axes the wheel zooms, by where the pointer is (Tracy's way): over
+// the column labels across only, over the row labels down only, over the
+// cells both (Ctrl: across only, Shift: down only).
+enum class WheelAxes { None, Both, Across, Down };
+
+WheelAxes wheel_axes(ImVec2 mouse, ImVec2 origin, ImVec2 cells_size, float margin, bool over_cells) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (over_cells) return io.KeyCtrl ? WheelAxes::Across : io.KeyShift ? WheelAxes::Down : WheelAxes::Both;
+  const bool in_x = mouse.x >= origin.x && mouse.x < origin.x + cells_size.x;
+  const bool in_y = mouse.y >= origin.y && mouse.y < origin.y + cells_size.y;
+  if (in_x && mouse.y < origin.y && mouse.y >= origin.y - col_label_height()) return WheelAxes::Across;
+  if (in_y && mouse.x < origin.x && mouse.x >= origin.x - margin) return WheelAxes::Down;
+  return WheelAxes::None;
+}
+
+// The camera that shows the screen box [a, b] (relative to the cells'
+// top-left) across the whole panel; an axis the box is too thin on (a
+// drag along the other axis) keeps its scale.
+Camera camera_for_box(const Camera& cam, ImVec2 a, ImVec2 b, ImVec2 cells_size) {
+  Camera out = cam;
+  const float lo_x = std::min(a.x, b.x), hi_x = std::max(a.x, b.x), lo_y = std::min(a.y, b.y),
+              hi_y = std::max(a.y, b.y);
+  constexpr float kMinBoxPixels = 4;
+  if (hi_x - lo_x >= kMinBoxPixels) {
+    out.x0 = cam.x0 + lo_x * cam.cells_per_px_x;
+    out.cells_per_px_x = std::max(1.0 / 64, (hi_x - lo_x) * cam.cells_per_px_x / cells_size.x);
+  }
+  if (hi_y - lo_y >= kMinBoxPixels) {
+    out.y0 = cam.y0 + lo_y * cam.cells_per_px_y;
+    out.cells_per_px_y = std::max(1.0 / 64, (hi_y - lo_y) * cam.cells_per_px_y / cells_size.y);
+  }
+  return out;
 }
 
 void draw_column_labels(ImDrawList* dl, ImVec2 origin, float width, const Camera& cam, const HeatmapPanelSpec& spec) {
@@ -59,7 +96,8 @@ void draw_column_labels(ImDrawList* dl, ImVec2 origin, float width, const Camera
       const float x = origin.x + float((p + 0.5 - cam.x0) * px_per_col);
       char buf[16];
       std::snprintf(buf, sizeof(buf), "%d", p);
-      dl->AddText(ImVec2(x - ImGui::CalcTextSize(buf).x / 2, y), text, buf);
+      // Centred on its column, but never cut by the panel's left edge.
+      dl->AddText(ImVec2(std::max(origin.x, x - ImGui::CalcTextSize(buf).x / 2), y), text, buf);
       dl->AddLine(ImVec2(x, origin.y - 2), ImVec2(x, origin.y), text);
     }
   }
@@ -71,13 +109,13 @@ void draw_row_labels(ImDrawList* dl, ImVec2 origin, float height, const Camera& 
   const float line = ImGui::GetTextLineHeight();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   const int first = std::max(0, int(std::floor(cam.y0))), last = std::min(spec.last_row, int(cam.y0 + height * cam.cells_per_px_y));
-  const float left = origin.x - row_label_width();
+  const float left = origin.x - row_margin(spec);
   dl->PushClipRect(ImVec2(left, origin.y), ImVec2(origin.x, origin.y + height), true);
   int step = 1;
   if (px_per_row < line) {
     while (step * px_per_row < line * 1.2f) step *= step % 10 == 1 || step == 1 ? 5 : 2;
   }
-  const bool with_tokens = spec.run && step == 1;
+  const bool with_tokens = spec.run && step == 1 && spec.row_tokens;
   for (int r = (first / step) * step; r <= last; r += step) {
     const float y = origin.y + float((r + 0.5 - cam.y0) * px_per_row) - line / 2;
     char buf[24];
@@ -92,8 +130,11 @@ void draw_row_labels(ImDrawList* dl, ImVec2 origin, float height, const Camera& 
 
 }  // namespace
 
-float row_label_width() { return ImGui::CalcTextSize("0000 wwwwwwww").x; }
-float row_margin(const HeatmapPanelSpec& spec) { return spec.row_labels ? row_label_width() : 6.f; }
+float row_label_width(bool with_tokens) { return ImGui::CalcTextSize(with_tokens ? "0000 wwwwwwww" : "00000").x; }
+float row_margin(const HeatmapPanelSpec& spec) {
+  if (!spec.row_labels) return 6.f;
+  return spec.row_label_w > 0 ? spec.row_label_w : row_label_width(spec.row_tokens);
+}
 float col_label_height() { return ImGui::GetTextLineHeight() + 4; }
 
 PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRenderCache& cache, ViewGpu& gpu,
@@ -135,17 +176,42 @@ PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRe
   // the window does not move with it.
   ImGui::SetCursorScreenPos(origin);
   ImGui::InvisibleButton("cells", cells_size);
+  record_item_rect(s, std::string("cells.") + spec.id);
   const bool hovered = ImGui::IsItemHovered();
   const ImGuiIO& io = ImGui::GetIO();
-  if (hovered && io.MouseWheel != 0) {
+  const WheelAxes axes = io.MouseWheel != 0 && ImGui::IsWindowHovered()
+                             ? wheel_axes(io.MousePos, origin, cells_size, row_margin(spec), hovered)
+                             : WheelAxes::None;
+  if (axes != WheelAxes::None) {
     const ImVec2 at(io.MousePos.x - origin.x, io.MousePos.y - origin.y);
-    zoom_around(cam, at, std::pow(0.85, io.MouseWheel));
+    const double f = std::pow(0.85, io.MouseWheel);
+    zoom_around(cam, at, axes == WheelAxes::Down ? 1.0 : f, axes == WheelAxes::Across ? 1.0 : f);
     s.view.follow_latest = false;
   }
-  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 0)) {
+  // A drag past ImGui's threshold pans (and stops following the newest
+  // row); a plain click leaves the view and "follow" alone.
+  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left) &&
+      (io.MouseDelta.x != 0 || io.MouseDelta.y != 0)) {
     cam.x0 -= io.MouseDelta.x * cam.cells_per_px_x;
     cam.y0 -= io.MouseDelta.y * cam.cells_per_px_y;
     s.view.follow_latest = false;
+  }
+  // A right-button drag draws the box to zoom to.
+  if (hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Right))
+    cache.box_from = ImVec2(io.MousePos.x - origin.x, io.MousePos.y - origin.y);
+  if (cache.box_from) {
+    const ImVec2 to(std::clamp(io.MousePos.x - origin.x, 0.f, cells_size.x),
+                    std::clamp(io.MousePos.y - origin.y, 0.f, cells_size.y));
+    if (ImGui::IsMouseDown(ImGuiMouseButton_Right)) {
+      const ImVec2 a(origin.x + cache.box_from->x, origin.y + cache.box_from->y), b(origin.x + to.x, origin.y + to.y);
+      ImGui::GetForegroundDrawList()->AddRectFilled(a, b, IM_COL32(255, 255, 255, 40));
+      ImGui::GetForegroundDrawList()->AddRect(a, b, IM_COL32(255, 255, 255, 220), 0, 0, 1.5f);
+    } else {
+      const Camera boxed = camera_for_box(cam, *cache.box_from, to, cells_size);
+      if (!(boxed == cam)) s.view.follow_latest = false;
+      cam = boxed;
+      cache.box_from.reset();
+    }
   }
   if (hovered) {
     const int col = int(std::floor(cam.x0 + (io.MousePos.x - origin.x) * cam.cells_per_px_x));

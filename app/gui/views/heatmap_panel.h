@@ -1,10 +1,12 @@
 // One heatmap on screen: the shader-rendered cells shown with
 // ImGui::Image, token labels on both axes where they fit (else step and
 // position ticks), the timeline row and the hovered token marked, mouse
-// wheel zoom around the cursor and drag to pan. The main view draws one
+// wheel zoom around the cursor (each axis on its own over its labels), a
+// right-drag box to zoom to, and drag to pan. The main view draws one
 // (or three, A | B | A - B) with a shared camera.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "app_state.h"
@@ -25,6 +27,7 @@ struct Camera {
 struct PanelRenderCache {
   RenderTarget target;
   std::string last;  // a description of the last render's inputs
+  std::optional<ImVec2> box_from;  // a zoom box being drawn (right-button drag), from here
 };
 
 struct HeatmapPanelSpec {
@@ -37,6 +40,8 @@ struct HeatmapPanelSpec {
   std::string title;         // above the panel ("A", "B", "A − B"); "" none
   std::string notice;        // centred over the cells ("computing…"); "" none
   bool row_labels = true;    // false: a narrow margin (panels beside one that has them)
+  bool row_tokens = true;    // room for the query token beside each step number
+  float row_label_w = 0;     // the row labels' margin; 0: row_label_width(row_tokens)
   // A sliding-window layer (Gemma 3): row r's query at position
   // first_query + r sees keys above first_query + r - window; the edge is
   // drawn. 0: the layer sees the whole cache.
@@ -50,8 +55,9 @@ struct PanelHover {
 };
 
 // Label margins (screen pixels) the panel reserves left of and above the cells.
-float row_label_width();
-float row_margin(const HeatmapPanelSpec& spec);  // row_label_width(), or the narrow margin
+// Step numbers alone, or with the query token when rows are a text line tall.
+float row_label_width(bool with_tokens);
+float row_margin(const HeatmapPanelSpec& spec);  // row_label_width(spec.row_tokens), or the narrow margin
 float col_label_height();
 
 // Draws the panel at the cursor in `size` (labels included) and handles

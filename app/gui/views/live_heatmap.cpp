@@ -43,10 +43,10 @@ void LiveHeatmap::sync(const HeatmapKey& key, int planned_rows, int cols, int av
   filled_ = available_rows;
 }
 
-kvscope::ValueExtent LiveHeatmap::extent_up_to(int last_row) const {
+kvscope::ValueExtent LiveHeatmap::extent_of_rows(int first, int last_row) const {
   kvscope::ValueExtent e;
   const int end = std::min<int>(last_row + 1, static_cast<int>(row_extents_.size()));
-  for (int r = 0; r < end; ++r) e.add(row_extents_[r]);
+  for (int r = std::max(0, first); r < end; ++r) e.add(row_extents_[r]);
   return e;
 }
 

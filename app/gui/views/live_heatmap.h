@@ -39,7 +39,9 @@ class LiveHeatmap {
   const HeatmapKey& key() const { return key_; }
   // The finite values of rows 0..last_row (kept per row, so scrubbing the
   // timeline costs O(rows), not O(cells)).
-  kvscope::ValueExtent extent_up_to(int last_row) const;
+  kvscope::ValueExtent extent_up_to(int last_row) const { return extent_of_rows(0, last_row); }
+  // The finite values of rows first..last_row.
+  kvscope::ValueExtent extent_of_rows(int first, int last_row) const;
 
  private:
   HeatmapKey key_;

@@ -2,8 +2,12 @@
 // with its colorbar or legend; in the fork comparison A | B | difference.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <set>
+#include <string>
 
+#include "panels.h"
+#include "policy/params.h"
 #include "reports/figure_export.h"
 #include "views/cell_rows.h"
 #include "views/cell_tooltip.h"
@@ -12,6 +16,7 @@
 #include "views/heatmap_panel.h"
 #include "views/hover.h"
 #include "views/palette.h"
+#include "views/token_text.h"
 #include "views/view_toolbar.h"
 #include "views/views.h"
 
@@ -54,15 +59,28 @@ Camera camera_for(AppState& s, ImVec2 cells_size, int rows, int cols) {
   ViewSettings& v = s.view;
   Camera cam;
   const double fit_x = std::max(cols, 1) / double(cells_size.x), fit_y = std::max(rows, 1) / double(cells_size.y);
+  if (v.open_on_columns) {
+    // A session file or lesson names the positions to open on: those
+    // columns across the panel, every row down.
+    const auto [first, last] = *v.open_on_columns;
+    v.open_on_columns.reset();
+    const double span = std::clamp(last - first + 1, 1, std::max(cols, 1));
+    v.zoom = std::min(fit_x, span / double(cells_size.x));
+    v.zoom_aspect = fit_y / v.zoom;
+    v.view_x0 = std::clamp(first, 0, std::max(0, cols - 1));
+    v.view_y0 = 0;
+    v.follow_latest = false;
+  }
   if (v.zoom <= 0) {
     cam.cells_per_px_x = fit_x;
     cam.cells_per_px_y = fit_y;
     v.zoom_aspect = fit_y / fit_x;
     return cam;
   }
-  cam.cells_per_px_x = v.zoom;
-  cam.cells_per_px_y = v.zoom * v.zoom_aspect;
-  // Zoomed out as far as the fit or further in both directions: back to fit.
+  // Each axis zooms on its own and no further out than its fit.
+  cam.cells_per_px_x = std::min(v.zoom, fit_x);
+  cam.cells_per_px_y = std::min(v.zoom * v.zoom_aspect, fit_y);
+  // Zoomed out as far as the fit in both directions: back to fit.
   if (cam.cells_per_px_x >= fit_x && cam.cells_per_px_y >= fit_y) {
     v.zoom = 0;
     return camera_for(s, cells_size, rows, cols);
@@ -163,6 +181,39 @@ std::string notice_for(CellKind kind, const CellInputs& in, int available, const
   return a.rows == 0 ? "waiting for the prefill\u2026" : "";
 }
 
+// The model as a person names it: the file or folder it came from.
+std::string model_label(const kvscope::SessionConfig& c) {
+  if (c.model.empty()) return "bundled model";
+  const std::filesystem::path p(c.model);
+  const std::string stem = p.has_stem() ? p.stem().string() : p.parent_path().filename().string();
+  return stem.empty() ? c.model : stem;
+}
+
+// What the view shows, in one line above it: model, layer, head, and the
+// policy in effect at the shown step (A's and B's in the fork view).
+void draw_view_title(AppState& s, const PublishedRun& a, const PublishedRun* b) {
+  const int row = s.shown_row();
+  std::string title =
+      model_label(a.config) + " \u00b7 layer " + std::to_string(s.layer) + " \u00b7 head " + std::to_string(s.head);
+  // Scrubbed back to before a policy switch: that policy's name and the
+  // step the switch came at (the resolved numbers are the current one's).
+  auto policy = [&](const PublishedRun& run) {
+    const int latest = run.rows - 1;
+    if (kvscope::policy_since_row(run.config, row) == kvscope::policy_since_row(run.config, latest))
+      return run.policy_label;
+    int until = latest;
+    for (const auto& ch : run.config.policy_changes)
+      if (ch.from_step > row) until = std::min(until, ch.from_step);
+    return std::string(kvscope::policy_name(kvscope::policy_at_row(run.config, row).kind)) + " (until step " +
+           std::to_string(until) + ")";
+  };
+  if (b) title += " \u00b7 A: " + policy(a) + " \u00b7 B: " + policy(*b);
+  else title += " \u00b7 " + policy(a);
+  ImGui::TextWrapped("%s", title.c_str());
+  record_item_rect(s, "title.main_view");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", title.c_str());
+}
+
 void draw_legend(const PaletteTextures& textures, CellKind kind, const kvscope::ColorScale& scale,
                  const std::string& cmap, ForkDifference fd, float height) {
   ImGui::BeginGroup();
@@ -201,6 +252,9 @@ void draw_main_view(AppState& s, ViewCaches& caches) {
   settle_selection(s, a);
   const CellKind kind = kind_of(s.view.mode);
   const bool fork_view = kind == CellKind::DiffFork && b_hold && b_hold->session && b_hold->rows > 0;
+  // Presenter mode saves a line: the title goes beside the short toolbar.
+  if (s.presenter) ImGui::SameLine(0, ImGui::GetFontSize());
+  draw_view_title(s, a, fork_view ? b_hold.get() : nullptr);
 
   CellInputs in;
   in.a = &a;
@@ -239,8 +293,26 @@ void draw_main_view(AppState& s, ViewCaches& caches) {
   // wide: the first carries the row labels, the others a narrow margin.
   const int panels = fork_view ? 3 : 1;
   const float narrow = 6;
-  const float cells_w = (avail.x - legend_w - 8 - row_label_width() - (panels - 1) * narrow) / panels;
-  const ImVec2 panel_size(cells_w + row_label_width(), std::max(40.f, avail.y));
+  // Step labels carry the query's token only when a row is a text line
+  // tall (at the fit, or at the current zoom); otherwise numbers, in a
+  // narrow margin that leaves the width to the cells.
+  const double px_per_row = s.view.zoom > 0 ? 1.0 / (s.view.zoom * s.view.zoom_aspect) : avail.y / double(last_row + 1);
+  const bool row_tokens = px_per_row >= ImGui::GetTextLineHeight();
+  float label_w = row_label_width(row_tokens);
+  if (row_tokens) {
+    // As wide as the labels of the rows on screen (a text line tall each,
+    // so a few dozen), at most an eighth of the view: long tokens are cut.
+    const int first = s.view.zoom > 0 ? std::max(0, static_cast<int>(s.view.view_y0)) : 0;
+    const int last = std::min(last_row, first + static_cast<int>(avail.y / ImGui::GetTextLineHeight()) + 1);
+    float widest = row_label_width(false);
+    for (int r = first; r <= last; ++r) {
+      const std::string label = std::to_string(r) + " " + display_token(a.token_text, a.prompt_length - 1 + r);
+      widest = std::max(widest, ImGui::CalcTextSize(label.c_str()).x + 4);
+    }
+    label_w = std::min({label_w, widest, avail.x / 8});
+  }
+  const float cells_w = (avail.x - legend_w - 8 - label_w - (panels - 1) * narrow) / panels;
+  const ImVec2 panel_size(cells_w + label_w, std::max(40.f, avail.y));
   const ImVec2 side_panel_size(cells_w + narrow, panel_size.y);
   const float title_h = fork_view ? ImGui::GetTextLineHeightWithSpacing() : 0;
   const ImVec2 cells_size(std::max(8.f, cells_w),
@@ -263,6 +335,8 @@ void draw_main_view(AppState& s, ViewCaches& caches) {
     const int n = sync(st.a, kind, in);
     HeatmapPanelSpec spec;
     spec.id = "A";
+    spec.row_tokens = row_tokens;
+    spec.row_label_w = label_w;
     spec.cells = &st.a.cells;
     spec.last_row = std::min(last_row, std::max(n - 1, 0));
     spec.visible_cols = cols;
@@ -270,10 +344,15 @@ void draw_main_view(AppState& s, ViewCaches& caches) {
     spec.window = a.session->model_config().window_of(s.layer);
     spec.first_query = a.prompt_length - 1;
     spec.notice = notice_for(kind, in, n, a);
-    if (kind == CellKind::Statistic) spec.title = kvscope::statistic_name(a.config.policy.kind);
+    // The statistic is the policy's in effect at the shown step, and so is
+    // its colour range: a switch from H2O's sums to TOVA's probabilities
+    // must not leave the new values invisible under the old range.
+    const int since = kind == CellKind::Statistic ? kvscope::policy_since_row(a.config, last_row) : 0;
+    if (kind == CellKind::Statistic)
+      spec.title = kvscope::statistic_name(kvscope::policy_at_row(a.config, last_row).kind);
     const bool diverging = kind == CellKind::DiffFull;
     const int value_kind = kind == CellKind::Statistic ? kStatisticValues : diverging ? kDifferenceValues : kAttentionValues;
-    const kvscope::ValueExtent own = st.a.cells.extent_up_to(last_row);
+    const kvscope::ValueExtent own = st.a.cells.extent_of_rows(since, last_row);
     caches.ranges.report(RangeSlot::MainA, value_kind, own);
     caches.ranges.forget(RangeSlot::MainB);
     spec.style.coloring = kind == CellKind::Mask || kind == CellKind::Ideal ? CellColoring::Codes : CellColoring::Values;
@@ -301,19 +380,23 @@ void draw_main_view(AppState& s, ViewCaches& caches) {
     kvscope::ValueExtent both = ea;
     both.add(eb);  // A and B always share: they are drawn to be compared
     HeatmapPanelSpec sa;
+    sa.row_tokens = row_tokens;
+    sa.row_label_w = label_w;
     sa.cells = &st.a.cells;
     sa.visible_cols = cols;
     sa.run = &a;
     sa.style.colormap = s.view.colormap;
     sa.style.scale = resolve_scale(s.view, caches.ranges, kAttentionValues, both, false);
     HeatmapPanelSpec sb = sa, sd = sa;
+    // Short titles (the panels are narrow); the view's title line names
+    // both policies in full.
     sa.id = "A";
-    sa.title = "A: " + a.policy_label;
+    sa.title = "A";
     sa.last_row = std::min(last_row, std::max(na - 1, 0));
     sa.notice = notice_for(CellKind::Attention, in, na, a);
     sb.id = "B";
     sb.cells = &st.b.cells;
-    sb.title = "B: " + b.policy_label;
+    sb.title = "B";
     sb.run = &b;
     sb.last_row = std::min(last_row, std::max(nb - 1, 0));
     sb.notice = notice_for(CellKind::Attention, b_in, nb, b);
@@ -321,7 +404,7 @@ void draw_main_view(AppState& s, ViewCaches& caches) {
     sd.cells = &st.diff.cells;
     sd.last_row = std::min(last_row, std::max(nd - 1, 0));
     const bool masks = s.view.fork_difference == ForkDifference::Masks;
-    sd.title = masks ? "mask A vs B" : "attention A - B";
+    sd.title = masks ? "mask A vs B" : "A - B";
     sd.style.coloring = masks ? CellColoring::Codes : CellColoring::Values;
     sd.style.colormap = "coolwarm";
     sd.style.scale = resolve_scale(s.view, caches.ranges, kDifferenceValues, st.diff.cells.extent_up_to(last_row), true);
@@ -341,6 +424,8 @@ void draw_main_view(AppState& s, ViewCaches& caches) {
     tip.attention_b = &in.attention_b;
   }
   store_camera(s, before, cam);
+  s.shell.columns_shown = {cam.x0, std::min<double>(cols, cam.x0 + cells_size.x * cam.cells_per_px_x)};
+  s.shell.rows_shown = {cam.y0, std::min<double>(last_row + 1, cam.y0 + cells_size.y * cam.cells_per_px_y)};
   if (hover.hovered) {
     note_hovered_position(s, hover.col);
     show_cell_tooltip(tip, hover.row, hover.col);

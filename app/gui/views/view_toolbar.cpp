@@ -47,6 +47,12 @@ void draw_view_toolbar(AppState& s) {
     hover_help("The third panel: the attention difference A - B (blue: B attends more, red: A attends more), or which "
                "tokens each configuration keeps.");
   }
+  if (s.presenter) {
+    // In front of a room: the view's mode and the fit, nothing to fiddle with.
+    ImGui::SameLine();
+    if (ImGui::SmallButton("fit")) fit_view(v);
+    return;
+  }
   ImGui::SameLine();
   ImGui::SetNextItemWidth(em * 6);
   if (ImGui::BeginCombo("##colormap", v.colormap.c_str())) {
@@ -78,21 +84,22 @@ void draw_view_toolbar(AppState& s) {
              "means the same value everywhere.");
   ImGui::SameLine();
   int mark = static_cast<int>(v.evicted);
-  ImGui::SetNextItemWidth(em * 6);
-  ImGui::Combo("##evicted", &mark, "outline\0strip\0none\0");
+  ImGui::SetNextItemWidth(em * 8);
+  ImGui::Combo("##evicted", &mark, "outline/tint\0strip\0none\0");
   v.evicted = static_cast<EvictedMark>(mark);
-  hover_help("How evicted cells show without hiding their colour: outlined (a hatch when cells are tiny), a mask "
-             "strip under the heatmap, or not at all.");
+  hover_help(
+      "How evicted cells show without hiding their colour: outlined where cells are at least 8 pixels wide, "
+      "tinted toward the mark's colour where they are smaller (chosen per frame, so zooming switches), a "
+      "mask strip under the heatmap, or not at all.");
   ImGui::SameLine();
   ImGui::Checkbox("follow", &v.follow_latest);
   hover_help("Keep the newest step in view while playing (zooming or dragging turns it off).");
   ImGui::SameLine();
-  if (ImGui::SmallButton("fit")) {
-    v.zoom = 0;
-    v.view_x0 = v.view_y0 = 0;
-    v.follow_latest = true;
-  }
-  hover_help("Show every recorded step and every position seen (also: the mouse wheel zooms, dragging pans).");
+  if (ImGui::SmallButton("fit")) fit_view(v);
+  hover_help(
+      "Show every recorded step and every position seen (also the Home key). The mouse wheel zooms: over the "
+      "cells both axes, over the position labels across only, over the step labels down only; a right-button "
+      "drag draws a box to zoom to; dragging pans.");
 }
 
 }  // namespace kvscope::gui
