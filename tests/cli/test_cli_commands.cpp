@@ -476,6 +476,54 @@ TEST(Cli, SweepWritesEveryItemAndSeed) {
   EXPECT_EQ(test::read_file(dir / "out" / "sweep.csv"), test::read_file(dir / "again" / "sweep.csv"));
 }
 
+// A session sweep scores every cell on the full cache's continuation,
+// teacher forced: a window cell's NLL equals that of `run` with the full
+// run's tokens as the session's continuation_ids, averaged here from metrics.csv
+// over the decode steps (step 0 left out).
+TEST(Cli, SessionSweepScoresTheFullCachesContinuation) {
+  test::TempDir dir;
+  nlohmann::json s = {{"format", "kvscope-session"},
+                      {"version", 1},
+                      {"model", test::model_dir("gpt2").string()},
+                      {"prompt", "The quick brown fox jumps over the lazy dog. Pack my box with five dozen"},
+                      {"max_new_tokens", 8},
+                      {"stop_at_eos", false}};
+  test::write_file(dir / "s.json", s.dump());
+  const auto full = test::run_cli("run " + test::quote((dir / "s.json").string()) + " --export " +
+                                  test::quote((dir / "full").string()));
+  ASSERT_EQ(full.exit_code, 0) << full.output;
+  const auto toks = nlohmann::json::parse(test::read_file(dir / "full" / "tokens.json"));
+  const int prompt_len = toks["prompt_length"].get<int>();
+  const std::vector<int> ids = toks["ids"].get<std::vector<int>>();
+  s["continuation_ids"] = std::vector<int>(ids.begin() + prompt_len, ids.end());
+  test::write_file(dir / "forced.json", s.dump());
+  const auto forced = test::run_cli("run " + test::quote((dir / "forced.json").string()) +
+                                    " --policy window --budget 50% --export " + test::quote((dir / "forced").string()));
+  ASSERT_EQ(forced.exit_code, 0) << forced.output;
+  const auto metrics = read_plain_csv(dir / "forced" / "metrics.csv");
+  const auto mcol = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(metrics[0].begin(), metrics[0].end(), name) - metrics[0].begin());
+  };
+  double nll = 0, kl = 0;
+  int n_nll = 0, n_kl = 0;
+  for (std::size_t r = 1; r < metrics.size(); ++r) {
+    if (std::stoi(metrics[r][mcol("step")]) == 0) continue;
+    if (metrics[r][mcol("nll")] != "nan") nll += std::stod(metrics[r][mcol("nll")]), ++n_nll;
+    kl += std::stod(metrics[r][mcol("kl")]), ++n_kl;
+  }
+  ASSERT_EQ(n_kl, 8);
+  const auto sw = test::run_cli("sweep " + test::quote((dir / "s.json").string()) +
+                                " --policies window --budgets 50% --out " + test::quote((dir / "sweep").string()));
+  ASSERT_EQ(sw.exit_code, 0) << sw.output;
+  const auto items = read_plain_csv(dir / "sweep" / "sweep_items.csv");
+  ASSERT_EQ(items.size(), 2u);
+  const auto icol = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(items[0].begin(), items[0].end(), name) - items[0].begin());
+  };
+  EXPECT_NEAR(std::stod(items[1][icol("nll")]), nll / n_nll, 1e-6);
+  EXPECT_NEAR(std::stod(items[1][icol("kl")]), kl / n_kl, 1e-6);
+}
+
 TEST(Cli, InterruptedSweepResumesToTheSameResult) {
   // Ctrl-C after the first cells: they stay on disk and --resume finishes
   // the sweep to exactly the numbers of an uninterrupted one.
