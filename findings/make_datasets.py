@@ -10,6 +10,10 @@
                                     its true continuation, scored with
                                     teacher forcing (answer NLL)
   findings/data/sinks_text.txt      Ruth 1 as running text (attention sinks)
+  assets/eval/passkey_smollm_100.jsonl, assets/eval/kjv_100.jsonl
+                                    the same kinds of items, 100 each, for
+                                    sweeps whose intervals can tell policies
+                                    apart (findings/run.sh passkey100 kjv100)
 
 The KJV text comes from Debian's `bible-kjv-text` package (read through the
 `bible` program of `bible-kjv`); the translation of 1611 is in the public
@@ -56,9 +60,16 @@ def passkey_long():
 CHAPTERS = ["Ru1:1-40", "Ru2:1-40", "Jon1:1-40", "Ge37:1-40", "1Sa17:1-40"]
 
 
-def kjv(prompt_words=130, answer_words=16):
+# 100 chapters of narrative for the larger set: Genesis, the first half of
+# Exodus, the first chapters of Joshua, Judges and 1 Samuel, and Ruth.
+CHAPTERS_100 = ([f"Ge{i}:1-40" for i in range(1, 51)] + [f"Ex{i}:1-40" for i in range(1, 21)] +
+                [f"Jos{i}:1-40" for i in range(1, 11)] + [f"Jdg{i}:1-40" for i in range(1, 11)] +
+                [f"Ru{i}:1-40" for i in range(1, 5)] + [f"1Sa{i}:1-40" for i in range(1, 7)])
+
+
+def kjv(prompt_words=130, answer_words=16, chapters=CHAPTERS):
     items = []
-    for ch in CHAPTERS:
+    for ch in chapters:
         out = subprocess.run(["bible", ch], capture_output=True, text=True, check=True).stdout
         # the first non-empty line is the chapter's title ("Ruth 1"); verse
         # numbers stand alone as digit-only words
@@ -92,3 +103,5 @@ if __name__ == "__main__":
     write("passkey_gemma.jsonl", passkey_long())
     write("kjv.jsonl", kjv())
     sinks_text()
+    write("passkey_smollm_100.jsonl", passkey(n=100, seed=31))
+    write("kjv_100.jsonl", kjv(chapters=CHAPTERS_100))

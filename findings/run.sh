@@ -7,7 +7,14 @@
 #   findings/run.sh sinks masks     # only the named stages
 #
 # Stages: data passkey kjv ablations streaming sinks masks plots gemma
-# (gemma: the second real model, Gemma 3 270M, fetched the same way)
+# (gemma: the second real model, Gemma 3 270M, fetched the same way), and,
+# run only when named, passkey100 kjv100: every policy x 5 budgets on 100
+# items per set with $SEEDS seeds (default 5) for random and keyformer, for
+# the tables with intervals (tables.py). Their cost, measured on a 2-core
+# machine: about 1.0 CPU-s per item-run on pass-key and 1.2 on KJV; one run
+# per item for full, 5 per deterministic policy, 5 x SEEDS for random and
+# keyformer: 76 runs per item at SEEDS=5, so about 2 CPU-hours per set
+# (findings/run.sh passkey100 kjv100 plots).
 # Needs: a built kvscope-cli (build/release), the Debian packages bible-kjv
 # and bible-kjv-text (only for the `data` stage), python3 with numpy and
 # matplotlib (for the `sinks`, `masks` and `plots` stages). The model is fetched with
@@ -22,6 +29,7 @@ W=${FINDINGS_WORK:-/tmp/kvscope-findings}     # big intermediate files (attentio
 mkdir -p "$W" $F/data $F/figures
 NICE="nice -n 10"
 STAGES=${*:-data passkey kjv ablations streaming sinks masks plots gemma}
+SEEDS=${SEEDS:-5}   # seeds per item for the policies that draw random numbers
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 t0=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
@@ -35,10 +43,11 @@ session() {  # session NAME POLICY_JSON
  "max_new_tokens": 32, "policy": $2, "recording": {"metrics": false}, "seed": 0}
 JSON
 }
-sweep() {  # sweep NAME SESSION DATASET POLICIES BUDGETS
+sweep() {  # sweep NAME SESSION DATASET POLICIES BUDGETS [more sweep flags]
   rm -rf "$W/sweep_$1"
-  $NICE "$B" sweep "$W/$2.json" --policies "$4" --budgets "$5" --dataset "$3" --out "$W/sweep_$1" --dpi 110 >/dev/null
+  $NICE "$B" sweep "$W/$2.json" --policies "$4" --budgets "$5" --dataset "$3" --out "$W/sweep_$1" --dpi 110 "${@:6}" >/dev/null
   cp "$W/sweep_$1/sweep.csv" "$F/data/sweep_$1.csv"
+  cp "$W/sweep_$1/sweep_items.csv" "$F/data/sweep_$1_items.csv"
 }
 ALL=full,window,sink,h2o,tova,keyformer,a2sf,random
 BUDGETS=10%,30%,50%,70%,90%
@@ -65,6 +74,20 @@ if has kjv; then
   session base '{"name": "full"}'
   sweep kjv base assets/eval/kjv.jsonl $ALL $BUDGETS
   cp "$W/sweep_kjv/sweep_answer_nll.png" $F/figures/kjv_answer_nll.png
+fi
+
+if has passkey100; then
+  stamp "pass-key sweep: every policy x 5 budgets x 100 items, $SEEDS seeds for random and keyformer"
+  session base '{"name": "full"}'
+  sweep passkey100 base assets/eval/passkey_smollm_100.jsonl $ALL $BUDGETS --seeds "$SEEDS"
+  cp "$W/sweep_passkey100/sweep_accuracy.png" $F/figures/passkey100_accuracy.png
+fi
+
+if has kjv100; then
+  stamp "KJV sweep: every policy x 5 budgets x 100 passages, $SEEDS seeds for random and keyformer"
+  session base '{"name": "full"}'
+  sweep kjv100 base assets/eval/kjv_100.jsonl $ALL $BUDGETS --seeds "$SEEDS"
+  cp "$W/sweep_kjv100/sweep_answer_nll.png" $F/figures/kjv100_answer_nll.png
 fi
 
 if has ablations; then

@@ -2,7 +2,9 @@
 // the grid of policies x budgets — the papers' quality-versus-cache-size
 // figures. With --dataset each cell is an evaluation (answer accuracy, NLL);
 // without, each cell runs the session itself (KL, top-1 agreement, recall,
-// similarity, and NLL when the session teacher-forces a continuation).
+// similarity, and NLL of one reference continuation, teacher forced).
+// Every item x seed is kept (sweep_items.csv); sweep.csv summarizes them
+// (reports/sweep_summary.h).
 #include <atomic>
 #include <cmath>
 #include <csignal>
@@ -11,6 +13,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "cli_common.h"
 #include "common/error.h"
@@ -20,10 +23,12 @@
 #include "io/atomic_file.h"
 #include "io/csv_writer.h"
 #include "io/json_file.h"
+#include "policy/draws_random.h"
 #include "progress_bar.h"
 #include "reports/evaluation.h"
 #include "reports/figure_export.h"
 #include "reports/informative_head.h"
+#include "reports/sweep_summary.h"
 #include "session/metric_sums.h"
 #include "session/session.h"
 #include "session_runner.h"
@@ -38,6 +43,7 @@ struct SweepArgs {
   FigureFlags figures;
   bool heatmaps = false;
   bool resume = false;
+  int seeds = 1;  // seeds per item for the policies that draw random numbers
 };
 
 // Ctrl-C during a sweep: the cell running finishes, every finished cell is
@@ -61,10 +67,8 @@ std::vector<std::string> split(const std::string& s) {
 struct Cell {
   std::string policy, budget;
   double budget_value = 0;
-  std::map<std::string, double> metrics;
-  std::map<std::string, double> se;  // standard error over the items, per metric (dataset sweeps)
-  int n = 1;                         // items behind each value
-  HeatmapData heatmap;               // --heatmaps: the cell's attention heatmap
+  std::vector<SweepItemResult> items;  // one per item x seed
+  HeatmapData heatmap;                 // --heatmaps: the cell's attention heatmap (its first seed)
   std::string heatmap_title;
 };
 
@@ -73,8 +77,8 @@ struct Cell {
 nlohmann::json sweep_identity(const SessionConfig& base, const SweepArgs& a, std::size_t items) {
   nlohmann::json session = base.to_json();
   session.erase("export");  // figures do not change the numbers
-  return {{"session", session}, {"policies", a.policies}, {"budgets", a.budgets},
-          {"dataset", a.dataset}, {"items", items}, {"heatmaps", a.heatmaps}};
+  return {{"session", session}, {"policies", a.policies}, {"budgets", a.budgets}, {"dataset", a.dataset},
+          {"items", items},     {"heatmaps", a.heatmaps}, {"seeds", a.seeds}};
 }
 
 std::filesystem::path cell_file(const std::filesystem::path& out, const std::string& policy, const std::string& budget) {
@@ -84,7 +88,14 @@ std::filesystem::path cell_file(const std::filesystem::path& out, const std::str
 }
 
 void save_cell(const std::filesystem::path& out, const Cell& c) {
-  nlohmann::json j = {{"policy", c.policy}, {"budget", c.budget}, {"metrics", c.metrics}, {"se", c.se}, {"n", c.n}};
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& r : c.items) {
+    nlohmann::json m = nlohmann::json::object();
+    for (const auto& [k, v] : r.metrics)
+      if (!std::isnan(v)) m[k] = v;  // JSON has no NaN: a value not measured is left out
+    items.push_back({{"item", r.item}, {"seed", r.seed}, {"metrics", m}});
+  }
+  nlohmann::json j = {{"policy", c.policy}, {"budget", c.budget}, {"items", items}};
   write_text_file(cell_file(out, c.policy, c.budget), j.dump(1) + "\n");
 }
 
@@ -94,45 +105,38 @@ std::optional<Cell> load_cell(const std::filesystem::path& out, const std::strin
   std::error_code ec;
   if (!std::filesystem::exists(f, ec)) return std::nullopt;
   const nlohmann::json j = read_json_file(f);
-  Cell c{policy, budget, budget_value, {}, {}, 1, {}, {}};
+  Cell c{policy, budget, budget_value, {}, {}, {}};
   try {
-    c.metrics = j.at("metrics").get<std::map<std::string, double>>();
-    c.se = j.at("se").get<std::map<std::string, double>>();
-    c.n = j.at("n").get<int>();
+    for (const auto& r : j.at("items"))
+      c.items.push_back({r.at("item").get<int>(), policy, budget, r.at("seed").get<uint64_t>(),
+                         r.at("metrics").get<std::map<std::string, double>>()});
   } catch (const nlohmann::json::exception& e) {
     throw Error(f.string(), "", std::string("not a finished sweep cell: ") + e.what());
   }
   return c;
 }
 
-// Standard error of the mean of `v` (sample standard deviation / sqrt(n)).
-double standard_error(const std::vector<double>& v) {
-  if (v.size() < 2) return 0;
-  double mean = 0;
-  for (double x : v) mean += x;
-  mean /= v.size();
-  double ss = 0;
-  for (double x : v) ss += (x - mean) * (x - mean);
-  return std::sqrt(ss / (v.size() - 1) / v.size());
-}
-
-// Per-item values of an evaluation as one list per metric.
-std::map<std::string, double> item_standard_errors(const EvalResult& r) {
-  std::map<std::string, std::vector<double>> v;
-  for (const auto& it : r.per_item) {
+// One evaluation's items as sweep rows (item numbers from 1).
+std::vector<SweepItemResult> item_rows(const EvalResult& r, const std::string& policy, const std::string& budget,
+                                       uint64_t seed) {
+  std::vector<SweepItemResult> rows;
+  for (std::size_t i = 0; i < r.per_item.size(); ++i) {
+    const EvalItemResult& it = r.per_item[i];
+    SweepItemResult row{static_cast<int>(i) + 1, policy, budget, seed, {}};
     if (it.scored) {
-      v["accuracy"].push_back(it.correct ? 1 : 0);
-      v["answer_nll"].push_back(it.answer_nll);
+      row.metrics["accuracy"] = it.correct ? 1 : 0;
+      row.metrics["answer_nll"] = it.answer_nll;
     }
-    if (r.metric_items) {
-      v["kl"].push_back(it.kl);
-      v["attention_recall"].push_back(it.recall);
-      v["ideal_similarity"].push_back(it.similarity);
+    if (it.has_metrics) {
+      row.metrics["kl"] = it.kl;
+      row.metrics["top1_agreement"] = it.top1_agreement;
+      row.metrics["attention_recall"] = it.recall;
+      row.metrics["ideal_similarity"] = it.similarity;
     }
+    row.metrics["kv_bytes"] = it.kv_bytes;
+    rows.push_back(std::move(row));
   }
-  std::map<std::string, double> out;
-  for (const auto& [k, xs] : v) out[k] = standard_error(xs);
-  return out;
+  return rows;
 }
 
 // A budget as a file name part: "30%" -> "30pct".
@@ -180,6 +184,7 @@ void run_sweep(const SweepArgs& a) {
   if (a.limit && *a.limit < 1)
     throw Error("--limit", "", "must be at least 1, got " + std::to_string(*a.limit) + " (leave it out to use every item)");
   if (a.limit && a.dataset.empty()) throw Error("--limit", "", "applies to --dataset items; no --dataset given");
+  if (a.seeds < 1) throw Error("--seeds", "", "must be at least 1, got " + std::to_string(a.seeds));
   if (a.heatmaps && !a.dataset.empty())
     throw Error("--heatmaps", "", "draws each cell's run of the session; with --dataset a cell is many runs (leave one out)");
   const auto policies = split(a.policies);
@@ -219,11 +224,27 @@ void run_sweep(const SweepArgs& a) {
     items = load_eval_set(a.dataset);
     if (a.limit && *a.limit < static_cast<int>(items.size())) items.resize(*a.limit);
   }
-  auto cell_config = [&](std::size_t pi, std::size_t bi) {
+  // Session sweeps score every cell on one text, the full cache's own
+  // continuation of the session (its greedy one, unless the session
+  // samples), teacher forced, so that their NLLs compare; a session that
+  // teacher-forces a continuation of its own is scored on that.
+  const bool needs_reference = items.empty() && !base.continuation && base.continuation_ids.empty();
+  std::vector<int> reference;
+  auto cell_config = [&](std::size_t pi, std::size_t bi, uint64_t seed) {
     SessionConfig cfg = base;
     cfg.policy.kind = kinds[pi];
     cfg.policy.budget = amounts[bi];
+    cfg.seed = seed;
+    if (needs_reference) cfg.continuation_ids = reference;
     return cfg;
+  };
+  // A policy that draws random numbers runs once per seed, base seed +
+  // 0 .. --seeds - 1; any other once, with the session's seed.
+  auto cell_seeds = [&](std::size_t pi) {
+    std::vector<uint64_t> seeds{base.seed};
+    if (draws_random(cell_config(pi, 0, base.seed).policy))
+      for (int i = 1; i < a.seeds; ++i) seeds.push_back(base.seed + static_cast<uint64_t>(i));
+    return seeds;
   };
   // Each cell's policy against each prompt it will run on (the Session
   // resolves it the same way), so no cell fails after others have run.
@@ -241,7 +262,7 @@ void run_sweep(const SweepArgs& a) {
     }
     for (std::size_t pi = 0; pi < kinds.size(); ++pi)
       for (std::size_t bi = 0; bi < amounts.size(); ++bi) {
-        const SessionConfig cfg = cell_config(pi, bi);
+        const SessionConfig cfg = cell_config(pi, bi, base.seed);
         for (const auto& [n, where] : prompts) {
           if (n < 1) continue;  // an empty prompt: the Session names it
           try {
@@ -252,16 +273,28 @@ void run_sweep(const SweepArgs& a) {
         }
       }
   }
-  // Without a dataset the first cell's Session also checks what the session
-  // file sets against the model (layers, prompt length) before the
-  // directory is made; it is the cell run first.
-  auto make_session = [&](std::size_t pi, std::size_t bi) {
+  // Without a dataset the first Session made (the reference run's, else
+  // the first cell's) also checks what the session file sets against the
+  // model (layers, prompt length) before the directory is made.
+  auto make_session = [&](std::size_t pi, std::size_t bi, uint64_t seed) {
     try {
-      return std::make_unique<Session>(bundle, cell_config(pi, bi));
+      return std::make_unique<Session>(bundle, cell_config(pi, bi, seed));
     } catch (const Error& e) {
       rethrow_for_cell(e, a, policies[pi], budgets[bi], "");
     }
   };
+  std::unique_ptr<Session> reference_run;
+  if (needs_reference) {
+    SessionConfig rc = base;
+    rc.policy = PolicyParams{};  // the full cache
+    rc.policy_changes.clear();
+    rc.recording.metrics = false;
+    try {
+      reference_run = std::make_unique<Session>(bundle, rc);
+    } catch (const Error& e) {
+      throw e.in_file(a.session);
+    }
+  }
   // Finished cells are kept in OUT/cells/ as they complete, beside the
   // settings they belong to; --resume takes them instead of running again.
   const std::filesystem::path out = a.out;
@@ -279,14 +312,25 @@ void run_sweep(const SweepArgs& a) {
       throw Error("--out", a.out, "holds an interrupted sweep: add --resume to go on with it, or choose another folder");
   }
   std::unique_ptr<Session> first;
-  if (items.empty() && !a.resume) first = make_session(0, 0);
+  if (items.empty() && !a.resume && !needs_reference) first = make_session(0, 0, base.seed);
   create_output_dir(a.out, "--out");
   std::filesystem::create_directories(out / "cells");
   write_text_file(out / "cells" / "sweep.json", identity.dump(1) + "\n");
   g_interrupted = false;
   std::signal(SIGINT, on_sigint);
 
-  const int total = static_cast<int>(kinds.size() * amounts.size()) * std::max<int>(1, static_cast<int>(items.size()));
+  if (reference_run) {
+    reference_run->run_to_end();
+    reference = reference_run->generated();
+    reference_run.reset();
+  }
+  // The full cache does not depend on the budget: it runs once per item
+  // (and seed), and that result is every budget's.
+  auto runs_once = [&](std::size_t pi) { return kinds[pi] == PolicyKind::Full; };
+  const int per_run = std::max<int>(1, static_cast<int>(items.size()));
+  int total = 0;
+  for (std::size_t pi = 0; pi < kinds.size(); ++pi)
+    total += per_run * static_cast<int>(cell_seeds(pi).size()) * (runs_once(pi) ? 1 : static_cast<int>(amounts.size()));
   ProgressBar bar("sweep", total);
   int done = 0;
   std::vector<Cell> cells;
@@ -300,48 +344,49 @@ void run_sweep(const SweepArgs& a) {
         throw Interrupted(std::to_string(cells.size()) + " of " + std::to_string(kinds.size() * amounts.size()) +
                           " cells are saved in " + (out / "cells").string() + "; run the same command with --resume to go on");
       }
-      const SessionConfig cfg = cell_config(pi, bi);
+      const std::vector<uint64_t> seeds = cell_seeds(pi);
+      const int cell_runs = per_run * static_cast<int>(seeds.size());
+      if (runs_once(pi) && bi > 0) {  // the first budget's run, as this budget's
+        Cell c = cells.back();
+        c.budget = budgets[bi];
+        c.budget_value = amounts[bi].value;
+        for (auto& r : c.items) r.budget = budgets[bi];
+        cells.push_back(std::move(c));
+        continue;
+      }
       // --heatmaps cells hold a picture that is not saved with the numbers: they run again.
       if (std::optional<Cell> saved; a.resume && !a.heatmaps &&
                                      (saved = load_cell(out, policies[pi], budgets[bi], amounts[bi].value))) {
         cells.push_back(std::move(*saved));
-        done += std::max<int>(1, static_cast<int>(items.size()));
+        done += cell_runs;
         bar.update(done);
         continue;
       }
-      Cell c{policies[pi], budgets[bi], amounts[bi].value, {}, {}, 1, {}, {}};
-      if (items.empty()) {
-        std::unique_ptr<Session> s = first ? std::move(first) : make_session(pi, bi);
-        s->run_to_end();
-        c.metrics = session_means(*s);
-        if (a.heatmaps) {
-          // The first cell's most informative head, unless the session names
-          // one: every cell draws the same head, so their pictures compare.
-          if (!heatmap_head) {
-            const HeadChoice h = informative_head(*s);
-            heatmap_head = {h.layer, h.head};
+      Cell c{policies[pi], budgets[bi], amounts[bi].value, {}, {}, {}};
+      for (const uint64_t seed : seeds) {
+        if (items.empty()) {
+          std::unique_ptr<Session> s = first ? std::move(first) : make_session(pi, bi, seed);
+          s->run_to_end();
+          c.items.push_back({1, policies[pi], budgets[bi], seed, session_means(*s)});
+          if (a.heatmaps && seed == seeds.front()) {
+            // The first cell's most informative head, unless the session names
+            // one: every cell draws the same head, so their pictures compare.
+            if (!heatmap_head) {
+              const HeadChoice h = informative_head(*s);
+              heatmap_head = {h.layer, h.head};
+            }
+            const auto [l, h] = *heatmap_head;
+            c.heatmap = attention_heatmap_data(*s, l, h);
+            c.heatmap_title = figure_title(*s, l, h, c.heatmap.rows);
           }
-          const auto [l, h] = *heatmap_head;
-          c.heatmap = attention_heatmap_data(*s, l, h);
-          c.heatmap_title = figure_title(*s, l, h, c.heatmap.rows);
+          bar.update(++done);
+        } else {
+          const int before = done;
+          const auto r = evaluate(bundle, cell_config(pi, bi, seed), items, [&](int k) { bar.update(before + k); });
+          done = before + static_cast<int>(items.size());
+          const auto rows = item_rows(r, policies[pi], budgets[bi], seed);
+          c.items.insert(c.items.end(), rows.begin(), rows.end());
         }
-        bar.update(++done);
-      } else {
-        const int before = done;
-        const auto r = evaluate(bundle, cfg, items, [&](int k) { bar.update(before + k); });
-        done = before + static_cast<int>(items.size());
-        if (r.scored) {
-          c.metrics["accuracy"] = r.accuracy();
-          c.metrics["answer_nll"] = r.mean_answer_nll();
-        }
-        if (r.metric_items) {
-          c.metrics["kl"] = r.kl / r.metric_items;
-          c.metrics["attention_recall"] = r.recall / r.metric_items;
-          c.metrics["ideal_similarity"] = r.similarity / r.metric_items;
-        }
-        c.metrics["kv_bytes"] = r.kv_bytes / r.items;
-        c.se = item_standard_errors(r);
-        c.n = r.items;
       }
       save_cell(out, c);
       cells.push_back(std::move(c));
@@ -350,35 +395,23 @@ void run_sweep(const SweepArgs& a) {
   bar.finish();
   std::signal(SIGINT, SIG_DFL);
 
+  // sweep_items.csv: every item x seed of every cell; sweep.csv: each
+  // cell's mean, standard error and n over its items, and its difference
+  // from the best other evicting policy at its budget with a paired
+  // bootstrap interval (reports/sweep_summary.h).
+  std::vector<SweepItemResult> rows;
+  for (const auto& c : cells) rows.insert(rows.end(), c.items.begin(), c.items.end());
+  std::set<std::string> contenders;
+  for (std::size_t pi = 0; pi < kinds.size(); ++pi)
+    if (policy_spec(kinds[pi]).evicts) contenders.insert(policies[pi]);
+  const std::vector<CellSummary> summary = summarize_sweep(rows, policies, budgets, contenders);
+  write_csv(out / "sweep_items.csv", sweep_items_table(rows));
+  const CsvTable t = sweep_summary_table(summary);
+  write_csv(out / "sweep.csv", t);
   std::vector<std::string> names;
-  for (const auto& c : cells)
+  for (const auto& c : summary)
     for (const auto& [k, v] : c.metrics)
       if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
-  // sweep.csv: the metrics, then (dataset sweeps) each one's standard error
-  // over the items and the item count.
-  std::vector<std::string> se_names;
-  for (const auto& n : names)
-    for (const auto& c : cells)
-      if (c.se.count(n) && std::find(se_names.begin(), se_names.end(), n) == se_names.end()) se_names.push_back(n);
-  CsvTable t;
-  t.header = {"policy", "budget"};
-  t.header.insert(t.header.end(), names.begin(), names.end());
-  for (const auto& n : se_names) t.header.push_back(n + "_se");
-  if (!se_names.empty()) t.header.push_back("n");
-  for (const auto& c : cells) {
-    std::vector<CsvCell> row{c.policy, c.budget};
-    for (const auto& n : names) {
-      auto it = c.metrics.find(n);
-      row.emplace_back(it == c.metrics.end() ? std::nan("") : it->second);
-    }
-    for (const auto& n : se_names) {
-      auto it = c.se.find(n);
-      row.emplace_back(it == c.se.end() ? std::nan("") : it->second);
-    }
-    if (!se_names.empty()) row.emplace_back(int64_t(c.n));
-    t.add_row(std::move(row));
-  }
-  write_csv(out / "sweep.csv", t);
   const bool percent = amounts[0].percent;
   std::vector<double> budget_values;
   for (const auto& am : amounts) budget_values.push_back(am.value);
@@ -390,14 +423,16 @@ void run_sweep(const SweepArgs& a) {
     std::optional<ReferenceLine> reference;
     for (const auto& p : policies) {
       PlotSeries s{p, {}, {}, {}, 0, std::nullopt, true};
-      for (const auto& c : cells)
-        if (c.policy == p && c.metrics.count(n)) {
-          s.x.push_back(c.budget_value);
-          s.y.push_back(c.metrics.at(n));
-          if (c.se.count(n)) s.err.push_back(c.se.at(n));
-          s.n = c.se.empty() ? 0 : c.n;
+      for (std::size_t ci = 0; ci < summary.size(); ++ci)
+        if (const auto m = summary[ci].metrics.find(n); summary[ci].policy == p && m != summary[ci].metrics.end()) {
+          s.x.push_back(amounts[std::find(budgets.begin(), budgets.end(), summary[ci].budget) - budgets.begin()].value);
+          s.y.push_back(m->second.mean);
+          if (std::isfinite(m->second.se)) s.err.push_back(m->second.se);
+          s.n = m->second.n;
         }
-      if (!s.err.empty() && s.err.size() != s.y.size()) s.err.clear();
+      // Error bars only where every point has one (two items or more).
+      if (s.err.size() != s.y.size()) s.err.clear();
+      if (s.err.empty()) s.n = 0;
       const bool flat = !s.y.empty() && std::all_of(s.y.begin(), s.y.end(), [&](double v) {
         return std::abs(v - s.y[0]) <= 1e-9 * std::max(1.0, std::abs(s.y[0]));
       });
@@ -408,8 +443,9 @@ void run_sweep(const SweepArgs& a) {
       series.push_back(std::move(s));
     }
     LinePlotOptions o;
-    o.title = axis_label(n) + (a.dataset.empty() ? "" : " \u00b7 " + std::filesystem::path(a.dataset).filename().string() +
-                                                        " (" + std::to_string(cells.front().n) + " items)");
+    o.title = axis_label(n) + (a.dataset.empty() ? ""
+                                                 : " \u00b7 " + std::filesystem::path(a.dataset).filename().string() +
+                                                       " (" + std::to_string(summary.front().items) + " items)");
     o.x_label = percent ? "KV budget (% of prompt)" : "KV budget (tokens per KV head)";
     o.y_label = axis_label(n);
     o.x_ticks = budget_values;
@@ -468,6 +504,10 @@ void register_sweep(CLI::App& app) {
                 "most informative head), one colour range over all cells unless --range says otherwise");
   cmd->add_flag("--resume", args->resume,
                 "Go on with a sweep interrupted by Ctrl-C in --out: its finished cells (--out/cells) are kept");
+  cmd->add_option("--seeds", args->seeds,
+                  "Seeds per item for the policies that draw random numbers (random; keyformer with gumbel or "
+                  "gaussian noise): the session's seed + 0..N-1; other policies run once")
+      ->default_val(1);
   add_figure_flags(*cmd, args->figures);
   cmd->callback([args] { run_sweep(*args); });
 }

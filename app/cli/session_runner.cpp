@@ -80,10 +80,13 @@ std::string session_summary(const Session& s) {
                 static_cast<int>(s.generated().size()), last.kv_bytes / 1024.0, last.kv_bytes_full / 1024.0,
                 100.0 * last.kv_bytes / std::max<int64_t>(1, last.kv_bytes_full), evicted);
   std::string out = buf;
-  const MetricSums t = sum_metrics(ms);  // the sums behind sweep's means too
+  const MetricSums t = sum_metrics(ms);  // the sums behind sweep's means too (step 0 left out)
   if (const int n = t.n) {
-    std::snprintf(buf, sizeof(buf), " | mean KL %.4f, top-1 agreement %.1f%%, attention recall %.3f, ideal similarity %.3f",
-                  t.kl / n, 100 * t.top1_agree / n, t.attention_recall / n, t.ideal_similarity / n);
+    std::snprintf(buf, sizeof(buf),
+                  " | over %d decode step%s: mean KL %.4f, top-1 agreement %.1f%%, attention recall %.3f, ideal "
+                  "similarity %.3f",
+                  n, n == 1 ? "" : "s", t.kl / n, 100 * t.top1_agree / n, t.attention_recall / n,
+                  t.ideal_similarity / n);
     out += buf;
     // Under a sharing conversion the above is eviction alone (against the
     // converted model's full cache); this is conversion and eviction

@@ -6,10 +6,14 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <optional>
+#include <string>
 
 #include <imgui.h>
 
 #include "panels.h"
+#include "session/metric_sums.h"
 
 namespace kvscope::gui {
 
@@ -26,9 +30,14 @@ std::vector<float> series(const PublishedRun& r, int up_to_row, const std::funct
   return v;
 }
 
-void plot(const char* label, const char* help, const std::vector<float>& v, float lo, float hi, float width) {
-  char overlay[48] = "-";
-  if (!v.empty()) std::snprintf(overlay, sizeof overlay, "%s %.3f", label, v.back());
+// The overlay shows the latest value and, where the run has one, its mean
+// over the decode steps shown (the engine's means: step 0 left out, as in
+// the CLI's summaries and the sweeps).
+void plot(const char* label, const char* help, const std::vector<float>& v, float lo, float hi, float width,
+          std::optional<double> mean = std::nullopt) {
+  char overlay[80] = "-";
+  if (!v.empty() && mean) std::snprintf(overlay, sizeof overlay, "%s %.3f (mean %.3f)", label, v.back(), *mean);
+  else if (!v.empty()) std::snprintf(overlay, sizeof overlay, "%s %.3f", label, v.back());
   const float h = ImGui::GetTextLineHeight() * 2.2f;
   ImGui::PlotLines((std::string("##") + label).c_str(), v.empty() ? nullptr : v.data(), static_cast<int>(v.size()), 0,
                    overlay, lo, hi, {width, h});
@@ -49,20 +58,31 @@ void draw_run_metrics(const char* name, const PublishedRun& r, int row) {
   help_tooltip("Bytes of the policy's KV cache at this step, of a full cache of the same tokens in the layout in "
                "use, and in the checkpoint's native layout (sharing and eviction together).");
   const float autoscale = FLT_MAX;  // ImGui: FLT_MAX = scale to the data
+  const std::size_t shown = std::min<std::size_t>(r.metrics.size(), static_cast<std::size_t>(std::max(row + 1, 0)));
+  const std::map<std::string, double> means = metric_means(sum_metrics({r.metrics.data(), shown}));
+  auto mean = [&](const char* name) -> std::optional<double> {
+    const auto it = means.find(name);
+    return it == means.end() ? std::nullopt : std::optional<double>(it->second);
+  };
   // Two plots a line, each half the panel wide.
   const float w = 0.5f * (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x);
-  plot("KL", "KL(p_full || p_policy) of the next-token distributions, in nats: 0 = the policy predicts exactly what the full cache does.",
-       series(r, row, [](const StepMetrics& m) { return m.kl; }), 0, autoscale, w);
+  plot("KL",
+       "KL(p_full || p_policy) of the next-token distributions, in nats: 0 = the policy predicts exactly what the full "
+       "cache does.",
+       series(r, row, [](const StepMetrics& m) { return m.kl; }), 0, autoscale, w, mean("kl"));
   ImGui::SameLine();
   plot("top-1", "Top-1 agreement: 1 when the policy's most likely next token equals the full cache's.",
-       series(r, row, [](const StepMetrics& m) { return m.top1_agree < 0 ? std::nan("") : double(m.top1_agree); }), 0, 1, w);
-  plot("NLL", "Negative log-likelihood of the token that actually followed, under the policy (known with a "
-              "teacher-forced continuation or after sampling).",
-       series(r, row, [](const StepMetrics& m) { return m.nll; }), 0, autoscale, w);
+       series(r, row, [](const StepMetrics& m) { return m.top1_agree < 0 ? std::nan("") : double(m.top1_agree); }), 0,
+       1, w, mean("top1_agreement"));
+  plot("NLL",
+       "Negative log-likelihood of the token that actually followed, under the policy (known with a "
+       "teacher-forced continuation or after sampling).",
+       series(r, row, [](const StepMetrics& m) { return m.nll; }), 0, autoscale, w, mean("nll"));
   ImGui::SameLine();
-  plot("recall", "Attention recall: the share of the full cache's attention mass on the slots the policy kept "
-                 "(per head, averaged). 1 = nothing the full model looks at was evicted.",
-       series(r, row, [](const StepMetrics& m) { return m.attention_recall; }), 0, 1, w);
+  plot("recall",
+       "Attention recall: the share of the full cache's attention mass on the slots the policy kept "
+       "(per head, averaged). 1 = nothing the full model looks at was evicted.",
+       series(r, row, [](const StepMetrics& m) { return m.attention_recall; }), 0, 1, w, mean("attention_recall"));
   // Under a sharing conversion the plots above compare against the
   // converted model (eviction alone); these against the checkpoint as
   // trained (conversion and eviction together).

@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "io/json_file.h"
 #include "session/generator.h"
+#include "session/metric_sums.h"
 #include "session/session.h"
 
 namespace kvscope {
@@ -66,21 +67,20 @@ EvalResult evaluate(std::shared_ptr<const ModelBundle> bundle, const SessionConf
     }
     const auto& last = ms.back();
     res.kv_bytes += static_cast<double>(last.kv_bytes);
+    item.kv_bytes = static_cast<double>(last.kv_bytes);
     res.kv_bytes_full += static_cast<double>(last.kv_bytes_full);
-    if (c.recording.metrics) {
-      double kl = 0, rc = 0, sim = 0;
-      for (const auto& m : ms) {
-        kl += m.kl;
-        rc += m.attention_recall;
-        sim += m.ideal_similarity;
-      }
-      res.kl += kl / ms.size();
-      res.recall += rc / ms.size();
-      res.similarity += sim / ms.size();
+    // The item's means over its decode steps (step 0 left out, as in every
+    // mean over a run: session/metric_sums.h).
+    if (const MetricSums t = sum_metrics(ms); c.recording.metrics && t.n) {
+      item.kl = t.kl / t.n;
+      item.top1_agreement = t.top1_agree / t.n;
+      item.recall = t.attention_recall / t.n;
+      item.similarity = t.ideal_similarity / t.n;
+      res.kl += item.kl;
+      res.recall += item.recall;
+      res.similarity += item.similarity;
       ++res.metric_items;
-      item.kl = kl / ms.size();
-      item.recall = rc / ms.size();
-      item.similarity = sim / ms.size();
+      item.has_metrics = true;
     }
     res.per_item.push_back(item);
     if (c.policy.kind == PolicyKind::Full && c.sharing.kind == SharingLayout::Kind::Native) {

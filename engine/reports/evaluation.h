@@ -27,8 +27,11 @@ std::vector<EvalItem> load_eval_set(const std::filesystem::path& path);
 struct EvalItemResult {
   bool scored = false;   // it has an answer
   bool correct = false;
-  double answer_nll = 0;  // mean over its answer tokens
-  double kl = 0, recall = 0, similarity = 0;  // means over its steps (with metrics)
+  double answer_nll = 0;  // mean over its answer tokens (the first, predicted by the prefill, included)
+  // Means over its decode steps, step 0 left out (with metrics and at least one decode step).
+  bool has_metrics = false;
+  double kv_bytes = 0;  // the policy cache at the end of the item
+  double kl = 0, top1_agreement = 0, recall = 0, similarity = 0;
 };
 
 struct EvalResult {

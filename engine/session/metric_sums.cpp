@@ -4,9 +4,10 @@
 
 namespace kvscope {
 
-MetricSums sum_metrics(const std::vector<StepMetrics>& steps) {
+MetricSums sum_metrics(std::span<const StepMetrics> steps) {
   MetricSums t;
   for (const StepMetrics& m : steps) {
+    if (!counts_in_means(m)) continue;
     if (!std::isnan(m.nll)) {
       t.nll += m.nll;
       ++t.n_nll;

@@ -1,6 +1,10 @@
 // kvscope-cli end to end, the way a user runs it, on the tiny checkpoints.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+#include <sstream>
+
 #include "backend/golden.h"
 #include "io/json_file.h"
 #include "io/npy.h"
@@ -353,7 +357,14 @@ TEST(Cli, SweepWritesCsvAndPlots) {
   EXPECT_NE(csv.find("h2o,50%"), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(dir / "out" / "sweep_kl.png"));
   EXPECT_TRUE(std::filesystem::exists(dir / "out" / "sweep_nll.svg"));
-  EXPECT_EQ(csv.find("_se"), std::string::npos) << "one run per cell: no standard error";
+  // One item (the session): n 1, no standard error (nan), no interval.
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_NE(header.find(",kl_se,"), std::string::npos) << header;
+  EXPECT_NE(csv.find("h2o,50%"), std::string::npos);
+  const std::string items = test::read_file(dir / "out" / "sweep_items.csv");
+  EXPECT_EQ(items.substr(0, items.find('\n')),
+            "item,policy,budget,seed,attention_recall,ideal_similarity,kl,kv_bytes,nll,top1_agreement");
+  EXPECT_EQ(std::count(items.begin(), items.end(), '\n'), 7);  // header + 2 policies x 3 budgets x 1 item
   // --heatmaps: every cell's picture, in the formats asked for.
   const auto h = test::run_cli("sweep " + test::quote((dir / "s.json").string()) +
                                " --policies window,h2o --budgets 50% --heatmaps --format pdf --out " +
@@ -382,10 +393,135 @@ TEST(Cli, DatasetSweepHasStandardErrors) {
   const std::string header = csv.substr(0, csv.find('\n'));
   EXPECT_NE(header.find("accuracy_se"), std::string::npos) << header;
   EXPECT_NE(header.find("answer_nll_se"), std::string::npos) << header;
-  EXPECT_EQ(header.substr(header.size() - 2), ",n") << header;
-  EXPECT_NE(csv.find(",3\n"), std::string::npos) << csv;
+  EXPECT_NE(header.find(",n,seeds,"), std::string::npos) << header;
+  EXPECT_NE(header.find("accuracy_diff_lo"), std::string::npos) << header;
   EXPECT_TRUE(std::filesystem::exists(dir / "out" / "sweep_accuracy.png"));
   EXPECT_TRUE(std::filesystem::exists(dir / "out" / "sweep_accuracy.svg"));
+}
+
+// A CSV without quoted fields, as rows of fields.
+std::vector<std::vector<std::string>> read_plain_csv(const std::filesystem::path& p) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(test::read_file(p));
+  for (std::string line; std::getline(in, line);) {
+    rows.emplace_back();
+    std::istringstream f(line);
+    for (std::string field; std::getline(f, field, ',');) rows.back().push_back(field);
+  }
+  return rows;
+}
+
+// --seeds: random runs once per seed, h2o once, full once for every
+// budget; one row per item x policy x budget x seed in sweep_items.csv,
+// and sweep.csv's mean is over the items of each item's seed mean.
+TEST(Cli, SweepWritesEveryItemAndSeed) {
+  test::TempDir dir;
+  nlohmann::json s = {
+      {"format", "kvscope-session"}, {"version", 1}, {"model", test::model_dir("gpt2").string()}, {"prompt", "x"}};
+  test::write_file(dir / "s.json", s.dump());
+  test::write_file(dir / "d.jsonl",
+                   "{\"prompt\": \"The quick brown fox jumps over the\", \"answer\": \" lazy dog\"}\n"
+                   "{\"prompt\": \"Pack my box with five dozen\", \"answer\": \" liquor jugs\"}\n"
+                   "{\"prompt\": \"How vexingly quick daft zebras\", \"answer\": \" jump\"}\n");
+  const auto r = test::run_cli(
+      "sweep " + test::quote((dir / "s.json").string()) + " --dataset " + test::quote((dir / "d.jsonl").string()) +
+      " --seeds 3" + " --policies full,h2o,random --budgets 40%,80% --out " + test::quote((dir / "out").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto items = read_plain_csv(dir / "out" / "sweep_items.csv");
+  ASSERT_FALSE(items.empty());
+  EXPECT_EQ(items[0][0], "item");
+  EXPECT_EQ(items[0][3], "seed");
+  // 3 items x (full 1 seed + h2o 1 seed + random 3 seeds) x 2 budgets.
+  ASSERT_EQ(items.size(), 1u + 3 * (1 + 1 + 3) * 2);
+  std::map<std::string, std::set<std::string>> seeds;
+  std::map<std::string, std::map<std::string, std::string>> full_nll;  // budget -> item -> answer_nll
+  const std::size_t nll_col = std::find(items[0].begin(), items[0].end(), "answer_nll") - items[0].begin();
+  ASSERT_LT(nll_col, items[0].size());
+  for (std::size_t i = 1; i < items.size(); ++i) {
+    seeds[items[i][1]].insert(items[i][3]);
+    if (items[i][1] == "full") full_nll[items[i][2]][items[i][0]] = items[i][nll_col];
+  }
+  EXPECT_EQ(seeds["random"], (std::set<std::string>{"0", "1", "2"}));
+  EXPECT_EQ(seeds["h2o"], (std::set<std::string>{"0"}));
+  EXPECT_EQ(full_nll["40%"], full_nll["80%"]) << "full ran once; its result is every budget's";
+  // sweep.csv: random's answer NLL at 40% is the mean over items of the seed means.
+  const auto sum = read_plain_csv(dir / "out" / "sweep.csv");
+  auto col = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(sum[0].begin(), sum[0].end(), name) - sum[0].begin());
+  };
+  std::map<std::string, double> per_item;
+  for (std::size_t i = 1; i < items.size(); ++i)
+    if (items[i][1] == "random" && items[i][2] == "40%") per_item[items[i][0]] += std::stod(items[i][nll_col]) / 3;
+  double mean = 0;
+  for (const auto& [item, v] : per_item) mean += v / 3;
+  bool found = false;
+  for (std::size_t i = 1; i < sum.size(); ++i)
+    if (sum[i][0] == "random" && sum[i][1] == "40%") {
+      found = true;
+      EXPECT_NEAR(std::stod(sum[i][col("answer_nll")]), mean, 1e-6 * std::max(1.0, mean));
+      EXPECT_EQ(sum[i][col("n")], "3");
+      EXPECT_EQ(sum[i][col("seeds")], "3");
+      EXPECT_EQ(sum[i][col("answer_nll_vs")], "h2o");
+      const double lo = std::stod(sum[i][col("answer_nll_diff_lo")]), hi = std::stod(sum[i][col("answer_nll_diff_hi")]);
+      const double d = std::stod(sum[i][col("answer_nll_diff")]);
+      EXPECT_LE(lo, d);
+      EXPECT_GE(hi, d);
+    }
+  EXPECT_TRUE(found);
+  // Reruns give the same bytes (the bootstrap's draws are seeded).
+  const auto again = test::run_cli(
+      "sweep " + test::quote((dir / "s.json").string()) + " --dataset " + test::quote((dir / "d.jsonl").string()) +
+      " --seeds 3" + " --policies full,h2o,random --budgets 40%,80% --out " + test::quote((dir / "again").string()));
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(test::read_file(dir / "out" / "sweep.csv"), test::read_file(dir / "again" / "sweep.csv"));
+}
+
+// A session sweep scores every cell on the full cache's continuation,
+// teacher forced: a window cell's NLL equals that of `run` with the full
+// run's tokens as the session's continuation_ids, averaged here from metrics.csv
+// over the decode steps (step 0 left out).
+TEST(Cli, SessionSweepScoresTheFullCachesContinuation) {
+  test::TempDir dir;
+  nlohmann::json s = {{"format", "kvscope-session"},
+                      {"version", 1},
+                      {"model", test::model_dir("gpt2").string()},
+                      {"prompt", "The quick brown fox jumps over the lazy dog. Pack my box with five dozen"},
+                      {"max_new_tokens", 8},
+                      {"stop_at_eos", false}};
+  test::write_file(dir / "s.json", s.dump());
+  const auto full = test::run_cli("run " + test::quote((dir / "s.json").string()) + " --export " +
+                                  test::quote((dir / "full").string()));
+  ASSERT_EQ(full.exit_code, 0) << full.output;
+  const auto toks = nlohmann::json::parse(test::read_file(dir / "full" / "tokens.json"));
+  const int prompt_len = toks["prompt_length"].get<int>();
+  const std::vector<int> ids = toks["ids"].get<std::vector<int>>();
+  s["continuation_ids"] = std::vector<int>(ids.begin() + prompt_len, ids.end());
+  test::write_file(dir / "forced.json", s.dump());
+  const auto forced = test::run_cli("run " + test::quote((dir / "forced.json").string()) +
+                                    " --policy window --budget 50% --export " + test::quote((dir / "forced").string()));
+  ASSERT_EQ(forced.exit_code, 0) << forced.output;
+  const auto metrics = read_plain_csv(dir / "forced" / "metrics.csv");
+  const auto mcol = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(metrics[0].begin(), metrics[0].end(), name) - metrics[0].begin());
+  };
+  double nll = 0, kl = 0;
+  int n_nll = 0, n_kl = 0;
+  for (std::size_t r = 1; r < metrics.size(); ++r) {
+    if (std::stoi(metrics[r][mcol("step")]) == 0) continue;
+    if (metrics[r][mcol("nll")] != "nan") nll += std::stod(metrics[r][mcol("nll")]), ++n_nll;
+    kl += std::stod(metrics[r][mcol("kl")]), ++n_kl;
+  }
+  ASSERT_EQ(n_kl, 8);
+  const auto sw = test::run_cli("sweep " + test::quote((dir / "s.json").string()) +
+                                " --policies window --budgets 50% --out " + test::quote((dir / "sweep").string()));
+  ASSERT_EQ(sw.exit_code, 0) << sw.output;
+  const auto items = read_plain_csv(dir / "sweep" / "sweep_items.csv");
+  ASSERT_EQ(items.size(), 2u);
+  const auto icol = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(items[0].begin(), items[0].end(), name) - items[0].begin());
+  };
+  EXPECT_NEAR(std::stod(items[1][icol("nll")]), nll / n_nll, 1e-6);
+  EXPECT_NEAR(std::stod(items[1][icol("kl")]), kl / n_kl, 1e-6);
 }
 
 TEST(Cli, InterruptedSweepResumesToTheSameResult) {

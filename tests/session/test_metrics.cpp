@@ -261,17 +261,24 @@ TEST(MetricsByHand, NllAndPerplexity) {
 // The session's metric rows: its policy cache is replayed here on a second
 // backend (the same tokens, the session's recorded masks as the eviction),
 // a third runs the full cache, and every metric is computed here.
-// The means `run` prints and `sweep` writes: over the steps compared with
-// the full cache (top1_agree >= 0), and the NLL over the steps where it is
-// known, each on its own.
-TEST(MetricSums, MeansAreOverTheStepsThatHaveEachMetric) {
-  std::vector<StepMetrics> steps(4);
-  steps[0].nll = 2.0;  // the prefill row: no comparison with the full cache
+// The means `run` prints and `sweep` writes: over the decode steps (step 0,
+// the prefill row, left out), those compared with the full cache
+// (top1_agree >= 0), and the NLL over the steps where it is known, each on
+// its own.
+TEST(MetricSums, MeansAreOverTheDecodeStepsThatHaveEachMetric) {
+  std::vector<StepMetrics> steps(5);
+  for (int i = 0; i < 5; ++i) steps[i].step = i;
+  // The prefill row, as a one-shot prefill measures it: the full cache's own numbers.
+  steps[0].nll = 2.0, steps[0].kl = 0, steps[0].top1_agree = 1, steps[0].attention_recall = 1;
+  steps[0].ideal_similarity = 1, steps[0].kl_native = 0, steps[0].top1_agree_native = 1;
   steps[1].kl = 0.5, steps[1].top1_agree = 1, steps[1].attention_recall = 0.75, steps[1].ideal_similarity = 0.5;
   steps[1].kl_native = 0.5, steps[1].top1_agree_native = 0;
   steps[2].kl = 0.25, steps[2].top1_agree = 0, steps[2].attention_recall = 0.25, steps[2].ideal_similarity = 1.0;
   steps[2].nll = 4.0, steps[2].kl_native = 1.0, steps[2].top1_agree_native = 1;
-  steps[3].nll = std::nan("");
+  steps[3].nll = 1.0;  // no comparison with the full cache
+  steps[4].nll = std::nan("");
+  EXPECT_FALSE(counts_in_means(steps[0]));
+  EXPECT_TRUE(counts_in_means(steps[1]));
   const MetricSums t = sum_metrics(steps);
   EXPECT_EQ(t.n, 2);
   EXPECT_EQ(t.n_nll, 2);
@@ -279,12 +286,44 @@ TEST(MetricSums, MeansAreOverTheStepsThatHaveEachMetric) {
   EXPECT_EQ(t.top1_agree_native, 1.0);
   EXPECT_EQ(t.kl_native, 1.5);
   const std::map<std::string, double> means = metric_means(t);
-  EXPECT_EQ(means, (std::map<std::string, double>{{"nll", 3.0},
+  EXPECT_EQ(means, (std::map<std::string, double>{{"nll", 2.5},
                                                   {"kl", 0.375},
                                                   {"top1_agreement", 0.5},
                                                   {"attention_recall", 0.5},
                                                   {"ideal_similarity", 0.75}}));
   EXPECT_TRUE(metric_means(sum_metrics({})).empty());
+  EXPECT_TRUE(metric_means(sum_metrics({steps.data(), 1})).empty()) << "a run of the prefill alone has no mean";
+}
+
+// A real run: step 0 of a one-shot prefill is the full cache's (KL 0,
+// top-1 1, recall 1), and the run's means are those of rows 1.. computed
+// here from the recorded per-step data, which keeps row 0.
+TEST(MetricSums, ARunsMeansLeaveOutTheUncutPrefillRow) {
+  SessionConfig cfg = test::config(PolicyKind::H2O, "6", 6);
+  cfg.continuation_ids = {17, 3, 250, 41, 99, 8};
+  Session s(test::bundle("llama_gqa"), cfg);
+  s.run_to_end();
+  const auto& ms = s.recorder().metrics();
+  ASSERT_EQ(ms.size(), 7u);
+  EXPECT_EQ(ms[0].kl, 0.0);
+  EXPECT_EQ(ms[0].top1_agree, 1);
+  EXPECT_DOUBLE_EQ(ms[0].attention_recall, 1.0);
+  double kl = 0, top1 = 0, recall = 0, nll = 0;
+  int n_nll = 0;
+  for (std::size_t r = 1; r < ms.size(); ++r) {
+    kl += ms[r].kl;
+    top1 += ms[r].top1_agree;
+    recall += ms[r].attention_recall;
+    if (!std::isnan(ms[r].nll)) nll += ms[r].nll, ++n_nll;
+  }
+  ASSERT_GT(kl, 0.0) << "the budget must cut something for this test to tell the means apart";
+  const auto means = metric_means(sum_metrics(ms));
+  EXPECT_DOUBLE_EQ(means.at("kl"), kl / 6);
+  EXPECT_DOUBLE_EQ(means.at("top1_agreement"), top1 / 6);
+  EXPECT_DOUBLE_EQ(means.at("attention_recall"), recall / 6);
+  EXPECT_EQ(n_nll, 5);  // rows 1..5 predict continuation tokens 1..5; row 6 has no next token
+  EXPECT_DOUBLE_EQ(means.at("nll"), nll / n_nll);
+  EXPECT_GT(means.at("kl"), (kl + ms[0].kl) / 7) << "row 0 (KL 0) would pull the mean toward the full cache";
 }
 
 TEST(MetricsByHand, SessionRowsMatchAReplayedCache) {
