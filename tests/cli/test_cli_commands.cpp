@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/golden.h"
+#include "io/figure_metadata.h"
 #include "io/json_file.h"
 #include "io/npy.h"
 #include "file_compare.h"
@@ -354,6 +355,20 @@ TEST(Cli, SweepWritesCsvAndPlots) {
   EXPECT_TRUE(std::filesystem::exists(dir / "out" / "sweep_kl.png"));
   EXPECT_TRUE(std::filesystem::exists(dir / "out" / "sweep_nll.svg"));
   EXPECT_EQ(csv.find("_se"), std::string::npos) << "one run per cell: no standard error";
+  // What made it: beside the CSV (which stays one header row) and in each plot.
+  const nlohmann::json side = read_json_file(dir / "out" / "sweep.provenance.json");
+  const nlohmann::json& p = side.at("provenance");
+  EXPECT_EQ(p.at("command_line"), "kvscope-cli sweep " + (dir / "s.json").string() +
+                                      " --policies window,h2o --budgets 25%,50%,75% --out " + (dir / "out").string());
+  EXPECT_EQ(p.at("model").at("name"), "gpt2");
+  EXPECT_EQ(p.at("policy").at("sweep").at("policies"), nlohmann::json({"window", "h2o"}));
+  EXPECT_EQ(p.at("device").at("backend"), "cpu");
+  EXPECT_EQ(side.at("files").front(), "sweep.csv");
+  EXPECT_NE(std::find(side.at("files").begin(), side.at("files").end(), "sweep_kl.png"), side.at("files").end());
+  const auto chunks = png_text_chunks(test::read_file(dir / "out" / "sweep_kl.png"));
+  ASSERT_TRUE(chunks.count(kPngProvenanceKey));
+  EXPECT_EQ(nlohmann::json::parse(chunks.at(kPngProvenanceKey)), p);
+  EXPECT_EQ(nlohmann::json::parse(svg_provenance(test::read_file(dir / "out" / "sweep_nll.svg"))), p);
   // --heatmaps: every cell's picture, in the formats asked for.
   const auto h = test::run_cli("sweep " + test::quote((dir / "s.json").string()) +
                                " --policies window,h2o --budgets 50% --heatmaps --format pdf --out " +
