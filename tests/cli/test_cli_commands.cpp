@@ -125,6 +125,14 @@ TEST(Cli, GenerateWithPolicyExportsAndRunReplaysIt) {
                                 test::quote((dir / "b").string()));
   ASSERT_EQ(r2.exit_code, 0) << r2.output;
   EXPECT_TRUE(test::same_file(dir / "a" / "masks.npy", dir / "b" / "masks.npy"));
+  // Each export names the command that made it, as a shell reads it back.
+  EXPECT_EQ(read_json_file(dir / "a" / "manifest.json").at("provenance").at("command_line"),
+            "kvscope-cli generate " + test::model_dir("llama_gqa").string() +
+                " --prompt 'The quick brown fox jumps over the lazy dog' --max-new-tokens 6 --policy keyformer "
+                "--budget 50% --export " +
+                (dir / "a").string());
+  EXPECT_EQ(read_json_file(dir / "b" / "session.json").at("provenance").at("command_line"),
+            "kvscope-cli run " + (dir / "s.json").string() + " --quiet --export " + (dir / "b").string());
 }
 
 TEST(Cli, RunExportsTheForkBesideTheSession) {
@@ -173,6 +181,10 @@ TEST(Cli, RunTakesPolicyAndSamplingFlagsOverTheFile) {
   ASSERT_EQ(file.exit_code, 0) << file.output;
   EXPECT_TRUE(test::same_file(dir / "a" / "masks.npy", dir / "b" / "masks.npy"));
   EXPECT_TRUE(test::same_file(dir / "a" / "tokens.json", dir / "b" / "tokens.json"));
+  // Settings held as floats are written by their shortest decimal.
+  const std::string session = test::read_file(dir / "a" / "session.json");
+  EXPECT_NE(session.find("\"temperature\": 0.8,"), std::string::npos) << session;
+  EXPECT_EQ(session.find("0.800000011920929"), std::string::npos) << session;
   // A flag the file's policy ignores is named.
   const auto bad = test::run_cli("run " + test::quote((dir / "h2o.json").string()) + " --quiet --alpha 0.3");
   EXPECT_NE(bad.exit_code, 0);
