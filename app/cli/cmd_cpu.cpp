@@ -9,6 +9,7 @@
 
 #include "backend/cpu/cpu_info.h"
 #include "cli_common.h"
+#include "io/json_file.h"
 
 namespace kvscope::cli {
 namespace {
@@ -29,7 +30,7 @@ void run_cpu(const CpuArgs& a) {
                               {"cpu_simd_path", c.cpu_simd},          {"openblas_core", c.openblas_core},
                               {"openblas_config", c.openblas_config}, {"openblas_core_types", c.openblas_core_types},
                               {"threads", c.threads}};
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", json_text(j).c_str());
     return;
   }
   std::string types;

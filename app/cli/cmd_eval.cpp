@@ -11,6 +11,7 @@
 #include "progress_bar.h"
 #include "reports/evaluation.h"
 #include "session_runner.h"
+#include "io/json_file.h"
 
 namespace kvscope::cli {
 namespace {
@@ -56,7 +57,7 @@ void run_eval(const EvalArgs& a) {
     j["ideal_similarity_mean"] = r.similarity / r.metric_items;
   }
   if (a.json) {
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", json_text(j).c_str());
     return;
   }
   std::printf("dataset     %s (%d items, %d with answers)\n", a.dataset.c_str(), r.items, r.scored);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "io/json_file.h"
 
 namespace kvscope::cli {
 namespace {
@@ -71,7 +72,7 @@ void run_inspect(const InspectArgs& a) {
       {"tokenizer_vocab", b.tokenizer->vocab_size()},
   };
   if (a.json) {
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", json_text(j).c_str());
     return;
   }
   std::printf("model            %s\n", b.files.dir.c_str());

@@ -13,6 +13,7 @@
 #include "session/session.h"
 #include "reports/exporter.h"
 #include "session_runner.h"
+#include "io/json_file.h"
 
 namespace kvscope::cli {
 namespace {
@@ -72,7 +73,7 @@ void run_score_session(const ScoreArgs& a) {
       j["perplexity_full"] = std::exp(mean_full);
       j["nll_full"] = nlls_full;
     }
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", json_text(j).c_str());
   } else {
     std::printf("tokens      %d (prompt %d, %d scored under %s)\nmean NLL    %.6f nats\nperplexity  %.4f\n", n, split,
                 scored, a.flags.policy.c_str(), mean, std::exp(mean));
@@ -101,7 +102,7 @@ void run_score(const ScoreArgs& a) {
   if (a.json) {
     nlohmann::json j = {{"tokens", ids.size()}, {"scored", r.scored}, {"mean_nll", r.mean_nll},
                         {"perplexity", r.perplexity}, {"nll", r.nll}, {"device", backend->name()}};
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", json_text(j).c_str());
     return;
   }
   std::printf("tokens      %zu (%d scored)\nmean NLL    %.6f nats\nperplexity  %.4f\n", ids.size(), r.scored,

@@ -29,6 +29,7 @@
 #include "reports/figure_export.h"
 #include "reports/informative_head.h"
 #include "reports/sweep_summary.h"
+#include "reports/provenance.h"
 #include "session/metric_sums.h"
 #include "session/session.h"
 #include "session_runner.h"
@@ -217,7 +218,7 @@ void run_sweep(const SweepArgs& a) {
     file.cfg.export_opts.formats = {"png", "svg"};
   apply_figure_flags(a.figures, file.cfg.export_opts);
   const SessionConfig& base = file.cfg;
-  const FigureExportOptions figure_opts = FigureExportOptions::from(base.export_opts);
+  FigureExportOptions figure_opts = FigureExportOptions::from(base.export_opts);
   const std::shared_ptr<const ModelBundle>& bundle = file.bundle;
   std::vector<EvalItem> items;
   if (!a.dataset.empty()) {
@@ -313,6 +314,17 @@ void run_sweep(const SweepArgs& a) {
   }
   std::unique_ptr<Session> first;
   if (items.empty() && !a.resume && !needs_reference) first = make_session(0, 0, base.seed);
+  // What made the sweep (sweep.provenance.json and every plot): computed
+  // before any cell runs, as it hashes the model once.
+  Provenance provenance;
+  try {
+    provenance = model_provenance(
+        *bundle, base,
+        {{"sweep", {{"policies", policies}, {"budgets", budgets}, {"seeds", a.seeds}}}}, {"settings", policy_to_json(base.policy)}});
+  } catch (const Error& e) {
+    throw e.in_file(a.session);
+  }
+  figure_opts.output.metadata = figure_metadata(provenance);
   create_output_dir(a.out, "--out");
   std::filesystem::create_directories(out / "cells");
   write_text_file(out / "cells" / "sweep.json", identity.dump(1) + "\n");
@@ -416,6 +428,7 @@ void run_sweep(const SweepArgs& a) {
   std::vector<double> budget_values;
   for (const auto& am : amounts) budget_values.push_back(am.value);
   std::size_t plots = 0;
+  std::vector<std::filesystem::path> figure_files;  // listed in sweep.provenance.json
   for (const auto& n : names) {
     // One line per policy; the full cache, whose value does not depend on
     // the budget, as a dashed reference line instead of one more line.
@@ -458,7 +471,7 @@ void run_sweep(const SweepArgs& a) {
       o.y_min = 0;
       o.y_max = 1;
     }
-    write_line_plot(out / ("sweep_" + n), series, o, figure_opts.output);
+    for (auto& f : write_line_plot(out / ("sweep_" + n), series, o, figure_opts.output)) figure_files.push_back(f);
     ++plots;
   }
   std::size_t heatmaps = 0;
@@ -475,9 +488,19 @@ void run_sweep(const SweepArgs& a) {
       ho.colormap = figure_opts.colormap;
       ho.scale = resolve_color_scale(figure_opts.scale, figure_opts.range, own, all);
       ho.evicted = figure_opts.evicted;
-      write_heatmap(out / ("heatmap_" + c.policy + "_" + budget_tag(c.budget)), c.heatmap, ho, figure_opts.output);
+      for (auto& f :
+           write_heatmap(out / ("heatmap_" + c.policy + "_" + budget_tag(c.budget)), c.heatmap, ho, figure_opts.output))
+        figure_files.push_back(f);
       ++heatmaps;
     }
+  }
+  {
+    // The CSV stays plain (one header row) for every reader; what made it
+    // is in this file beside it (docs/exports.md, "Provenance").
+    nlohmann::json files = {"sweep.csv", "sweep_items.csv"};
+    for (const auto& f : figure_files) files.push_back(f.filename().string());
+    write_text_file(out / "sweep.provenance.json",
+                    json_text({{"files", files}, {"provenance", to_json(provenance)}}) + "\n");
   }
   std::printf("%s", to_csv(t).c_str());
   // Finished: sweep.csv holds every cell; the checkpoints go, so the

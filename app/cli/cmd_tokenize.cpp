@@ -14,6 +14,7 @@
 
 #include "cli_common.h"
 #include "common/error.h"
+#include "io/json_file.h"
 
 namespace kvscope::cli {
 namespace {
@@ -51,7 +52,7 @@ void run_tokenize(const TokenizeArgs& a) {
       j["texts"].push_back(b.tokenizer->token_text(id));
     }
     // Invalid UTF-8 (a byte token that is half a character) is replaced, not thrown on.
-    std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf("%s\n", json_text(j, 2, true).c_str());
     return;
   }
   std::printf("%zu tokens\n", ids.size());

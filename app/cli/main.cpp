@@ -7,12 +7,17 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "common/build_info.h"
 #include "common/error.h"
+#include "reports/provenance.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"kvscope-cli: run transformer checkpoints step by step and inspect their KV cache"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "kvscope-cli 0.1.0");
+  app.set_version_flag("--version", std::string("kvscope-cli ") + kvscope::kvscope_version() + " (commit " +
+                                        kvscope::kvscope_commit() + ")");
+  // Every file this run writes for a reader records the command that made it.
+  kvscope::set_command_line(argc, argv);
   // --threads N, before or after the command word (subcommands pass what
   // they do not know up to here): the CPU backend's threads. The pool is
   // sized once, so the value is taken from the arguments before anything

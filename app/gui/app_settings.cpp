@@ -1,4 +1,5 @@
 #include "app_settings.h"
+#include "io/json_file.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -79,7 +80,7 @@ bool save_app_settings(const AppSettings& s) {
   {
     std::ofstream out(tmp, std::ios::trunc);
     if (!out) return false;
-    out << j.dump(2) << "\n";
+    out << json_text(j) << "\n";
     if (!out) return false;
   }
   fs::rename(tmp, file, ec);

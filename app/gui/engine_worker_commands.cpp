@@ -13,7 +13,9 @@
 #include "common/error.h"
 #include "engine_worker_impl.h"
 #include "io/atomic_file.h"
+#include "io/json_file.h"
 #include "reports/exporter.h"
+#include "reports/provenance.h"
 #include "session/fork_session.h"
 
 namespace kvscope::gui {
@@ -31,15 +33,16 @@ SessionConfig without_fork(SessionConfig c) {
 }
 
 // Rewrites an exported session.json with `cfg`, keeping the exporter's
-// "resolved" block; untouched when nothing differs, so the file stays
-// byte-identical to the CLI's.
+// "resolved" and "provenance" blocks; untouched when nothing differs, so the
+// file stays byte-identical to the CLI's (but for the command line).
 void rewrite_session_json(const std::filesystem::path& file, const SessionConfig& cfg) {
   std::ifstream in(file);
   const nlohmann::json written = nlohmann::json::parse(in);
   nlohmann::json j = cfg.to_json();
-  if (written.contains("resolved")) j["resolved"] = written["resolved"];
+  for (const char* kept : {"resolved", "provenance"})
+    if (written.contains(kept)) j[kept] = written[kept];
   if (j == written) return;
-  write_text_file(file, j.dump(2) + "\n");
+  write_text_file(file, json_text(j) + "\n");
 }
 
 }  // namespace
@@ -299,6 +302,7 @@ void EngineWorker::Impl::do_export(const std::filesystem::path& dir, int layer, 
                                    const FigureExportOptions& figures) {
   if (!A) throw Error("export", "", "no session is open");
   set_task("export to " + dir.string());
+  const ProvenanceAction action("export to " + dir.string());  // the files' command line
   std::vector<std::filesystem::path> written;
   for (const auto& f : export_session(*A, dir)) written.push_back(dir / f);
   rewrite_session_json(dir / "session.json", merged_config());
@@ -314,7 +318,10 @@ void EngineWorker::Impl::do_save(const std::filesystem::path& file, const std::o
   if (!A) throw Error("save", "", "no session is open");
   SessionConfig c = merged_config();
   if (view) c.view = *view;
-  c.save(file);
+  const ProvenanceAction action("save session " + file.string());
+  nlohmann::json j = c.to_json();
+  j["provenance"] = to_json(session_provenance(*A));
+  write_text_file(file, json_text(j) + "\n");
   set_message("saved " + file.string());
 }
 

@@ -9,6 +9,7 @@
 #include "screenshot.h"
 #include "bundle/model_bundle.h"
 #include "state_json.h"
+#include "io/json_file.h"
 
 namespace kvscope::gui {
 
@@ -121,7 +122,7 @@ void LaunchScript::finish(AppState& s, int fb_w, int fb_h) {
       exit_code_ = 1;
     }
     const std::string sidecar = std::filesystem::path(opts_.screenshot).replace_extension(".json").string();
-    if (!write_text_atomically(sidecar, state_json(s, fb_w, fb_h).dump(2) + "\n")) {
+    if (!write_text_atomically(sidecar, json_text(state_json(s, fb_w, fb_h)) + "\n")) {
       std::fprintf(stderr, "kvscope: --screenshot: cannot write %s\n", sidecar.c_str());
       exit_code_ = 1;
     }

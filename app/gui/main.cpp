@@ -22,7 +22,9 @@
 #include "frame_bench.h"
 #include "launch_script.h"
 #include "panels.h"
+#include "reports/provenance.h"
 #include "state_json.h"
+#include "io/json_file.h"
 
 namespace gui = kvscope::gui;
 
@@ -67,6 +69,9 @@ void save_settings(GLFWwindow* window, const gui::AppState& s, gui::AppSettings 
 int main(int argc, char** argv) {
   gui::LaunchOptions opts;
   if (const auto code = gui::parse_launch_options(argc, argv, opts)) return *code;
+  // What the window's exports and saved sessions record as their command
+  // line; each adds its action ("kvscope (window): export to DIR").
+  kvscope::set_command_line("kvscope (window)");
 
   std::string settings_warning;
   const gui::AppSettings settings = opts.scripted() ? gui::AppSettings{} : gui::load_app_settings(&settings_warning);
@@ -173,7 +178,7 @@ int main(int argc, char** argv) {
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
     if (!opts.state_file.empty()) {
-      std::string state = gui::state_json(s, fb_w, fb_h).dump(2) + "\n";
+      std::string state = kvscope::json_text(gui::state_json(s, fb_w, fb_h)) + "\n";
       if (state != last_state && gui::write_text_atomically(opts.state_file, state)) last_state = std::move(state);
     }
     bool quit = false;

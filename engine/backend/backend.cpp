@@ -4,6 +4,7 @@
 #include "common/error.h"
 #ifdef KVSCOPE_HAVE_CUDA
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_ops.h"
 #endif
 
 namespace kvscope {
@@ -23,6 +24,14 @@ bool cuda_available(std::string* why) {
   if (why) *why = "this build has no CUDA backend (configured with KVSCOPE_CUDA=OFF or no nvcc found)";
   return false;
 #endif
+}
+
+std::string backend_label(Device device, WeightFormat weights) {
+  if (device == Device::Cpu) return weights == WeightFormat::F16 ? "cpu, f16 weights" : "cpu";
+#ifdef KVSCOPE_HAVE_CUDA
+  if (cuda_available(nullptr)) return "cuda: " + cuda::device_name();
+#endif
+  return "cuda";
 }
 
 std::unique_ptr<Backend> make_backend(Device device, const ModelConfig& cfg, const ModelWeights& weights,

@@ -256,6 +256,10 @@ enum class Device { Cpu, Cuda };
 // what is missing when not.
 bool cuda_available(std::string* why);
 
+// What a backend on `device` calls itself (Backend::name()), without
+// making one: "cpu", "cpu, f16 weights", "cuda: NVIDIA H100 80GB HBM3".
+std::string backend_label(Device device, WeightFormat weights);
+
 // Creates a backend on `device` for a model. Throws kvscope::Error when the
 // device is not available (field "device": "no CUDA device: ...").
 std::unique_ptr<Backend> make_backend(Device device, const ModelConfig& cfg, const ModelWeights& weights,

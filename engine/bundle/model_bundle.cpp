@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "bundle/downloaded_models.h"
 #include "bundle/gguf_tokenizer.h"
 #include "common/error.h"
 #include "io/json_file.h"
@@ -32,6 +33,7 @@ std::string special_name(const nlohmann::json& v) {
 ModelBundle load_model_bundle(const fs::path& dir) {
   ModelBundle b;
   if (is_gguf_file(dir)) {
+    verify_fetched_model(dir);  // a file tools/get-model.sh fetched still has its pinned SHA-256
     // Everything is in the one file, read once: the tokenizer comes from its metadata.
     const GgufFile f = GgufFile::open(dir);
     b.files = load_gguf_model(f);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <memory>
 #include <ostream>
+#include <sstream>
 
 #include "common/error.h"
 #include "io/atomic_file.h"
@@ -65,21 +66,32 @@ std::vector<std::filesystem::path> write_figure(const std::filesystem::path& ste
     std::filesystem::path path = stem;
     path += std::string(".") + figure_format_name(f);
     write_file_atomically(path, [&](std::ostream& os) {
+      // PNG and SVG are drawn into memory and get their metadata added
+      // after (Cairo has no API for either); the PDF takes it from Cairo.
+      std::ostringstream mem;
       if (f == FigureFormat::png) {
         Surface s = raster_surface(size, out.dpi);
         check(cairo_surface_status(s.get()), path, "cannot make the image");
         draw_on(s.get(), out.dpi / 72.0, size, draw, path);
-        check(cairo_surface_write_to_png_stream(s.get(), write_to_stream, &os), path, "cannot write the PNG");
+        check(cairo_surface_write_to_png_stream(s.get(), write_to_stream, &mem), path, "cannot write the PNG");
+        os << with_png_text(mem.str(), out.metadata);
         return;
       }
-      Surface s(f == FigureFormat::svg
-                    ? cairo_svg_surface_create_for_stream(write_to_stream, &os, size.width, size.height)
+      const bool svg = f == FigureFormat::svg;
+      Surface s(svg ? cairo_svg_surface_create_for_stream(write_to_stream, &mem, size.width, size.height)
                     : cairo_pdf_surface_create_for_stream(write_to_stream, &os, size.width, size.height));
       check(cairo_surface_status(s.get()), path, "cannot start the file");
-      if (f == FigureFormat::pdf) cairo_pdf_surface_set_metadata(s.get(), CAIRO_PDF_METADATA_CREATOR, "kvscope");
+      if (!svg) {
+        const std::string& creator = out.metadata.software;
+        cairo_pdf_surface_set_metadata(s.get(), CAIRO_PDF_METADATA_CREATOR,
+                                       creator.empty() ? "kvscope" : creator.c_str());
+        if (!out.metadata.provenance.empty())
+          cairo_pdf_surface_set_metadata(s.get(), CAIRO_PDF_METADATA_SUBJECT, out.metadata.provenance.c_str());
+      }
       draw_on(s.get(), 1.0, size, draw, path);
       cairo_surface_finish(s.get());  // writes everything out through the stream
       check(cairo_surface_status(s.get()), path, "cannot write the file");
+      if (svg) os << with_svg_metadata(mem.str(), out.metadata);
     });
     written.push_back(path);
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "io/colormap.h"
+#include "io/figure_metadata.h"
 #include "io/figure_settings.h"  // FigureFormat, DPI limits
 
 namespace kvscope {
@@ -23,6 +24,7 @@ namespace kvscope {
 struct FigureOutput {
   std::vector<FigureFormat> formats{FigureFormat::png};
   double dpi = kDefaultDpi;  // PNG only: pixels per inch (the vector formats are in points)
+  FigureMetadata metadata;   // what made the figure, written into every file (io/figure_metadata.h)
 };
 
 // Draws with cairo user units of points, (0, 0) the top-left corner.

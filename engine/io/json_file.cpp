@@ -1,5 +1,6 @@
 #include "io/json_file.h"
 
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -40,6 +41,96 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return parse_json_text(ss.str(), path.string());
+}
+
+namespace {
+
+void append_number(std::string& out, double v) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  std::string text(buf, r.ptr - buf);
+  if (text.find_first_of(".e") == std::string::npos) {
+    // An integral value in fixed notation needs ".0" to read as a float;
+    // scientific notation may then be the shorter ("9.028231e+10" rather
+    // than "90282311680.0").
+    text += ".0";
+    char sci[64];
+    const auto s = std::to_chars(sci, sci + sizeof(sci), v, std::chars_format::scientific);
+    if (std::size_t(s.ptr - sci) < text.size()) text.assign(sci, s.ptr);
+  }
+  out += text;
+}
+
+void append_json(std::string& out, const nlohmann::json& j, int indent, int depth, bool replace) {
+  const auto handler = replace ? nlohmann::json::error_handler_t::replace : nlohmann::json::error_handler_t::strict;
+  auto newline = [&](int level) {
+    if (indent < 0) return;
+    out += '\n';
+    out.append(std::size_t(indent) * level, ' ');
+  };
+  switch (j.type()) {
+    case nlohmann::json::value_t::object: {
+      if (j.empty()) {
+        out += "{}";
+        return;
+      }
+      out += '{';
+      bool first = true;
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        if (!first) out += ',';
+        first = false;
+        newline(depth + 1);
+        out += nlohmann::json(it.key()).dump(-1, ' ', false, handler);
+        out += indent < 0 ? ":" : ": ";
+        append_json(out, it.value(), indent, depth + 1, replace);
+      }
+      newline(depth);
+      out += '}';
+      return;
+    }
+    case nlohmann::json::value_t::array: {
+      if (j.empty()) {
+        out += "[]";
+        return;
+      }
+      out += '[';
+      for (std::size_t i = 0; i < j.size(); ++i) {
+        if (i) out += ',';
+        newline(depth + 1);
+        append_json(out, j[i], indent, depth + 1, replace);
+      }
+      newline(depth);
+      out += ']';
+      return;
+    }
+    case nlohmann::json::value_t::number_float: append_number(out, j.get<double>()); return;
+    default:  // strings, integers, booleans, null: as nlohmann writes them
+      out += j.dump(-1, ' ', false, handler);
+  }
+}
+
+}  // namespace
+
+std::string json_text(const nlohmann::json& j, int indent, bool replace_invalid_utf8) {
+  std::string out;
+  append_json(out, j, indent, 0, replace_invalid_utf8);
+  return out;
+}
+
+double json_float(float v) {
+  if (!std::isfinite(v)) return v;
+  // Scientific: the fewest significant digits (plain to_chars may pick the
+  // exact fixed digits of a large integral float, "90282311680", whose
+  // double then needs them all).
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
+  double d = 0;
+  std::from_chars(buf, r.ptr, d);
+  return d;
 }
 
 bool JsonReader::has(const std::string& key) const {

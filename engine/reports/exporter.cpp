@@ -10,9 +10,11 @@
 #include "common/error.h"
 #include "io/atomic_file.h"
 #include "io/csv_writer.h"
+#include "io/json_file.h"
 #include "io/npy.h"
 #include "reports/figure_export.h"
 #include "reports/informative_head.h"
+#include "reports/provenance.h"
 
 namespace kvscope {
 namespace {
@@ -35,6 +37,7 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir) {
   const int S = lay.n_segments();
   std::vector<std::string> written;
   nlohmann::json manifest;  // written last, listing every file of the set
+  const Provenance provenance = session_provenance(s);  // in session.json, the manifest and every figure
   auto path = [&](const std::string& name) {
     written.push_back(name);
     return dir / name;
@@ -109,7 +112,7 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir) {
   {
     nlohmann::json t = {{"prompt_length", s.prompt_length()}, {"ids", s.tokens()}, {"text", nlohmann::json::array()}};
     for (int p = 0; p < d.P; ++p) t["text"].push_back(s.text_of(p));
-    write_text_file(path("tokens.json"), t.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    write_text_file(path("tokens.json"), json_text(t, 1, true) + "\n");
   }
   {
     nlohmann::json j = s.config().to_json();
@@ -125,7 +128,8 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir) {
                      {"kv_layers", d.m},
                      {"kv_heads", d.g},
                      {"device", s.backend().name()}};
-    write_text_file(path("session.json"), j.dump(2) + "\n");
+    j["provenance"] = to_json(provenance);
+    write_text_file(path("session.json"), json_text(j) + "\n");
   }
   {
     nlohmann::json m = {
@@ -146,7 +150,8 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir) {
   // when none was chosen — the all-heads grid of the first pair's layer and
   // the score curves of the first pair. With a shared range (the default)
   // every heatmap of the export uses one colour range.
-  const FigureExportOptions fo = FigureExportOptions::from(eo);
+  FigureExportOptions fo = FigureExportOptions::from(eo);
+  fo.output.metadata = figure_metadata(provenance);
   auto pairs = eo.heatmaps;
   if (pairs.empty()) {
     if (eo.layer_head_chosen()) {
@@ -179,7 +184,8 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir) {
   written.push_back("manifest.json");
   manifest["format"] = kExportFormat;
   manifest["files"] = written;
-  write_text_file(dir / "manifest.json", manifest.dump(2) + "\n");
+  manifest["provenance"] = to_json(provenance);
+  write_text_file(dir / "manifest.json", json_text(manifest) + "\n");
   return written;
 }
 

@@ -9,6 +9,7 @@
 #include "figures/heatmap.h"
 #include "figures/heatmap_grid.h"
 #include "figures/score_curves.h"
+#include "reports/provenance.h"
 #include "session/session.h"
 
 namespace kvscope {
@@ -21,11 +22,14 @@ int rows_of(const Session& s, int up_to_row) {
   return up_to_row < 0 ? recorded : std::min(recorded, up_to_row + 1);
 }
 
-std::string model_name(const Session& s) {
-  const std::filesystem::path p = s.config().model;
-  if (p.empty()) return "kvscope-tiny";
-  const std::string name = p.filename().string();
-  return name.empty() ? p.parent_path().filename().string() : name;
+std::string model_name(const Session& s) { return model_display_name(s.config().model); }
+
+// The output settings with what made the figure, unless the caller (the
+// exporter, which computed it once for the whole set) filled it in.
+FigureOutput output_for(const Session& s, const FigureExportOptions& o) {
+  FigureOutput out = o.output;
+  if (out.metadata.empty()) out.metadata = figure_metadata(session_provenance(s));
+  return out;
 }
 
 std::string policy_label(const Session& s) {
@@ -130,7 +134,7 @@ std::vector<std::filesystem::path> export_attention_heatmap(const Session& s, co
   ValueExtent own;
   own.add(d.values);
   return write_heatmap(stem, d, heatmap_options(o, figure_title(s, layer, head, d.rows), scale_for(o, own, shared)),
-                       o.output);
+                       output_for(s, o));
 }
 
 std::vector<std::filesystem::path> export_attention_grid(const Session& s, const std::vector<HeatmapData>& heads,
@@ -144,7 +148,7 @@ std::vector<std::filesystem::path> export_attention_grid(const Session& s, const
   for (int h = 0; h < static_cast<int>(heads.size()); ++h)
     titles.push_back("head " + std::to_string(h) + " \u00b7 KV " + std::to_string(lay.kv_head_of(h)));
   HeatmapFigureOptions ho = heatmap_options(o, figure_title(s, layer, -1, heads[0].rows), scale_for(o, own, shared));
-  return write_heatmap_grid(stem, heads, titles, ho, o.output);
+  return write_heatmap_grid(stem, heads, titles, ho, output_for(s, o));
 }
 
 std::vector<std::filesystem::path> export_score_curves(const Session& s, int layer, int head,
@@ -168,11 +172,13 @@ std::vector<std::filesystem::path> export_score_curves(const Session& s, int lay
   const std::string title = model_name(s) + " \u00b7 " + policy_label(s) + " \u00b7 layer " + std::to_string(layer) +
                             " \u00b7 KV head " + std::to_string(rec.layout().kv_head_of(head)) + " \u00b7 " +
                             steps_text(rows);
-  return write_score_curves(stem, d, title, statistic_name(s.policy().kind()), o.output);
+  return write_score_curves(stem, d, title, statistic_name(s.policy().kind()), output_for(s, o));
 }
 
 std::vector<std::filesystem::path> export_view(const Session& s, int layer, int head, const std::filesystem::path& dir,
-                                               const FigureExportOptions& o) {
+                                               const FigureExportOptions& options) {
+  FigureExportOptions o = options;
+  o.output = output_for(s, options);  // once for the three figures
   std::string l = "L";
   l += std::to_string(layer);
   const std::vector<HeatmapData> heads = layer_heatmap_data(s, layer, o.up_to_row);

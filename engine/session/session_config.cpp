@@ -110,7 +110,7 @@ nlohmann::json policy_to_json(const PolicyParams& p) {
     if (text.empty()) j[s.key] = nullptr;
     else if (s.kind == ParamKind::Amount || s.kind == ParamKind::Choice) j[s.key] = text;
     else if (s.field.optional_count) j[s.key] = **s.field.optional_count(q);
-    else if (s.field.real) j[s.key] = *s.field.real(q);
+    else if (s.field.real) j[s.key] = json_float(*s.field.real(q));  // 0.2, not 0.20000000298023224
     else j[s.key] = param_number(p, s);
   }
   return j;
@@ -188,28 +188,32 @@ nlohmann::json SessionConfig::to_json() const {
     if (export_opts.evicted != defaults.evicted) e["evicted"] = export_opts.evicted;
     return e;
   };
-  nlohmann::json j = {{"format", "kvscope-session"},
-          {"version", kSessionFormatVersion},
-          {"model", model.empty() ? nlohmann::json(nullptr) : nlohmann::json(model)},
-          {"device", device},
-          {"prompt", prompt},
-          {"continuation", continuation ? nlohmann::json(*continuation) : nlohmann::json(nullptr)},
-          {"prompt_ids", prompt_ids},
-          {"continuation_ids", continuation_ids},
-          {"max_new_tokens", max_new_tokens},
-          {"stop_at_eos", stop_at_eos},
-          {"sampling",
-           {{"temperature", sampling.temperature}, {"top_k", sampling.top_k}, {"top_p", sampling.top_p}}},
-          {"policy", policy_to_json(policy)},
-          {"sharing", sharing.str()},
-          {"recording", {{"layers", recording.layers}, {"memory_mb", recording.memory_mb}, {"metrics", recording.metrics}}},
-          {"export", export_json()},
-          {"seed", seed},
-          {"policy_changes", [&] {
-             nlohmann::json a = nlohmann::json::array();
-             for (const auto& c : policy_changes) a.push_back({{"from_step", c.from_step}, {"policy", policy_to_json(c.policy)}});
-             return a;
-           }()}};
+  nlohmann::json j = {
+      {"format", "kvscope-session"},
+      {"version", kSessionFormatVersion},
+      {"model", model.empty() ? nlohmann::json(nullptr) : nlohmann::json(model)},
+      {"device", device},
+      {"prompt", prompt},
+      {"continuation", continuation ? nlohmann::json(*continuation) : nlohmann::json(nullptr)},
+      {"prompt_ids", prompt_ids},
+      {"continuation_ids", continuation_ids},
+      {"max_new_tokens", max_new_tokens},
+      {"stop_at_eos", stop_at_eos},
+      {"sampling",
+       {{"temperature", json_float(sampling.temperature)},
+        {"top_k", sampling.top_k},
+        {"top_p", json_float(sampling.top_p)}}},
+      {"policy", policy_to_json(policy)},
+      {"sharing", sharing.str()},
+      {"recording", {{"layers", recording.layers}, {"memory_mb", recording.memory_mb}, {"metrics", recording.metrics}}},
+      {"export", export_json()},
+      {"seed", seed},
+      {"policy_changes", [&] {
+         nlohmann::json a = nlohmann::json::array();
+         for (const auto& c : policy_changes)
+           a.push_back({{"from_step", c.from_step}, {"policy", policy_to_json(c.policy)}});
+         return a;
+       }()}};
   // Written only when set, so sessions without them keep their bytes.
   if (weights != "f32") j["weights"] = weights;
   if (fork) j["fork"] = {{"at_step", fork->at_step}, {"policy", policy_to_json(fork->policy)}};
@@ -254,11 +258,13 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
   if (!j.is_object()) throw Error(source, "", "expected a JSON object");
   JsonReader r(j, source);
   // "resolved" is what an export adds for the reader (the budget in tokens
-  // and so on); it is ignored when the file is run again.
-  reject_unknown_keys(r, {"format", "version", "model", "device", "weights", "prompt", "prompt_file", "prompt_ids", "continuation",
-                          "continuation_ids", "max_new_tokens", "stop_at_eos", "sampling", "policy", "sharing",
-                          "recording", "export", "seed", "policy_changes", "resolved", "fork", "view",
-                          "lesson"});
+  // and so on), "provenance" what made the file (reports/provenance.h); both
+  // are ignored when the file is run again.
+  reject_unknown_keys(r, {"format",         "version",     "model",      "device",         "weights",
+                          "prompt",         "prompt_file", "prompt_ids", "continuation",   "continuation_ids",
+                          "max_new_tokens", "stop_at_eos", "sampling",   "policy",         "sharing",
+                          "recording",      "export",      "seed",       "policy_changes", "resolved",
+                          "provenance",     "fork",        "view",       "lesson"});
   const std::string fmt = r.get_string("format", "kvscope-session");
   if (fmt != "kvscope-session") r.fail("format", "expected \"kvscope-session\", got \"" + fmt + "\"");
   if (!r.has("version"))
@@ -441,6 +447,8 @@ SessionConfig SessionConfig::load(const std::filesystem::path& path) {
   return from_json(read_json_file(path), path.string());
 }
 
-void SessionConfig::save(const std::filesystem::path& path) const { write_text_file(path, to_json().dump(2) + "\n"); }
+void SessionConfig::save(const std::filesystem::path& path) const {
+  write_text_file(path, json_text(to_json()) + "\n");
+}
 
 }  // namespace kvscope

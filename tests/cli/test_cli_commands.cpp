@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "backend/golden.h"
+#include "io/figure_metadata.h"
 #include "io/json_file.h"
 #include "io/npy.h"
 #include "file_compare.h"
@@ -128,6 +129,14 @@ TEST(Cli, GenerateWithPolicyExportsAndRunReplaysIt) {
                                 test::quote((dir / "b").string()));
   ASSERT_EQ(r2.exit_code, 0) << r2.output;
   EXPECT_TRUE(test::same_file(dir / "a" / "masks.npy", dir / "b" / "masks.npy"));
+  // Each export names the command that made it, as a shell reads it back.
+  EXPECT_EQ(read_json_file(dir / "a" / "manifest.json").at("provenance").at("command_line"),
+            "kvscope-cli generate " + test::model_dir("llama_gqa").string() +
+                " --prompt 'The quick brown fox jumps over the lazy dog' --max-new-tokens 6 --policy keyformer "
+                "--budget 50% --export " +
+                (dir / "a").string());
+  EXPECT_EQ(read_json_file(dir / "b" / "session.json").at("provenance").at("command_line"),
+            "kvscope-cli run " + (dir / "s.json").string() + " --quiet --export " + (dir / "b").string());
 }
 
 TEST(Cli, RunExportsTheForkBesideTheSession) {
@@ -176,6 +185,10 @@ TEST(Cli, RunTakesPolicyAndSamplingFlagsOverTheFile) {
   ASSERT_EQ(file.exit_code, 0) << file.output;
   EXPECT_TRUE(test::same_file(dir / "a" / "masks.npy", dir / "b" / "masks.npy"));
   EXPECT_TRUE(test::same_file(dir / "a" / "tokens.json", dir / "b" / "tokens.json"));
+  // Settings held as floats are written by their shortest decimal.
+  const std::string session = test::read_file(dir / "a" / "session.json");
+  EXPECT_NE(session.find("\"temperature\": 0.8,"), std::string::npos) << session;
+  EXPECT_EQ(session.find("0.800000011920929"), std::string::npos) << session;
   // A flag the file's policy ignores is named.
   const auto bad = test::run_cli("run " + test::quote((dir / "h2o.json").string()) + " --quiet --alpha 0.3");
   EXPECT_NE(bad.exit_code, 0);
@@ -365,6 +378,20 @@ TEST(Cli, SweepWritesCsvAndPlots) {
   EXPECT_EQ(items.substr(0, items.find('\n')),
             "item,policy,budget,seed,attention_recall,ideal_similarity,kl,kv_bytes,nll,top1_agreement");
   EXPECT_EQ(std::count(items.begin(), items.end(), '\n'), 7);  // header + 2 policies x 3 budgets x 1 item
+  // What made it: beside the CSV (which stays one header row) and in each plot.
+  const nlohmann::json side = read_json_file(dir / "out" / "sweep.provenance.json");
+  const nlohmann::json& p = side.at("provenance");
+  EXPECT_EQ(p.at("command_line"), "kvscope-cli sweep " + (dir / "s.json").string() +
+                                      " --policies window,h2o --budgets 25%,50%,75% --out " + (dir / "out").string());
+  EXPECT_EQ(p.at("model").at("name"), "gpt2");
+  EXPECT_EQ(p.at("policy").at("sweep").at("policies"), nlohmann::json({"window", "h2o"}));
+  EXPECT_EQ(p.at("device").at("backend"), "cpu");
+  EXPECT_EQ(side.at("files").front(), "sweep.csv");
+  EXPECT_NE(std::find(side.at("files").begin(), side.at("files").end(), "sweep_kl.png"), side.at("files").end());
+  const auto chunks = png_text_chunks(test::read_file(dir / "out" / "sweep_kl.png"));
+  ASSERT_TRUE(chunks.count(kPngProvenanceKey));
+  EXPECT_EQ(nlohmann::json::parse(chunks.at(kPngProvenanceKey)), p);
+  EXPECT_EQ(nlohmann::json::parse(svg_provenance(test::read_file(dir / "out" / "sweep_nll.svg"))), p);
   // --heatmaps: every cell's picture, in the formats asked for.
   const auto h = test::run_cli("sweep " + test::quote((dir / "s.json").string()) +
                                " --policies window,h2o --budgets 50% --heatmaps --format pdf --out " +

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "common/build_info.h"
 #include "io/json_file.h"
 #include "test_util.h"
 
@@ -187,7 +188,7 @@ TEST(CliErrors, ParseErrorsExitWithOne) {
   EXPECT_NE(sub.output.find("--colormap"), std::string::npos) << sub.output;
   const auto version = test::run_cli("--version");
   EXPECT_EQ(version.exit_code, 0) << version.output;
-  EXPECT_EQ(version.output, "kvscope-cli 0.1.0\n");
+  EXPECT_EQ(version.output, std::string("kvscope-cli ") + kvscope_version() + " (commit " + kvscope_commit() + ")\n");
 }
 
 // A bad --colormap fails while parsing, before the run, with or without

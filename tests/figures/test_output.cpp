@@ -141,6 +141,42 @@ TEST(Output, LargeHeatmapVectorFilesStaySmall) {
   EXPECT_LT(pdf, 4u << 20);
 }
 
+// The metadata goes into valid chunks (every CRC as zlib computes it), the
+// picture is unchanged, and SVG and PDF carry it too.
+TEST(Output, MetadataIsWrittenIntoEveryFormat) {
+  test::TempDir dir;
+  const HeatmapData d = attention(6, 6, true);
+  FigureOutput out{{FigureFormat::png, FigureFormat::svg, FigureFormat::pdf}, 72};
+  write_heatmap(dir / "plain", d, options("m"), out);
+  out.metadata = {"kvscope 9.9 (abc)", "{\"model\":\"caf\xc3\xa9\"}"};
+  write_heatmap(dir / "tagged", d, options("m"), out);
+  const std::string png = test::read_file(dir / "tagged.png");
+  int chunks = 0;
+  for (std::size_t at = 8; at + 12 <= png.size(); ++chunks) {
+    const auto u32 = [&](std::size_t i) {
+      return uint32_t(uint8_t(png[i])) << 24 | uint32_t(uint8_t(png[i + 1])) << 16 |
+             uint32_t(uint8_t(png[i + 2])) << 8 | uint32_t(uint8_t(png[i + 3]));
+    };
+    const uint32_t len = u32(at);
+    ASSERT_LE(at + 12 + len, png.size());
+    const auto crc = crc32(0, reinterpret_cast<const Bytef*>(png.data() + at + 4), len + 4);
+    EXPECT_EQ(crc, u32(at + 8 + len)) << png.substr(at + 4, 4) << " chunk";
+    at += 12 + len;
+  }
+  EXPECT_GE(chunks, 5);  // IHDR, two text chunks, IDAT, IEND
+  EXPECT_EQ(png_text_chunks(png).at("Software"), out.metadata.software);
+  EXPECT_EQ(png_text_chunks(png).at(kPngProvenanceKey), out.metadata.provenance);
+  EXPECT_EQ(png.size(), test::read_file(dir / "plain.png").size() + (12 + 9 + 17) + (12 + 23 + 17))
+      << "only the two chunks added";
+  EXPECT_EQ(svg_provenance(test::read_file(dir / "tagged.svg")), out.metadata.provenance);
+  EXPECT_EQ(svg_provenance(test::read_file(dir / "plain.svg")), "");
+  const std::string pdf = test::read_file(dir / "tagged.pdf");
+  // Cairo writes text with parentheses or non-ASCII as UTF-16BE hex: "kv" is 006B 0076.
+  EXPECT_NE(pdf.find("/Creator <FEFF006B0076"), std::string::npos)
+      << pdf.substr(std::min(pdf.find("/Creator"), pdf.size()), 120);
+  EXPECT_NE(pdf.find("/Subject <FEFF"), std::string::npos) << "non-ASCII text as UTF-16";
+}
+
 TEST(Output, FailedWritesLeaveNoFile) {
   test::TempDir dir;
   const HeatmapData d = attention(4, 6, false);

@@ -443,6 +443,19 @@ std::vector<std::string> data_files(const std::filesystem::path& dir) {
   return out;
 }
 
+// A data file's bytes, but for the command line its provenance records
+// (the window's differs from the CLI's on purpose), which is returned in
+// `command_line`.
+std::string data_bytes(const std::filesystem::path& f, std::string* command_line = nullptr) {
+  if (f.extension() != ".json") return test::read_file(f);
+  nlohmann::json j = read_json_file(f);
+  if (j.contains("provenance")) {
+    if (command_line) *command_line = j["provenance"]["command_line"];
+    j["provenance"].erase("command_line");
+  }
+  return j.dump(2);
+}
+
 TEST_F(Worker, ExportWritesWhatTheCliWrites) {
   for (bool forked : {false, true}) {
     SCOPED_TRACE(forked ? "with a fork" : "plain");
@@ -462,8 +475,16 @@ TEST_F(Worker, ExportWritesWhatTheCliWrites) {
     const auto files = data_files(dir / "cli");
     ASSERT_EQ(data_files(dir / "app"), files);
     EXPECT_EQ(std::count(files.begin(), files.end(), "fork/masks.npy"), forked ? 1 : 0);
-    for (const auto& f : files)
-      EXPECT_EQ(test::read_file(dir / "app" / f), test::read_file(dir / "cli" / f)) << f << " differs";
+    for (const auto& f : files) {
+      std::string app_command, cli_command;
+      EXPECT_EQ(data_bytes(dir / "app" / f, &app_command), data_bytes(dir / "cli" / f, &cli_command))
+          << f << " differs";
+      if (f.ends_with("manifest.json") || f.ends_with("session.json")) {
+        // Each names what made it: the window its action, the CLI its argv.
+        EXPECT_TRUE(app_command.ends_with(": export to " + (dir / "app").string())) << app_command;
+        EXPECT_TRUE(cli_command.starts_with("kvscope-cli run ")) << cli_command;
+      }
+    }
     const auto written = w.status().last_export;
     EXPECT_NE(std::find(written.begin(), written.end(), dir / "app" / "attention_L1_H2.png"), written.end());
     EXPECT_NE(std::find(written.begin(), written.end(), dir / "app" / "masks.npy"), written.end());
@@ -500,7 +521,7 @@ TEST_F(Worker, ExportedForkReopensToTheSameState) {
   alone.run_to_end();
   export_session(alone, dir / "alone");
   for (const auto& name : data_files(dir / "alone"))
-    EXPECT_EQ(test::read_file(dir / "out" / "fork" / name), test::read_file(dir / "alone" / name)) << name;
+    EXPECT_EQ(data_bytes(dir / "out" / "fork" / name), data_bytes(dir / "alone" / name)) << name;
   // The exported session.json carries the fork and reopens to A and B.
   EngineWorker again;
   again.open_file(dir / "out" / "session.json", 9);
@@ -518,6 +539,13 @@ TEST_F(Worker, ExportedForkReopensToTheSameState) {
   const SessionConfig saved = SessionConfig::load(dir / "saved.json");
   EXPECT_EQ(saved.fork->at_step, 3);
   EXPECT_EQ(saved.view, view);
+  // ... and what made it: the action, the model's files, the policy.
+  const nlohmann::json p = read_json_file(dir / "saved.json").at("provenance");
+  EXPECT_TRUE(p.at("command_line").get<std::string>().ends_with(": save session " + (dir / "saved.json").string()))
+      << p;
+  EXPECT_FALSE(p.at("model").at("files").empty()) << p;
+  EXPECT_EQ(p.at("policy").at("settings"), policy_to_json(saved.policy)) << p;
+  EXPECT_EQ(p.at("device").at("backend"), "cpu") << p;
 }
 
 // Every lesson in assets/lessons opens as the CLI runs it: A to the end

@@ -39,7 +39,7 @@ class CpuBackend final : public Backend {
  public:
   CpuBackend(std::shared_ptr<const CpuModel> model, const BackendOptions& opt);
 
-  std::string name() const override { return model_->format == WeightFormat::F16 ? "cpu, f16 weights" : "cpu"; }
+  std::string name() const override { return backend_label(Device::Cpu, model_->format); }
   const ModelConfig& config() const override { return model_->cfg; }
   std::unique_ptr<Backend> spawn(const BackendOptions& opt) const override;
   std::unique_ptr<Backend> clone() override { return std::make_unique<CpuBackend>(*this); }
