@@ -3,9 +3,7 @@
 // figures. With --dataset each cell is an evaluation (answer accuracy, NLL);
 // without, each cell runs the session itself (KL, top-1 agreement, recall,
 // similarity, and NLL when the session teacher-forces a continuation).
-#include <atomic>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <sstream>
 #include <algorithm>
@@ -19,6 +17,7 @@
 #include "figures/line_plot.h"
 #include "io/atomic_file.h"
 #include "io/csv_writer.h"
+#include "io/interrupt.h"
 #include "io/json_file.h"
 #include "progress_bar.h"
 #include "reports/evaluation.h"
@@ -27,6 +26,7 @@
 #include "session/metric_sums.h"
 #include "session/session.h"
 #include "session_runner.h"
+#include "sweep_output.h"
 
 namespace kvscope::cli {
 namespace {
@@ -40,14 +40,9 @@ struct SweepArgs {
   bool resume = false;
 };
 
-// Ctrl-C during a sweep: the cell running finishes, every finished cell is
-// already on disk (OUT/cells/), and --resume goes on from there. A second
-// Ctrl-C stops at once (the default action).
-std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) {
-  g_interrupted = true;
-  std::signal(SIGINT, SIG_DFL);
-}
+// Ctrl-C (or SIGTERM) during a sweep: the cell running finishes, every
+// finished cell is already on disk (OUT/cells/), and --resume goes on from
+// there. A second Ctrl-C stops at once (the default action; io/interrupt.h).
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -205,6 +200,11 @@ void run_sweep(const SweepArgs& a) {
                                        "'); give every budget as a count or every budget as a percentage");
     }
   check_output_dir(a.out, "--out");
+  // Locked, and a file of the user's that the results would replace
+  // refused, before any work (sweep_output.h).
+  InterruptScope interrupts;
+  const auto folder = open_sweep_folder(a.out);
+  if (const std::string note = folder->note(); !note.empty()) std::fprintf(stderr, "kvscope-cli: note: %s\n", note.c_str());
   SessionFile file = load_session_file(a.session);
   // Plots default to PNG and SVG (as sweeps always wrote); the flags and the
   // session's export block choose otherwise.
@@ -283,8 +283,6 @@ void run_sweep(const SweepArgs& a) {
   create_output_dir(a.out, "--out");
   std::filesystem::create_directories(out / "cells");
   write_text_file(out / "cells" / "sweep.json", identity.dump(1) + "\n");
-  g_interrupted = false;
-  std::signal(SIGINT, on_sigint);
 
   const int total = static_cast<int>(kinds.size() * amounts.size()) * std::max<int>(1, static_cast<int>(items.size()));
   ProgressBar bar("sweep", total);
@@ -294,9 +292,8 @@ void run_sweep(const SweepArgs& a) {
   if (base.export_opts.layer_head_chosen()) heatmap_head = {base.export_opts.csv_layer(), base.export_opts.csv_head()};
   for (std::size_t pi = 0; pi < kinds.size(); ++pi) {
     for (std::size_t bi = 0; bi < amounts.size(); ++bi) {
-      if (g_interrupted) {
-        std::signal(SIGINT, SIG_DFL);
-        bar.finish();
+      if (interrupt_requested()) {
+        bar.abandon();  // no "N done" line: they are not
         throw Interrupted(std::to_string(cells.size()) + " of " + std::to_string(kinds.size() * amounts.size()) +
                           " cells are saved in " + (out / "cells").string() + "; run the same command with --resume to go on");
       }
@@ -348,7 +345,10 @@ void run_sweep(const SweepArgs& a) {
     }
   }
   bar.finish();
-  std::signal(SIGINT, SIG_DFL);
+  // The results go to the staging folder and are swapped in together
+  // (commit_sweep); an error names the file in OUT.
+  const std::filesystem::path staged = folder->staging();
+  try {
 
   std::vector<std::string> names;
   for (const auto& c : cells)
@@ -378,7 +378,7 @@ void run_sweep(const SweepArgs& a) {
     if (!se_names.empty()) row.emplace_back(int64_t(c.n));
     t.add_row(std::move(row));
   }
-  write_csv(out / "sweep.csv", t);
+  write_csv(staged / "sweep.csv", t);
   const bool percent = amounts[0].percent;
   std::vector<double> budget_values;
   for (const auto& am : amounts) budget_values.push_back(am.value);
@@ -422,7 +422,7 @@ void run_sweep(const SweepArgs& a) {
       o.y_min = 0;
       o.y_max = 1;
     }
-    write_line_plot(out / ("sweep_" + n), series, o, figure_opts.output);
+    write_line_plot(staged / ("sweep_" + n), series, o, figure_opts.output);
     ++plots;
   }
   std::size_t heatmaps = 0;
@@ -439,10 +439,11 @@ void run_sweep(const SweepArgs& a) {
       ho.colormap = figure_opts.colormap;
       ho.scale = resolve_color_scale(figure_opts.scale, figure_opts.range, own, all);
       ho.evicted = figure_opts.evicted;
-      write_heatmap(out / ("heatmap_" + c.policy + "_" + budget_tag(c.budget)), c.heatmap, ho, figure_opts.output);
+      write_heatmap(staged / ("heatmap_" + c.policy + "_" + budget_tag(c.budget)), c.heatmap, ho, figure_opts.output);
       ++heatmaps;
     }
   }
+  commit_sweep(*folder);
   std::printf("%s", to_csv(t).c_str());
   // Finished: sweep.csv holds every cell; the checkpoints go, so the
   // folder reads as one complete sweep (and a rerun starts afresh).
@@ -450,6 +451,9 @@ void run_sweep(const SweepArgs& a) {
   std::filesystem::remove_all(out / "cells", ec);
   std::fprintf(stderr, "wrote %s/sweep.csv, %zu plots%s\n", a.out.c_str(), plots,
                heatmaps ? (" and " + std::to_string(heatmaps) + " heatmaps").c_str() : "");
+  } catch (const Error& e) {
+    throw folder->in_target_words(e);
+  }
 }
 
 }  // namespace
