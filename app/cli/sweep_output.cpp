@@ -23,7 +23,8 @@ bool is_sweep_file_name(const std::string& name) {
 
 std::unique_ptr<OutputFolder> open_sweep_folder(const std::string& dir) {
   auto folder = std::make_unique<OutputFolder>(
-      dir, OutputSet{kManifest, [](const nlohmann::json& m) { return m.value("format", "") == kFormat; }, is_sweep_file_name});
+      dir, OutputSet{kManifest, [](const nlohmann::json& m) { return m.value("format", "") == kFormat; },
+                     is_sweep_file_name});
   // DIR/cells holds a sweep's checkpoints, removed when it finishes: a
   // folder of that name without them is the user's.
   namespace fs = std::filesystem;

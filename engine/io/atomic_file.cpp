@@ -24,9 +24,11 @@ void write_file_atomically(const std::filesystem::path& path,
     write(out);
     out.flush();
     // ENOSPC (disk full), EFBIG (file size limit): say which.
-    if (!out) throw Error(path.string(), "", std::string("write failed: ") + (errno ? std::strerror(errno) : "disk full?"));
+    if (!out)
+      throw Error(path.string(), "", std::string("write failed: ") + (errno ? std::strerror(errno) : "disk full?"));
     out.close();
-    if (!out) throw Error(path.string(), "", std::string("write failed: ") + (errno ? std::strerror(errno) : "disk full?"));
+    if (!out)
+      throw Error(path.string(), "", std::string("write failed: ") + (errno ? std::strerror(errno) : "disk full?"));
     fs::rename(tmp, path, ec);
     if (ec) throw Error(path.string(), "", "cannot move into place: " + ec.message());
   } catch (...) {

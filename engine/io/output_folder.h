@@ -40,9 +40,9 @@ class OutputLock;
 
 // What kind of output a folder receives.
 struct OutputSet {
-  std::string manifest;                                  // "manifest.json"
+  std::string manifest;                                   // "manifest.json"
   std::function<bool(const nlohmann::json&)> recognizes;  // an earlier manifest of this kind
-  std::function<bool(const std::string&)> may_write;     // a name this kind may write
+  std::function<bool(const std::string&)> may_write;      // a name this kind may write
 };
 
 class OutputFolder {

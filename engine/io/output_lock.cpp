@@ -47,8 +47,7 @@ OutputLock::OutputLock(const std::filesystem::path& dir_path, const std::string&
   // our flock is a dead inode; open the new one.
   for (int attempt = 0; attempt < 20; ++attempt) {
     const int fd = ::open(file_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-      throw Error(dir, "", "cannot create the lock file " + file_.string() + ": " + std::strerror(errno));
+    if (fd < 0) throw Error(dir, "", "cannot create the lock file " + file_.string() + ": " + std::strerror(errno));
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const long pid = pid_in(fd);
       ::close(fd);
