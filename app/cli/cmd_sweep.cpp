@@ -347,115 +347,109 @@ void run_sweep(const SweepArgs& a) {
   }
   bar.finish();
   // The results go to the staging folder and are swapped in together
-  // (commit_sweep); an error names the file in OUT.
+  // (commit_sweep); an error names the file in OUT (register_sweep).
   const std::filesystem::path staged = folder->staging();
-  try {
-    std::vector<std::string> names;
+  std::vector<std::string> names;
+  for (const auto& c : cells)
+    for (const auto& [k, v] : c.metrics)
+      if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
+  // sweep.csv: the metrics, then (dataset sweeps) each one's standard error
+  // over the items and the item count.
+  std::vector<std::string> se_names;
+  for (const auto& n : names)
     for (const auto& c : cells)
-      for (const auto& [k, v] : c.metrics)
-        if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
-    // sweep.csv: the metrics, then (dataset sweeps) each one's standard error
-    // over the items and the item count.
-    std::vector<std::string> se_names;
-    for (const auto& n : names)
-      for (const auto& c : cells)
-        if (c.se.count(n) && std::find(se_names.begin(), se_names.end(), n) == se_names.end()) se_names.push_back(n);
-    CsvTable t;
-    t.header = {"policy", "budget"};
-    t.header.insert(t.header.end(), names.begin(), names.end());
-    for (const auto& n : se_names) t.header.push_back(n + "_se");
-    if (!se_names.empty()) t.header.push_back("n");
-    for (const auto& c : cells) {
-      std::vector<CsvCell> row{c.policy, c.budget};
-      for (const auto& n : names) {
-        auto it = c.metrics.find(n);
-        row.emplace_back(it == c.metrics.end() ? std::nan("") : it->second);
-      }
-      for (const auto& n : se_names) {
-        auto it = c.se.find(n);
-        row.emplace_back(it == c.se.end() ? std::nan("") : it->second);
-      }
-      if (!se_names.empty()) row.emplace_back(int64_t(c.n));
-      t.add_row(std::move(row));
-    }
-    write_csv(staged / "sweep.csv", t);
-    const bool percent = amounts[0].percent;
-    std::vector<double> budget_values;
-    for (const auto& am : amounts) budget_values.push_back(am.value);
-    std::size_t plots = 0;
+      if (c.se.count(n) && std::find(se_names.begin(), se_names.end(), n) == se_names.end()) se_names.push_back(n);
+  CsvTable t;
+  t.header = {"policy", "budget"};
+  t.header.insert(t.header.end(), names.begin(), names.end());
+  for (const auto& n : se_names) t.header.push_back(n + "_se");
+  if (!se_names.empty()) t.header.push_back("n");
+  for (const auto& c : cells) {
+    std::vector<CsvCell> row{c.policy, c.budget};
     for (const auto& n : names) {
-      // One line per policy; the full cache, whose value does not depend on
-      // the budget, as a dashed reference line instead of one more line.
-      std::vector<PlotSeries> series;
-      std::optional<ReferenceLine> reference;
-      for (const auto& p : policies) {
-        PlotSeries s{p, {}, {}, {}, 0, std::nullopt, true};
-        for (const auto& c : cells)
-          if (c.policy == p && c.metrics.count(n)) {
-            s.x.push_back(c.budget_value);
-            s.y.push_back(c.metrics.at(n));
-            if (c.se.count(n)) s.err.push_back(c.se.at(n));
-            s.n = c.se.empty() ? 0 : c.n;
-          }
-        if (!s.err.empty() && s.err.size() != s.y.size()) s.err.clear();
-        const bool flat = !s.y.empty() && std::all_of(s.y.begin(), s.y.end(), [&](double v) {
-          return std::abs(v - s.y[0]) <= 1e-9 * std::max(1.0, std::abs(s.y[0]));
-        });
-        if (p == "full" && flat && policies.size() > 1) {
-          reference =
-              ReferenceLine{s.y[0], "full cache" + std::string(s.n ? " (n = " + std::to_string(s.n) + ")" : "")};
-          continue;
-        }
-        series.push_back(std::move(s));
-      }
-      LinePlotOptions o;
-      o.title = axis_label(n) + (a.dataset.empty() ? ""
-                                                   : " \u00b7 " + std::filesystem::path(a.dataset).filename().string() +
-                                                         " (" + std::to_string(cells.front().n) + " items)");
-      o.x_label = percent ? "KV budget (% of prompt)" : "KV budget (tokens per KV head)";
-      o.y_label = axis_label(n);
-      o.x_ticks = budget_values;
-      o.x_tick_suffix = percent ? "%" : "";
-      o.reference = reference;
-      o.dodge = series.size() > 1 ? 2.5 : 0;
-      o.legend_title = "policy";
-      if (n == "accuracy" || n == "top1_agreement") {
-        o.y_percent = true;
-        o.y_min = 0;
-        o.y_max = 1;
-      }
-      write_line_plot(staged / ("sweep_" + n), series, o, figure_opts.output);
-      ++plots;
+      auto it = c.metrics.find(n);
+      row.emplace_back(it == c.metrics.end() ? std::nan("") : it->second);
     }
-    std::size_t heatmaps = 0;
-    if (a.heatmaps) {
-      // One colour range over every cell (unless --range says otherwise), so
-      // the same weight is the same colour in every policy's picture.
-      ValueExtent all;
-      for (const auto& c : cells) all.add(c.heatmap.values);
-      for (const auto& c : cells) {
-        ValueExtent own;
-        own.add(c.heatmap.values);
-        HeatmapFigureOptions ho;
-        ho.title = c.heatmap_title;
-        ho.colormap = figure_opts.colormap;
-        ho.scale = resolve_color_scale(figure_opts.scale, figure_opts.range, own, all);
-        ho.evicted = figure_opts.evicted;
-        write_heatmap(staged / ("heatmap_" + c.policy + "_" + budget_tag(c.budget)), c.heatmap, ho, figure_opts.output);
-        ++heatmaps;
-      }
+    for (const auto& n : se_names) {
+      auto it = c.se.find(n);
+      row.emplace_back(it == c.se.end() ? std::nan("") : it->second);
     }
-    commit_sweep(*folder);
-    std::printf("%s", to_csv(t).c_str());
-    // Finished: sweep.csv holds every cell; the checkpoints go, so the
-    // folder reads as one complete sweep (and a rerun starts afresh).
-    std::error_code ec;
-    std::filesystem::remove_all(out / "cells", ec);
-    std::fprintf(stderr, "wrote %s/sweep.csv, %zu plots%s\n", a.out.c_str(), plots,
-                 heatmaps ? (" and " + std::to_string(heatmaps) + " heatmaps").c_str() : "");
-  } catch (const Error& e) {
-    throw folder->in_target_words(e);
+    if (!se_names.empty()) row.emplace_back(int64_t(c.n));
+    t.add_row(std::move(row));
   }
+  write_csv(staged / "sweep.csv", t);
+  const bool percent = amounts[0].percent;
+  std::vector<double> budget_values;
+  for (const auto& am : amounts) budget_values.push_back(am.value);
+  std::size_t plots = 0;
+  for (const auto& n : names) {
+    // One line per policy; the full cache, whose value does not depend on
+    // the budget, as a dashed reference line instead of one more line.
+    std::vector<PlotSeries> series;
+    std::optional<ReferenceLine> reference;
+    for (const auto& p : policies) {
+      PlotSeries s{p, {}, {}, {}, 0, std::nullopt, true};
+      for (const auto& c : cells)
+        if (c.policy == p && c.metrics.count(n)) {
+          s.x.push_back(c.budget_value);
+          s.y.push_back(c.metrics.at(n));
+          if (c.se.count(n)) s.err.push_back(c.se.at(n));
+          s.n = c.se.empty() ? 0 : c.n;
+        }
+      if (!s.err.empty() && s.err.size() != s.y.size()) s.err.clear();
+      const bool flat = !s.y.empty() && std::all_of(s.y.begin(), s.y.end(), [&](double v) {
+        return std::abs(v - s.y[0]) <= 1e-9 * std::max(1.0, std::abs(s.y[0]));
+      });
+      if (p == "full" && flat && policies.size() > 1) {
+        reference = ReferenceLine{s.y[0], "full cache" + std::string(s.n ? " (n = " + std::to_string(s.n) + ")" : "")};
+        continue;
+      }
+      series.push_back(std::move(s));
+    }
+    LinePlotOptions o;
+    o.title = axis_label(n) + (a.dataset.empty() ? "" : " \u00b7 " + std::filesystem::path(a.dataset).filename().string() +
+                                                        " (" + std::to_string(cells.front().n) + " items)");
+    o.x_label = percent ? "KV budget (% of prompt)" : "KV budget (tokens per KV head)";
+    o.y_label = axis_label(n);
+    o.x_ticks = budget_values;
+    o.x_tick_suffix = percent ? "%" : "";
+    o.reference = reference;
+    o.dodge = series.size() > 1 ? 2.5 : 0;
+    o.legend_title = "policy";
+    if (n == "accuracy" || n == "top1_agreement") {
+      o.y_percent = true;
+      o.y_min = 0;
+      o.y_max = 1;
+    }
+    write_line_plot(staged / ("sweep_" + n), series, o, figure_opts.output);
+    ++plots;
+  }
+  std::size_t heatmaps = 0;
+  if (a.heatmaps) {
+    // One colour range over every cell (unless --range says otherwise), so
+    // the same weight is the same colour in every policy's picture.
+    ValueExtent all;
+    for (const auto& c : cells) all.add(c.heatmap.values);
+    for (const auto& c : cells) {
+      ValueExtent own;
+      own.add(c.heatmap.values);
+      HeatmapFigureOptions ho;
+      ho.title = c.heatmap_title;
+      ho.colormap = figure_opts.colormap;
+      ho.scale = resolve_color_scale(figure_opts.scale, figure_opts.range, own, all);
+      ho.evicted = figure_opts.evicted;
+      write_heatmap(staged / ("heatmap_" + c.policy + "_" + budget_tag(c.budget)), c.heatmap, ho, figure_opts.output);
+      ++heatmaps;
+    }
+  }
+  commit_sweep(*folder);
+  std::printf("%s", to_csv(t).c_str());
+  // Finished: sweep.csv holds every cell; the checkpoints go, so the
+  // folder reads as one complete sweep (and a rerun starts afresh).
+  std::error_code ec;
+  std::filesystem::remove_all(out / "cells", ec);
+  std::fprintf(stderr, "wrote %s/sweep.csv, %zu plots%s\n", a.out.c_str(), plots,
+               heatmaps ? (" and " + std::to_string(heatmaps) + " heatmaps").c_str() : "");
 }
 
 }  // namespace
@@ -475,7 +469,13 @@ void register_sweep(CLI::App& app) {
   cmd->add_flag("--resume", args->resume,
                 "Go on with a sweep interrupted by Ctrl-C in --out: its finished cells (--out/cells) are kept");
   add_figure_flags(*cmd, args->figures);
-  cmd->callback([args] { run_sweep(*args); });
+  cmd->callback([args] {
+    try {
+      run_sweep(*args);
+    } catch (const Error& e) {
+      throw OutputFolder::in_target_words(e, args->out);
+    }
+  });
 }
 
 }  // namespace kvscope::cli

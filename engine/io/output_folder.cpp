@@ -156,7 +156,7 @@ void OutputFolder::refuse_users_file(const std::string& name) const {
 
 const fs::path& OutputFolder::staging() {
   if (staging_.empty()) {
-    const fs::path s = dir_.parent_path() / ("." + dir_.filename().string() + ".partial-" + std::to_string(::getpid()));
+    const fs::path s = staging_of(dir_);
     std::error_code ec;
     fs::remove_all(s, ec);
     if (!fs::create_directory(s, ec))
@@ -166,10 +166,15 @@ const fs::path& OutputFolder::staging() {
   return staging_;
 }
 
-Error OutputFolder::in_target_words(const Error& e) const {
-  const std::string s = e.source(), st = staging_.string();
-  if (st.empty() || s.rfind(st, 0) != 0) return e;
-  return Error((given_ / fs::path(s.substr(st.size())).relative_path()).string(), e.field(), e.problem());
+fs::path OutputFolder::staging_of(const fs::path& dir) {
+  const fs::path d = normalized(dir);
+  return d.parent_path() / ("." + d.filename().string() + ".partial-" + std::to_string(::getpid()));
+}
+
+Error OutputFolder::in_target_words(const Error& e, const fs::path& dir) {
+  const std::string s = e.source(), st = staging_of(dir).string();
+  if (s.rfind(st, 0) != 0) return e;
+  return Error((dir / fs::path(s.substr(st.size())).relative_path()).string(), e.field(), e.problem());
 }
 
 void OutputFolder::commit(const std::vector<std::string>& files) {

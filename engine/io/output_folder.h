@@ -73,7 +73,10 @@ class OutputFolder {
 
   // An error about a file in the staging folder, worded with the file's
   // name in the target folder (what the user knows).
-  Error in_target_words(const Error& e) const;
+  Error in_target_words(const Error& e) const { return in_target_words(e, given_); }
+  static Error in_target_words(const Error& e, const std::filesystem::path& dir);
+  // ".NAME.partial-PID" beside `dir`, for this process.
+  static std::filesystem::path staging_of(const std::filesystem::path& dir);
 
  private:
   void refuse_users_file(const std::string& name) const;
