@@ -67,8 +67,8 @@ long dead_pid() {
 // A shell line that starts the CLI with `args` in the background, paused
 // at `point` (stderr to `err`), and waits until it says so; $pid is its id.
 std::string start_paused(const std::string& args, const std::string& point, const fs::path& err) {
-  return "KVSCOPE_TEST_PAUSE_AT=" + point + " " + std::string(KVSCOPE_CLI_PATH) + " " + args + " >/dev/null 2>" + q(err) +
-         " & pid=$!; for i in $(seq 600); do grep -q 'paused at' " + q(err) + " && break; sleep 0.05; done; ";
+  return "KVSCOPE_TEST_PAUSE_AT=" + point + " " + std::string(KVSCOPE_CLI_PATH) + " " + args + " >/dev/null 2>" +
+         q(err) + " & pid=$!; for i in $(seq 600); do grep -q 'paused at' " + q(err) + " && break; sleep 0.05; done; ";
 }
 
 TEST(CliOutputs, AnExportBesideTheUsersFilesKeepsThemByteForByte) {
@@ -123,8 +123,8 @@ TEST(CliOutputs, AUsersFileWithAnExportsNameIsRefusedBeforeAnyWork) {
 TEST(CliOutputs, SweepOverTheUsersSweepCsvIsRefusedAndAKvscopeSweepIsReplaced) {
   test::TempDir dir;
   const auto assets = (test::data_dir() / ".." / ".." / "assets").lexically_normal();
-  const std::string sweep = "sweep " + q(assets / "sessions" / "story_h2o.json") +
-                            " --policies h2o,window --budgets 50% --format svg --out ";
+  const std::string sweep =
+      "sweep " + q(assets / "sessions" / "story_h2o.json") + " --policies h2o,window --budgets 50% --format svg --out ";
   const fs::path out = dir / "out";
   fs::create_directories(out);
   test::write_file(out / "sweep.csv", "policy,budget\nmine,1\n");
@@ -188,11 +188,10 @@ TEST(CliOutputs, CtrlCOrSigtermWhileComputingSaysNothingWasWritten) {
   test::TempDir dir;
   for (const auto& [sig, status] : {std::pair{SIGINT, 130}, std::pair{SIGTERM, 143}}) {
     const fs::path out = dir / ("new" + std::to_string(sig));
-    const auto r = test::run_shell("KVSCOPE_TEST_PAUSE_AT=computing " + std::string(KVSCOPE_CLI_PATH) + " " +
-                                   generate(out) + " >/dev/null 2>" + q(dir / "err.txt") +
-                                   " & pid=$!; for i in $(seq 600); do grep -q 'paused at' " + q(dir / "err.txt") +
-                                   " && break; sleep 0.05; done; kill -" + std::to_string(sig) +
-                                   " $pid; wait $pid; echo $?");
+    const auto r = test::run_shell(
+        "KVSCOPE_TEST_PAUSE_AT=computing " + std::string(KVSCOPE_CLI_PATH) + " " + generate(out) + " >/dev/null 2>" +
+        q(dir / "err.txt") + " & pid=$!; for i in $(seq 600); do grep -q 'paused at' " + q(dir / "err.txt") +
+        " && break; sleep 0.05; done; kill -" + std::to_string(sig) + " $pid; wait $pid; echo $?");
     EXPECT_EQ(std::stoi(r.output), status) << test::read_file(dir / "err.txt");
     const std::string err = test::read_file(dir / "err.txt");
     EXPECT_NE(err.find("kvscope-cli: interrupted: nothing written; " + out.string() + " was not created"),
@@ -236,7 +235,8 @@ TEST(CliOutputs, AFullDiskLeavesNothingAndNamesTheFile) {
   const auto fresh = test::run_shell(limited + generate(dir / "new" / "out") + "\" 2>&1 >/dev/null");
   EXPECT_EQ(fresh.exit_code, 1);
   EXPECT_EQ(count_errors(fresh.output), 1) << fresh.output;
-  EXPECT_NE(fresh.output.find((dir / "new" / "out").string() + "/"), std::string::npos) << "names the file: " << fresh.output;
+  EXPECT_NE(fresh.output.find((dir / "new" / "out").string() + "/"), std::string::npos)
+      << "names the file: " << fresh.output;
   EXPECT_TRUE(fs::is_empty(dir.path())) << "left: " << listing(dir.path()).front();
   // An earlier export (and a file of the user's): unchanged.
   const fs::path out = dir / "out";
