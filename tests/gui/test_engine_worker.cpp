@@ -462,12 +462,43 @@ TEST_F(Worker, ExportWritesWhatTheCliWrites) {
     const auto files = data_files(dir / "cli");
     ASSERT_EQ(data_files(dir / "app"), files);
     EXPECT_EQ(std::count(files.begin(), files.end(), "fork/masks.npy"), forked ? 1 : 0);
-    for (const auto& f : files)
+    for (const auto& f : files) {
+      if (f.ends_with("manifest.json")) continue;  // the app's lists the view's figures too
       EXPECT_EQ(test::read_file(dir / "app" / f), test::read_file(dir / "cli" / f)) << f << " differs";
+    }
+    auto app_manifest = read_json_file(dir / "app" / "manifest.json"), cli_manifest = read_json_file(dir / "cli" / "manifest.json");
+    const auto app_files = app_manifest["files"].get<std::vector<std::string>>();
+    for (const auto& f : cli_manifest["files"]) EXPECT_NE(std::find(app_files.begin(), app_files.end(), f), app_files.end()) << f;
+    EXPECT_NE(std::find(app_files.begin(), app_files.end(), "attention_L1_H2.png"), app_files.end()) << "the view's figure";
+    app_manifest.erase("files");
+    cli_manifest.erase("files");
+    EXPECT_EQ(app_manifest, cli_manifest);
     const auto written = w.status().last_export;
     EXPECT_NE(std::find(written.begin(), written.end(), dir / "app" / "attention_L1_H2.png"), written.end());
     EXPECT_NE(std::find(written.begin(), written.end(), dir / "app" / "masks.npy"), written.end());
   }
+}
+
+TEST_F(Worker, ExportRefusesAUsersFileAndShowsWhy) {
+  // The window's export follows the rule of every export: a file of the
+  // user's with a name the export writes is refused, visibly, and kept.
+  test::TempDir dir;
+  const auto file = write_session(dir, false);
+  run([&] { w.open_file(file, 9); });
+  ASSERT_EQ(w.status().error, "");
+  std::filesystem::create_directories(dir / "out");
+  test::write_file(dir / "out" / "tokens.json", "mine");
+  test::write_file(dir / "out" / "notes.txt", "mine too");
+  const uint64_t serial = w.status().error_serial;
+  run([&] { w.export_all(dir / "out", 0, 0, FigureExportOptions{}); });
+  EXPECT_EQ(w.status().error_serial, serial + 1);
+  EXPECT_NE(w.status().error.find("out/tokens.json: is not a file kvscope wrote"), std::string::npos) << w.status().error;
+  EXPECT_EQ(test::read_file(dir / "out" / "tokens.json"), "mine");
+  std::filesystem::remove(dir / "out" / "tokens.json");
+  run([&] { w.export_all(dir / "out", 0, 0, FigureExportOptions{}); });
+  EXPECT_EQ(w.status().error_serial, serial + 1) << w.status().error;
+  EXPECT_EQ(test::read_file(dir / "out" / "notes.txt"), "mine too");
+  EXPECT_TRUE(std::filesystem::exists(dir / "out" / "masks.npy"));
 }
 
 TEST_F(Worker, OpenFileForksAndStopsAtTheViewStep) {
