@@ -466,10 +466,13 @@ TEST_F(Worker, ExportWritesWhatTheCliWrites) {
       if (f.ends_with("manifest.json")) continue;  // the app's lists the view's figures too
       EXPECT_EQ(test::read_file(dir / "app" / f), test::read_file(dir / "cli" / f)) << f << " differs";
     }
-    auto app_manifest = read_json_file(dir / "app" / "manifest.json"), cli_manifest = read_json_file(dir / "cli" / "manifest.json");
+    auto app_manifest = read_json_file(dir / "app" / "manifest.json"),
+         cli_manifest = read_json_file(dir / "cli" / "manifest.json");
     const auto app_files = app_manifest["files"].get<std::vector<std::string>>();
-    for (const auto& f : cli_manifest["files"]) EXPECT_NE(std::find(app_files.begin(), app_files.end(), f), app_files.end()) << f;
-    EXPECT_NE(std::find(app_files.begin(), app_files.end(), "attention_L1_H2.png"), app_files.end()) << "the view's figure";
+    for (const auto& f : cli_manifest["files"])
+      EXPECT_NE(std::find(app_files.begin(), app_files.end(), f), app_files.end()) << f;
+    EXPECT_NE(std::find(app_files.begin(), app_files.end(), "attention_L1_H2.png"), app_files.end())
+        << "the view's figure";
     app_manifest.erase("files");
     cli_manifest.erase("files");
     EXPECT_EQ(app_manifest, cli_manifest);
@@ -492,7 +495,8 @@ TEST_F(Worker, ExportRefusesAUsersFileAndShowsWhy) {
   const uint64_t serial = w.status().error_serial;
   run([&] { w.export_all(dir / "out", 0, 0, FigureExportOptions{}); });
   EXPECT_EQ(w.status().error_serial, serial + 1);
-  EXPECT_NE(w.status().error.find("out/tokens.json: is not a file kvscope wrote"), std::string::npos) << w.status().error;
+  EXPECT_NE(w.status().error.find("out/tokens.json: is not a file kvscope wrote"), std::string::npos)
+      << w.status().error;
   EXPECT_EQ(test::read_file(dir / "out" / "tokens.json"), "mine");
   std::filesystem::remove(dir / "out" / "tokens.json");
   run([&] { w.export_all(dir / "out", 0, 0, FigureExportOptions{}); });
