@@ -68,13 +68,17 @@ void check_output_dir(const std::string& dir, const std::string& flag) {
     throw Error(flag, dir, "cannot be created: " + q.string() + " is not writable");
 }
 
-void check_export_dir(const std::string& dir) {
-  check_output_dir(dir, "--export");
+std::unique_ptr<OpenOutput> open_export_dir(const std::string& dir, const std::string& flag) {
+  check_output_dir(dir, flag);
+  auto out = std::make_unique<OpenOutput>();
   try {
-    check_export_target(dir);
+    out->folder = open_export_folder(dir);
   } catch (const Error& e) {
-    throw Error("--export", "", e.what());
+    throw Error(flag, "", e.what());
   }
+  if (const std::string note = out->folder->note(); !note.empty())
+    std::fprintf(stderr, "kvscope-cli: note: %s\n", note.c_str());
+  return out;
 }
 
 CLI::Validator nonempty_dir_name() {

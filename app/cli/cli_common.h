@@ -13,6 +13,8 @@
 
 #include "backend/backend.h"
 #include "bundle/model_bundle.h"
+#include "io/interrupt.h"
+#include "io/output_folder.h"
 #include "session/session_file.h"
 
 namespace kvscope::cli {
@@ -34,9 +36,17 @@ std::vector<int> encode_prompt(const ModelBundle& b, const std::string& text, in
 // writable directory, or of one that can be created (its nearest existing
 // ancestor a writable directory). Throws kvscope::Error naming the flag.
 void check_output_dir(const std::string& dir, const std::string& flag);
-// --export DIR: check_output_dir, and not a folder of other files (an
-// earlier kvscope export there is replaced as a set).
-void check_export_dir(const std::string& dir);
+// --export DIR, opened before any work and held to the end: check_output_dir,
+// then the folder locked and checked (reports/exporter.h: a file of the
+// user's whose name the export would write is refused; the user's other
+// files stay), with Ctrl-C and SIGTERM caught while it is open so that an
+// interrupted run leaves nothing (io/interrupt.h). A stale lock taken over
+// is noted on stderr. Errors name `flag`.
+struct OpenOutput {
+  InterruptScope interrupts;  // declared first: caught until the folder is cleaned up
+  std::unique_ptr<OutputFolder> folder;
+};
+std::unique_ptr<OpenOutput> open_export_dir(const std::string& dir, const std::string& flag = "--export");
 // CLI11 check for such a flag: an empty name is a parse error.
 CLI::Validator nonempty_dir_name();
 // Creates it (once the settings are validated, before the run).
@@ -53,11 +63,10 @@ std::string flag_for_field(const std::string& field);
 // named by the flag that sets it. Other errors are returned as they are.
 Error for_command_line(const Error& e);
 
-// Ctrl-C honoured between units of work (sweep cells): main prints the
-// message and exits 130, the shell's status for SIGINT.
-struct Interrupted : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+// Ctrl-C honoured between units of work (decoding steps, exported files,
+// sweep cells): main prints the message (what was kept) and exits 130,
+// the shell's status for SIGINT (143 for SIGTERM).
+using Interrupted = kvscope::Interrupted;
 
 // Printable form of a token piece: control bytes and newlines escaped.
 std::string escape(const std::string& s);

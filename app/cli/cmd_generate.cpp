@@ -32,7 +32,8 @@ void run_generate(GenerateArgs a) {
     // Eviction, sharing or exports: the session stepper. Every setting is
     // checked (the export directory, the Session's layers and budget)
     // before the model runs.
-    if (!a.flags.export_dir.empty()) check_export_dir(a.flags.export_dir);
+    std::unique_ptr<OpenOutput> out;  // held to the end: the lock, the staging folder
+    if (!a.flags.export_dir.empty()) out = open_export_dir(a.flags.export_dir);
     SessionConfig cfg;
     cfg.model = absolute_model_path(a.model);
     cfg.device = a.device;
@@ -46,8 +47,7 @@ void run_generate(GenerateArgs a) {
     resolve_device(a.device);
     auto s = make_flag_session(bundle_for(cfg.model), cfg);
     note_recorded_layers(*s, "the recorder's memory budget");
-    if (!a.flags.export_dir.empty()) create_output_dir(a.flags.export_dir, "--export");
-    run_session(*s, true, a.flags.export_dir);
+    run_session(*s, true, out ? out->folder.get() : nullptr);
     return;
   }
   resolve_device(a.device);  // a missing GPU is named before the model loads

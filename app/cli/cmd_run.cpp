@@ -26,8 +26,10 @@ struct RunArgs {
 };
 
 void run_run(const RunArgs& a) {
-  if (!a.export_dir.empty()) check_export_dir(a.export_dir);
+  std::unique_ptr<OpenOutput> out, fork_out;  // held to the end: the locks, the staging folders
+  if (!a.export_dir.empty()) out = open_export_dir(a.export_dir);
   SessionFile f = load_session_file(a.session);
+  if (out && f.cfg.fork) fork_out = open_export_dir((std::filesystem::path(a.export_dir) / "fork").string());
   apply_figure_flags(a.figures, f.cfg.export_opts);  // the flags override the file's export block
   override_policy_flags(a.policy, f.cfg);
   if (a.temperature) f.cfg.sampling.temperature = *a.temperature;
@@ -48,11 +50,10 @@ void run_run(const RunArgs& a) {
   std::unique_ptr<Session> b;
   if (f.cfg.fork) b = fork_session_from_prompt(f.bundle, s);
   note_recorded_layers(s, a.session + ": recording.memory_mb");
-  if (!a.export_dir.empty()) create_output_dir(a.export_dir, "--export");
-  run_session(s, !a.quiet, a.export_dir);
+  run_session(s, !a.quiet, out ? out->folder.get() : nullptr);
   if (b) {
     if (!a.quiet) std::printf("--- fork at step %d ---\n", f.cfg.fork->at_step);
-    run_session(*b, !a.quiet, a.export_dir.empty() ? "" : (std::filesystem::path(a.export_dir) / "fork").string());
+    run_session(*b, !a.quiet, fork_out ? fork_out->folder.get() : nullptr);
   }
 }
 

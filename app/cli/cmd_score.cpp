@@ -30,7 +30,8 @@ struct ScoreArgs {
 // prompt (prefilled, then evicted to the budget), the rest is fed one token
 // at a time under the policy and scored (teacher forcing).
 void run_score_session(const ScoreArgs& a) {
-  if (!a.flags.export_dir.empty()) check_export_dir(a.flags.export_dir);
+  std::unique_ptr<OpenOutput> out;  // held to the end: the lock, the staging folder
+  if (!a.flags.export_dir.empty()) out = open_export_dir(a.flags.export_dir);
   const std::string text = read_text_file(a.text_file, "--text-file");
   SessionConfig cfg;
   cfg.model = absolute_model_path(a.model);
@@ -50,7 +51,6 @@ void run_score_session(const ScoreArgs& a) {
   auto sp = make_flag_session(bundle, cfg);
   Session& s = *sp;
   note_recorded_layers(s, "the recorder's memory budget");
-  if (!a.flags.export_dir.empty()) create_output_dir(a.flags.export_dir, "--export");
   s.run_to_end();
   double nll = 0, nll_full = 0;
   int scored = 0;
@@ -81,8 +81,8 @@ void run_score_session(const ScoreArgs& a) {
       std::printf("full cache  mean NLL %.6f, perplexity %.4f\n", mean_full, std::exp(mean_full));
   }
   std::fprintf(stderr, "%s\n", session_summary(s).c_str());
-  if (!a.flags.export_dir.empty()) {
-    const auto files = export_session(s, a.flags.export_dir);
+  if (out) {
+    const auto files = export_session(s, *out->folder);
     std::fprintf(stderr, "exported %zu files to %s\n", files.size(), a.flags.export_dir.c_str());
   }
 }

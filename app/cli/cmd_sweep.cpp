@@ -5,9 +5,7 @@
 // similarity, and NLL of one reference continuation, teacher forced).
 // Every item x seed is kept (sweep_items.csv); sweep.csv summarizes them
 // (reports/sweep_summary.h).
-#include <atomic>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <sstream>
 #include <algorithm>
@@ -22,6 +20,7 @@
 #include "figures/line_plot.h"
 #include "io/atomic_file.h"
 #include "io/csv_writer.h"
+#include "io/interrupt.h"
 #include "io/json_file.h"
 #include "policy/draws_random.h"
 #include "progress_bar.h"
@@ -33,6 +32,7 @@
 #include "session/metric_sums.h"
 #include "session/session.h"
 #include "session_runner.h"
+#include "sweep_output.h"
 
 namespace kvscope::cli {
 namespace {
@@ -47,14 +47,9 @@ struct SweepArgs {
   int seeds = 1;  // seeds per item for the policies that draw random numbers
 };
 
-// Ctrl-C during a sweep: the cell running finishes, every finished cell is
-// already on disk (OUT/cells/), and --resume goes on from there. A second
-// Ctrl-C stops at once (the default action).
-std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) {
-  g_interrupted = true;
-  std::signal(SIGINT, SIG_DFL);
-}
+// Ctrl-C (or SIGTERM) during a sweep: the cell running finishes, every
+// finished cell is already on disk (OUT/cells/), and --resume goes on from
+// there. A second Ctrl-C stops at once (the default action; io/interrupt.h).
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -211,6 +206,12 @@ void run_sweep(const SweepArgs& a) {
                                        "'); give every budget as a count or every budget as a percentage");
     }
   check_output_dir(a.out, "--out");
+  // Locked, and a file of the user's that the results would replace
+  // refused, before any work (sweep_output.h).
+  InterruptScope interrupts;
+  const auto folder = open_sweep_folder(a.out);
+  if (const std::string note = folder->note(); !note.empty())
+    std::fprintf(stderr, "kvscope-cli: note: %s\n", note.c_str());
   SessionFile file = load_session_file(a.session);
   // Plots default to PNG and SVG (as sweeps always wrote); the flags and the
   // session's export block choose otherwise.
@@ -328,8 +329,6 @@ void run_sweep(const SweepArgs& a) {
   create_output_dir(a.out, "--out");
   std::filesystem::create_directories(out / "cells");
   write_text_file(out / "cells" / "sweep.json", identity.dump(1) + "\n");
-  g_interrupted = false;
-  std::signal(SIGINT, on_sigint);
 
   if (reference_run) {
     reference_run->run_to_end();
@@ -350,9 +349,8 @@ void run_sweep(const SweepArgs& a) {
   if (base.export_opts.layer_head_chosen()) heatmap_head = {base.export_opts.csv_layer(), base.export_opts.csv_head()};
   for (std::size_t pi = 0; pi < kinds.size(); ++pi) {
     for (std::size_t bi = 0; bi < amounts.size(); ++bi) {
-      if (g_interrupted) {
-        std::signal(SIGINT, SIG_DFL);
-        bar.finish();
+      if (interrupt_requested()) {
+        bar.abandon();  // no "N done" line: they are not
         throw Interrupted(std::to_string(cells.size()) + " of " + std::to_string(kinds.size() * amounts.size()) +
                           " cells are saved in " + (out / "cells").string() + "; run the same command with --resume to go on");
       }
@@ -405,8 +403,9 @@ void run_sweep(const SweepArgs& a) {
     }
   }
   bar.finish();
-  std::signal(SIGINT, SIG_DFL);
-
+  // The results go to the staging folder and are swapped in together
+  // (commit_sweep); an error names the file in OUT (register_sweep).
+  const std::filesystem::path staged = folder->staging();
   // sweep_items.csv: every item x seed of every cell; sweep.csv: each
   // cell's mean, standard error and n over its items, and its difference
   // from the best other evicting policy at its budget with a paired
@@ -417,9 +416,9 @@ void run_sweep(const SweepArgs& a) {
   for (std::size_t pi = 0; pi < kinds.size(); ++pi)
     if (policy_spec(kinds[pi]).evicts) contenders.insert(policies[pi]);
   const std::vector<CellSummary> summary = summarize_sweep(rows, policies, budgets, contenders);
-  write_csv(out / "sweep_items.csv", sweep_items_table(rows));
+  write_csv(staged / "sweep_items.csv", sweep_items_table(rows));
   const CsvTable t = sweep_summary_table(summary);
-  write_csv(out / "sweep.csv", t);
+  write_csv(staged / "sweep.csv", t);
   std::vector<std::string> names;
   for (const auto& c : summary)
     for (const auto& [k, v] : c.metrics)
@@ -471,7 +470,7 @@ void run_sweep(const SweepArgs& a) {
       o.y_min = 0;
       o.y_max = 1;
     }
-    for (auto& f : write_line_plot(out / ("sweep_" + n), series, o, figure_opts.output)) figure_files.push_back(f);
+    for (auto& f : write_line_plot(staged / ("sweep_" + n), series, o, figure_opts.output)) figure_files.push_back(f);
     ++plots;
   }
   std::size_t heatmaps = 0;
@@ -489,7 +488,7 @@ void run_sweep(const SweepArgs& a) {
       ho.scale = resolve_color_scale(figure_opts.scale, figure_opts.range, own, all);
       ho.evicted = figure_opts.evicted;
       for (auto& f :
-           write_heatmap(out / ("heatmap_" + c.policy + "_" + budget_tag(c.budget)), c.heatmap, ho, figure_opts.output))
+           write_heatmap(staged / ("heatmap_" + c.policy + "_" + budget_tag(c.budget)), c.heatmap, ho, figure_opts.output))
         figure_files.push_back(f);
       ++heatmaps;
     }
@@ -499,9 +498,10 @@ void run_sweep(const SweepArgs& a) {
     // is in this file beside it (docs/exports.md, "Provenance").
     nlohmann::json files = {"sweep.csv", "sweep_items.csv"};
     for (const auto& f : figure_files) files.push_back(f.filename().string());
-    write_text_file(out / "sweep.provenance.json",
+    write_text_file(staged / "sweep.provenance.json",
                     json_text({{"files", files}, {"provenance", to_json(provenance)}}) + "\n");
   }
+  commit_sweep(*folder);
   std::printf("%s", to_csv(t).c_str());
   // Finished: sweep.csv holds every cell; the checkpoints go, so the
   // folder reads as one complete sweep (and a rerun starts afresh).
@@ -532,7 +532,13 @@ void register_sweep(CLI::App& app) {
                   "gaussian noise): the session's seed + 0..N-1; other policies run once")
       ->default_val(1);
   add_figure_flags(*cmd, args->figures);
-  cmd->callback([args] { run_sweep(*args); });
+  cmd->callback([args] {
+    try {
+      run_sweep(*args);
+    } catch (const Error& e) {
+      throw OutputFolder::in_target_words(e, args->out);
+    }
+  });
 }
 
 }  // namespace kvscope::cli

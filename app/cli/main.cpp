@@ -1,5 +1,6 @@
 // kvscope-cli: the headless front end. Every subcommand runs the same engine
 // the window uses; errors print as one line and exit non-zero.
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -90,7 +91,7 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const kvscope::cli::Interrupted& e) {
     std::fprintf(stderr, "kvscope-cli: interrupted: %s\n", e.what());
-    return 130;
+    return 128 + (kvscope::interrupt_signal() ? kvscope::interrupt_signal() : SIGINT);
   } catch (const kvscope::Error& e) {
     // The engine names settings by their field; here they are flags.
     std::fprintf(stderr, "kvscope-cli: error: %s\n", kvscope::cli::for_command_line(e).what());

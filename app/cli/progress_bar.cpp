@@ -25,4 +25,8 @@ void ProgressBar::finish() {
   std::fprintf(stderr, "%s%s: %d done in %.1f s\n", tty_ ? "\r" : "", label_.c_str(), total_, s);
 }
 
+void ProgressBar::abandon() {
+  if (tty_) std::fprintf(stderr, "\n");
+}
+
 }  // namespace kvscope::cli

@@ -12,6 +12,8 @@ class ProgressBar {
   ProgressBar(std::string label, int total);
   void update(int done);
   void finish();
+  // Stopped before the end (Ctrl-C): ends the bar's line, claims nothing done.
+  void abandon();
 
  private:
   std::string label_;

@@ -34,13 +34,17 @@ void note_recorded_layers(const Session& s, const std::string& budget_name) {
                budget_name.c_str(), mb, rec.size() == 1 ? "" : "s", list.c_str(), L);
 }
 
-void run_session(Session& s, bool print_text, const std::string& export_dir) {
+namespace {
+
+void run_and_export(Session& s, bool print_text, OutputFolder* export_to) {
   const auto& tok = *s.bundle().tokenizer;
   if (print_text) {
     std::fputs(tok.decode(s.tokens(), true).c_str(), stdout);
     std::fflush(stdout);
   }
+  check_interrupt();
   s.prefill();
+  test_pause_point("computing", "");
   std::size_t printed = 0;
   auto flush_text = [&](bool final) {
     if (!print_text) return;
@@ -55,16 +59,29 @@ void run_session(Session& s, bool print_text, const std::string& export_dir) {
       printed = text.size();
     }
   };
-  while (s.step()) flush_text(false);
+  while (!interrupt_requested() && s.step()) flush_text(false);
+  check_interrupt();
   flush_text(true);
   if (print_text) {
     std::printf("\n");
     std::fflush(stdout);  // the summary goes to stderr: keep it after the text when both are piped
   }
   std::fprintf(stderr, "%s\n", session_summary(s).c_str());
-  if (!export_dir.empty()) {
-    const auto files = export_session(s, export_dir);
-    std::fprintf(stderr, "exported %zu files to %s\n", files.size(), export_dir.c_str());
+  if (export_to) {
+    const auto files = export_session(s, *export_to);
+    std::fprintf(stderr, "exported %zu files to %s\n", files.size(), export_to->given().c_str());
+  }
+}
+
+}  // namespace
+
+void run_session(Session& s, bool print_text, OutputFolder* export_to) {
+  try {
+    run_and_export(s, print_text, export_to);
+  } catch (const Interrupted&) {
+    if (print_text) std::printf("\n");
+    std::fflush(stdout);
+    throw Interrupted(export_to ? export_to->nothing_written() : "stopped");
   }
 }
 

@@ -8,14 +8,16 @@
 #include <vector>
 
 #include "common/error.h"
+#include "io/output_folder.h"
 #include "session/session.h"
 #include "session/session_file.h"
 
 namespace kvscope::cli {
 
 // Runs to the end, printing the prompt and each new token's text as it
-// comes (unless quiet); then exports to `export_dir` when not empty.
-void run_session(Session& s, bool print_text, const std::string& export_dir);
+// comes (unless quiet); then exports into `export_to` when given. Ctrl-C
+// stops it between steps with Interrupted saying that nothing was written.
+void run_session(Session& s, bool print_text, OutputFolder* export_to);
 
 // One line of what the run did: device, tokens, KV bytes vs full, metrics.
 std::string session_summary(const Session& s);

@@ -303,12 +303,25 @@ void EngineWorker::Impl::do_export(const std::filesystem::path& dir, int layer, 
   if (!A) throw Error("export", "", "no session is open");
   set_task("export to " + dir.string());
   const ProvenanceAction action("export to " + dir.string());  // the files' command line
+  // The rule of every export (reports/exporter.h): only the files of an
+  // earlier export are replaced, a file of the user's in the way is refused
+  // (the error shows in the window), one export to a folder at a time. Both
+  // folders are opened (locked, checked) before anything is written.
+  const auto a_folder = open_export_folder(dir);
+  const auto b_folder = B ? open_export_folder(dir / "fork") : nullptr;
+  // The session file with the window's changes and the current view's
+  // figures belong to the set: staged with it, listed by its manifest.
+  const SessionConfig merged = merged_config();
+  auto extra = [&](const std::filesystem::path& staging) {
+    rewrite_session_json(staging / "session.json", merged);
+    std::vector<std::string> names{"session.json"};
+    for (const auto& f : export_view(*A, layer, head_, staging, figures)) names.push_back(f.filename().string());
+    return names;
+  };
   std::vector<std::filesystem::path> written;
-  for (const auto& f : export_session(*A, dir)) written.push_back(dir / f);
-  rewrite_session_json(dir / "session.json", merged_config());
+  for (const auto& f : export_session(*A, *a_folder, extra)) written.push_back(dir / f);
   if (B)
-    for (const auto& f : export_session(*B, dir / "fork")) written.push_back(dir / "fork" / f);
-  for (const auto& f : export_view(*A, layer, head_, dir, figures)) written.push_back(f);
+    for (const auto& f : export_session(*B, *b_folder)) written.push_back(dir / "fork" / f);
   const std::size_t count = written.size();
   set_last_export(std::move(written));
   set_message("exported " + std::to_string(count) + " files to " + dir.string());

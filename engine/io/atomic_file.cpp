@@ -20,10 +20,15 @@ void write_file_atomically(const std::filesystem::path& path,
   try {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw Error(path.string(), "", std::string("cannot create: ") + std::strerror(errno));
+    errno = 0;
     write(out);
     out.flush();
-    if (!out) throw Error(path.string(), "", "write failed (disk full?)");
+    // ENOSPC (disk full), EFBIG (file size limit): say which.
+    if (!out)
+      throw Error(path.string(), "", std::string("write failed: ") + (errno ? std::strerror(errno) : "disk full?"));
     out.close();
+    if (!out)
+      throw Error(path.string(), "", std::string("write failed: ") + (errno ? std::strerror(errno) : "disk full?"));
     fs::rename(tmp, path, ec);
     if (ec) throw Error(path.string(), "", "cannot move into place: " + ec.message());
   } catch (...) {

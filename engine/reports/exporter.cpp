@@ -1,16 +1,16 @@
 #include "reports/exporter.h"
 
-#include <unistd.h>
-
+#include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <map>
+#include <regex>
 
 #include "common/error.h"
 #include "io/atomic_file.h"
 #include "io/csv_writer.h"
 #include "io/json_file.h"
+#include "io/interrupt.h"
 #include "io/npy.h"
 #include "reports/figure_export.h"
 #include "reports/informative_head.h"
@@ -28,7 +28,7 @@ struct Dims {
 };
 
 // Writes every file of the export into `dir` (a fresh staging folder).
-std::vector<std::string> write_export(const Session& s, const fs::path& dir) {
+std::vector<std::string> write_export(const Session& s, const fs::path& dir, const ExtraExportFiles& extra) {
   const Recorder& rec = s.recorder();
   const KvLayout& lay = rec.layout();
   // Only what was run: a generation that stopped at EOS has fewer rows.
@@ -39,6 +39,8 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir) {
   nlohmann::json manifest;  // written last, listing every file of the set
   const Provenance provenance = session_provenance(s);  // in session.json, the manifest and every figure
   auto path = [&](const std::string& name) {
+    check_interrupt();  // between files: Ctrl-C leaves no half-written set
+    if (written.size() == 1) test_pause_point("writing", "");
     written.push_back(name);
     return dir / name;
   };
@@ -181,6 +183,10 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir) {
                             fo, &shared));
   const auto [sl, sh] = pairs.front();
   add(export_score_curves(s, sl, sh, dir / ("score_curves_L" + std::to_string(sl) + "_H" + std::to_string(sh)), fo));
+  if (extra)
+    for (const auto& f : extra(dir))
+      if (std::find(written.begin(), written.end(), f) == written.end()) written.push_back(f);
+  check_interrupt();
   written.push_back("manifest.json");
   manifest["format"] = kExportFormat;
   manifest["files"] = written;
@@ -189,77 +195,40 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir) {
   return written;
 }
 
-fs::path normalized(const fs::path& dir) {
-  std::error_code ec;
-  fs::path d = fs::absolute(dir, ec).lexically_normal();
-  if (d.filename().empty()) d = d.parent_path();  // "out/" -> "out"
-  return d;
-}
-
-bool is_kvscope_export(const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::is_regular_file(dir / "manifest.json", ec)) return false;
-  try {
-    const nlohmann::json m = nlohmann::json::parse(std::ifstream(dir / "manifest.json"));
-    // Exports before the manifest named its format had masks.npy's entry.
-    return m.is_object() && (m.value("format", "") == kExportFormat || m.contains("masks.npy"));
-  } catch (const std::exception&) {
-    return false;
-  }
+bool is_kvscope_export(const nlohmann::json& m) {
+  // Exports before the manifest named its format had masks.npy's entry.
+  return m.value("format", "") == kExportFormat || m.contains("masks.npy");
 }
 
 }  // namespace
 
-void check_export_target(const fs::path& dir) {
-  std::error_code ec;
-  const fs::path d = normalized(dir);
-  if (!fs::exists(d, ec)) return;
-  if (!fs::is_directory(d, ec)) throw Error(dir.string(), "", "exists and is not a directory");
-  if (fs::is_empty(d, ec) || is_kvscope_export(d)) return;
-  throw Error(dir.string(), "",
-              "is not empty and holds no kvscope export (no manifest.json of one); choose a new or empty folder, "
-              "so that no file of yours is replaced and no stale file looks current");
+bool is_export_file_name(const std::string& name) {
+  static const std::regex kNames(
+      "masks\\.npy|scores\\.npy|attention\\.npy|events\\.csv|metrics\\.csv|tokens\\.json|session\\.json|"
+      "manifest\\.json|(masks|scores)_L[0-9]+_H[0-9]+\\.csv|"
+      "(attention_L[0-9]+_(H[0-9]+|grid)|score_curves_L[0-9]+_H[0-9]+)\\.(png|svg|pdf)");
+  return std::regex_match(name, kNames);
+}
+
+std::unique_ptr<OutputFolder> open_export_folder(const fs::path& dir) {
+  return std::make_unique<OutputFolder>(dir, OutputSet{"manifest.json", is_kvscope_export, is_export_file_name});
+}
+
+std::vector<std::string> export_session(const Session& s, OutputFolder& folder, const ExtraExportFiles& extra) {
+  try {
+    const std::vector<std::string> written = write_export(s, folder.staging(), extra);
+    folder.commit(written);
+    return written;
+  } catch (const Interrupted&) {
+    throw Interrupted(folder.nothing_written());
+  } catch (const Error& e) {
+    throw folder.in_target_words(e);  // "out/masks.npy: ...", not the staging folder's name
+  }
 }
 
 std::vector<std::string> export_session(const Session& s, const fs::path& dir) {
-  check_export_target(dir);
-  const fs::path target = normalized(dir);
-  std::error_code ec;
-  fs::create_directories(target.parent_path(), ec);
-  // Staged beside the target and renamed into place: an interrupted export
-  // leaves a hidden ".NAME.partial-PID" folder, never a half-written set
-  // that looks complete, and an earlier export is replaced as a whole (no
-  // stale heatmap of another head left among the new files).
-  const std::string tag = std::to_string(::getpid());
-  const fs::path staging = target.parent_path() / ("." + target.filename().string() + ".partial-" + tag);
-  const fs::path retired = target.parent_path() / ("." + target.filename().string() + ".old-" + tag);
-  fs::remove_all(staging, ec);
-  fs::create_directories(staging, ec);
-  if (!fs::is_directory(staging, ec))
-    throw Error(dir.string(), "", "cannot create the export directory (" + staging.string() + ")");
-  std::vector<std::string> written;
-  try {
-    written = write_export(s, staging);
-  } catch (...) {
-    fs::remove_all(staging, ec);
-    throw;
-  }
-  if (fs::exists(target, ec)) {
-    fs::rename(target, retired, ec);
-    if (ec) {
-      fs::remove_all(staging, ec);
-      throw Error(dir.string(), "", "cannot replace the earlier export: " + ec.message());
-    }
-  }
-  fs::rename(staging, target, ec);
-  if (ec) {
-    const std::string why = ec.message();
-    fs::rename(retired, target, ec);  // put the earlier export back
-    fs::remove_all(staging, ec);
-    throw Error(dir.string(), "", "cannot move the export into place: " + why);
-  }
-  fs::remove_all(retired, ec);
-  return written;
+  const auto folder = open_export_folder(dir);
+  return export_session(s, *folder);
 }
 
 }  // namespace kvscope

@@ -8,19 +8,36 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "io/output_folder.h"
 #include "session/session.h"
 
 namespace kvscope {
 
-// Returns the files written (relative names). The set is written into a
-// staging folder beside `dir` and renamed into place, replacing an earlier
-// kvscope export there as a whole; manifest.json lists the files. A
-// folder that is not empty and holds no kvscope export is refused.
+// The export folder `dir`, opened before any work (io/output_folder.h):
+// locked, and refused (kvscope::Error naming the file) when a file that
+// kvscope did not write there (not in its manifest.json) has a name the
+// export may write. The user's other files and folders are left alone.
+std::unique_ptr<OutputFolder> open_export_folder(const std::filesystem::path& dir);
+// Whether an export may write a file of this name (masks.npy, the CSV
+// twins, attention_L0_H1.png, ...): the names checked before any work.
+bool is_export_file_name(const std::string& name);
+
+// More files written into the staging folder before the manifest (the
+// window's view figures, its session file); returns their names.
+using ExtraExportFiles = std::function<std::vector<std::string>(const std::filesystem::path& staging)>;
+
+// Writes the export into the folder's staging folder and commits it:
+// the earlier export's files are replaced, manifest.json lists the new
+// set. Returns the files written (relative names). Throws kvscope::Error
+// naming the file that failed (the folder is then as it was), or
+// Interrupted (io/interrupt.h) saying that nothing was written.
+std::vector<std::string> export_session(const Session& s, OutputFolder& folder, const ExtraExportFiles& extra = {});
+// Both steps at once (when there is no work between them).
 std::vector<std::string> export_session(const Session& s, const std::filesystem::path& dir);
-// The refusal above, before any work: throws kvscope::Error naming `dir`.
-void check_export_target(const std::filesystem::path& dir);
 
 }  // namespace kvscope

@@ -568,6 +568,7 @@ TEST(Cli, InterruptedSweepResumesToTheSameResult) {
                                  "kill -INT $pid; wait $pid; echo rc=$?)");
   ASSERT_NE(r.output.find("rc=130"), std::string::npos) << r.output << test::read_file(dir / "err.txt");
   EXPECT_NE(test::read_file(dir / "err.txt").find("run the same command with --resume"), std::string::npos);
+  EXPECT_EQ(test::read_file(dir / "err.txt").find(" done in "), std::string::npos) << "a \"N done\" line after Ctrl-C";
   EXPECT_FALSE(std::filesystem::exists(dir / "a" / "sweep.csv"));
   // Without --resume the folder is not silently reused.
   const auto again = test::run_shell(cmd + test::quote((dir / "a").string()) + " 2>&1");

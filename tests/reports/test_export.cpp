@@ -214,20 +214,48 @@ TEST(Export, ReplacesAnEarlierExportAsOneSetAndListsItInTheManifest) {
   EXPECT_EQ(sorted_files(dir.path()), std::vector<std::string>{"out"});
 }
 
-TEST(Export, RefusesAFolderOfOtherFilesBeforeWriting) {
+TEST(Export, KeepsTheUsersFilesAndRefusesOneInTheWayBeforeWriting) {
   test::TempDir dir;
-  std::filesystem::create_directories(dir / "mine");
+  std::filesystem::create_directories(dir / "mine" / "sub");
   test::write_file(dir / "mine" / "notes.txt", "keep me");
+  test::write_file(dir / "mine" / "sub" / "masks.npy", "not the export's");  // a subfolder is not the export's
   Session s(test::bundle("llama_gqa"), test::config(PolicyKind::H2O, "50%", 2));
   s.run_to_end();
+  const auto files = export_session(s, dir / "mine");
+  EXPECT_EQ(test::read_file(dir / "mine" / "notes.txt"), "keep me");
+  EXPECT_EQ(test::read_file(dir / "mine" / "sub" / "masks.npy"), "not the export's");
+  for (const auto& f : files) EXPECT_TRUE(std::filesystem::exists(dir / "mine" / f)) << f;
+  // A file of the user's with a name the export writes: refused when the
+  // folder is opened (before any work), and left as it was.
+  std::filesystem::create_directories(dir / "theirs");
+  test::write_file(dir / "theirs" / "tokens.json", "{}");
   try {
-    export_session(s, dir / "mine");
-    ADD_FAILURE() << "exported into a folder of other files";
+    open_export_folder(dir / "theirs");
+    ADD_FAILURE() << "a user's tokens.json would have been replaced";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("mine: is not empty and holds no kvscope export"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("theirs/tokens.json: is not a file kvscope wrote"), std::string::npos)
+        << e.what();
   }
-  EXPECT_EQ(sorted_files(dir / "mine"), std::vector<std::string>{"notes.txt"});
-  EXPECT_EQ(sorted_files(dir.path()), std::vector<std::string>{"mine"});
+  EXPECT_EQ(test::read_file(dir / "theirs" / "tokens.json"), "{}");
+  EXPECT_EQ(sorted_files(dir.path()), (std::vector<std::string>{"mine", "theirs"}));
+}
+
+TEST(Export, AManifestCannotPointOutsideItsFolder) {
+  // A hand-edited manifest listing "../victim" or a folder: only plain
+  // files directly in the export folder count as the export's.
+  test::TempDir dir;
+  Session s(test::bundle("llama_gqa"), test::config(PolicyKind::H2O, "50%", 2));
+  s.run_to_end();
+  export_session(s, dir / "out");
+  test::write_file(dir / "victim", "mine");
+  std::filesystem::create_directories(dir / "out" / "data");
+  auto m = read_json_file(dir / "out" / "manifest.json");
+  m["files"].push_back("../victim");
+  m["files"].push_back("data");
+  test::write_file(dir / "out" / "manifest.json", m.dump());
+  export_session(s, dir / "out");
+  EXPECT_EQ(test::read_file(dir / "victim"), "mine");
+  EXPECT_TRUE(std::filesystem::is_directory(dir / "out" / "data"));
 }
 
 }  // namespace
