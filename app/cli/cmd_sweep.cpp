@@ -321,7 +321,7 @@ void run_sweep(const SweepArgs& a) {
   try {
     provenance = model_provenance(
         *bundle, base,
-        {{"sweep", {{"policies", policies}, {"budgets", budgets}, {"seeds", a.seeds}}}}, {"settings", policy_to_json(base.policy)}});
+        {{"sweep", {{"policies", policies}, {"budgets", budgets}, {"seeds", a.seeds}}}, {"settings", policy_to_json(base.policy)}});
   } catch (const Error& e) {
     throw e.in_file(a.session);
   }
