@@ -319,9 +319,9 @@ void run_sweep(const SweepArgs& a) {
   // before any cell runs, as it hashes the model once.
   Provenance provenance;
   try {
-    provenance = model_provenance(
-        *bundle, base,
-        {{"sweep", {{"policies", policies}, {"budgets", budgets}, {"seeds", a.seeds}}}, {"settings", policy_to_json(base.policy)}});
+    provenance = model_provenance(*bundle, base,
+                                  {{"sweep", {{"policies", policies}, {"budgets", budgets}, {"seeds", a.seeds}}},
+                                   {"settings", policy_to_json(base.policy)}});
   } catch (const Error& e) {
     throw e.in_file(a.session);
   }
@@ -487,8 +487,8 @@ void run_sweep(const SweepArgs& a) {
       ho.colormap = figure_opts.colormap;
       ho.scale = resolve_color_scale(figure_opts.scale, figure_opts.range, own, all);
       ho.evicted = figure_opts.evicted;
-      for (auto& f :
-           write_heatmap(staged / ("heatmap_" + c.policy + "_" + budget_tag(c.budget)), c.heatmap, ho, figure_opts.output))
+      for (auto& f : write_heatmap(staged / ("heatmap_" + c.policy + "_" + budget_tag(c.budget)), c.heatmap, ho,
+                                   figure_opts.output))
         figure_files.push_back(f);
       ++heatmaps;
     }

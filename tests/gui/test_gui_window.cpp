@@ -144,7 +144,8 @@ TEST(GuiWindow, ExportEqualsTheCli) {
       json app_m = json::parse(app_bytes), cli_m = json::parse(cli_bytes);
       const auto app_files = app_m["files"].get<std::vector<std::string>>();
       for (const auto& f : cli_m["files"])
-        EXPECT_NE(std::find(app_files.begin(), app_files.end(), f), app_files.end()) << f << " not in the app's manifest";
+        EXPECT_NE(std::find(app_files.begin(), app_files.end(), f), app_files.end())
+            << f << " not in the app's manifest";
       app_m.erase("files");
       cli_m.erase("files");
       EXPECT_EQ(app_m, cli_m) << rel;

@@ -65,16 +65,20 @@ TEST(SessionFile, ViewAndLessonStepsRoundTrip) {
   EXPECT_EQ(d.view, c.view);
   ASSERT_TRUE(d.lesson);
   EXPECT_EQ(*d.lesson, lesson);
-  EXPECT_NE(error_of(R"({"prompt":"x","view":{"positions":[5,2]}})").find("s.json: view.positions: expected [first, last]"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(R"({"prompt":"x","view":{"positions":[5,2]}})").find("s.json: view.positions: expected [first, last]"),
+      std::string::npos);
   EXPECT_NE(error_of(R"({"prompt":"x","view":{"compare":"both"}})").find("s.json: view.compare"), std::string::npos);
   EXPECT_NE(error_of(R"({"prompt":"x","view":{"evicted":"hatch"}})").find("s.json: view.evicted"), std::string::npos);
-  EXPECT_NE(error_of(R"({"prompt":"x","lesson":{"title":"t","steps":[{"caption":"a"},{"caption":"b","view":{"mode":"x"}}]}})")
-                .find("s.json: lesson.steps[1].view.mode"),
-            std::string::npos)
-      << error_of(R"({"prompt":"x","lesson":{"title":"t","steps":[{"caption":"a"},{"caption":"b","view":{"mode":"x"}}]}})");
-  EXPECT_NE(error_of(R"({"prompt":"x","lesson":{"title":"t","steps":[{"look_at":"a"}]}})").find("lesson.steps[0].caption"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(R"({"prompt":"x","lesson":{"title":"t","steps":[{"caption":"a"},{"caption":"b","view":{"mode":"x"}}]}})")
+          .find("s.json: lesson.steps[1].view.mode"),
+      std::string::npos)
+      << error_of(
+             R"({"prompt":"x","lesson":{"title":"t","steps":[{"caption":"a"},{"caption":"b","view":{"mode":"x"}}]}})");
+  EXPECT_NE(
+      error_of(R"({"prompt":"x","lesson":{"title":"t","steps":[{"look_at":"a"}]}})").find("lesson.steps[0].caption"),
+      std::string::npos);
 }
 
 // The policy in effect at a row: the last change at or before it.
