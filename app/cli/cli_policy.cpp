@@ -64,7 +64,9 @@ bool PolicyFlags::needs_session() const {
   // Any eviction flag typed also goes through the session, whose settings
   // check names a flag the policy would ignore.
   const bool eviction_flag = std::any_of(options.begin(), options.end(), [](const CLI::Option* o) { return o->count() > 0; });
-  return policy != "full" || sharing != "native" || !export_dir.empty() || eviction_flag;
+  // --record-layers too: the Session checks the layers, so 99 is refused
+  // with or without --export.
+  return policy != "full" || sharing != "native" || !export_dir.empty() || eviction_flag || !record_layers.empty();
 }
 
 void add_figure_flags(CLI::App& cmd, FigureFlags& f) {
@@ -142,6 +144,14 @@ void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export) {
       ->default_val("viridis");
   cmd.add_option("--scale", f.scale, "Heatmap scale: linear or log")->check(CLI::IsMember({"linear", "log"}))->default_val("linear");
   add_figure_flags(cmd, f.figures);
+}
+
+void mark_policy_flags_over_file(PolicyFlags& f) {
+  for (auto* list : {&f.options, &f.other_options})
+    for (CLI::Option* o : *list) {
+      o->default_str("");
+      o->description(o->get_description() + " Over the file's setting.");
+    }
 }
 
 namespace {

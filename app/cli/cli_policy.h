@@ -40,8 +40,8 @@ struct PolicyFlags {
   FigureFlags figures;
   // The eviction flags the user typed (filled by add_policy_flags), so a
   // flag that the chosen policy ignores is named instead of dropped.
-  std::vector<const CLI::Option*> options;
-  std::vector<const CLI::Option*> other_options;  // --policy, --sharing, --record-layers, --no-metrics, --weights
+  std::vector<CLI::Option*> options;
+  std::vector<CLI::Option*> other_options;  // --policy, --sharing, --record-layers, --no-metrics, --weights
   bool given(const std::string& flag) const;
 
   // True when any flag asks for more than plain full-cache decoding.
@@ -54,6 +54,11 @@ void add_figure_flags(CLI::App& cmd, FigureFlags& f);
 void apply_figure_flags(const FigureFlags& f, ExportConfig& e);
 
 void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export = true);
+
+// For commands whose flags override a file's settings (run SESSION): the
+// flags' defaults are hidden from --help (the file's values apply, not
+// them) and each help line says it is over the file's.
+void mark_policy_flags_over_file(PolicyFlags& f);
 // Fills the policy, sharing, recording and export parts of `cfg` (throws
 // kvscope::Error naming the flag, also for a flag the chosen policy
 // ignores: --alpha with tova, --budget with full, ...).

@@ -47,7 +47,8 @@ int64_t weight_bytes_per_token(const ModelWeights& w, int elem) {
 }
 
 void run_bench(const BenchArgs& a) {
-  if (!a.model.empty() && !a.shape.empty()) throw Error("bench", "", "give either a MODEL directory or --shape NAME");
+  if (!a.model.empty() && !a.shape.empty())
+    throw Error("bench", "", "give either a MODEL (directory or .gguf file) or --shape NAME");
   if (a.flags.policy != "full" || a.flags.text("budget") != "100%") {
     PolicyBenchArgs p;
     p.model = a.model;
@@ -62,7 +63,8 @@ void run_bench(const BenchArgs& a) {
     run_policy_bench(p);
     return;
   }
-  if (a.model.empty() && a.shape.empty()) throw Error("bench", "", "give either a MODEL directory or --shape NAME");
+  if (a.model.empty() && a.shape.empty())
+    throw Error("bench", "", "give either a MODEL (directory or .gguf file) or --shape NAME");
   if (a.prompt_tokens < 1 || a.decode_tokens < 1) throw Error("bench", "", "--prompt-tokens and --decode-tokens must be >= 1");
   resolve_device(a.device);  // a missing GPU is named before the model loads
   ModelConfig cfg;
@@ -188,7 +190,7 @@ void run_bench(const BenchArgs& a) {
 void register_bench(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   auto* cmd = app.add_subcommand("bench", "Prefill and decode tokens/s against the memory-bandwidth roofline");
-  cmd->add_option("model", args->model, "Model directory");
+  cmd->add_option("model", args->model, "Hugging Face model directory or .gguf file (or --shape)");
   cmd->add_option("--shape", args->shape, "A real architecture's shape with random weights (no files): " +
                                               [] {
                                                 std::string s;

@@ -68,6 +68,7 @@ void register_run(CLI::App& app) {
   add_figure_flags(*cmd, args->figures);
   // generate's policy and sampling flags, over the file's settings.
   add_policy_flags(*cmd, args->policy, /*with_export=*/false);
+  mark_policy_flags_over_file(args->policy);  // --help shows no defaults the run would not use
   cmd->add_option("--temperature", args->temperature, "Sampling temperature (0 = greedy), over the file's");
   cmd->add_option("--top-k", args->top_k, "Keep the k most likely tokens (0 = all), over the file's");
   cmd->add_option("--top-p", args->top_p, "Nucleus sampling mass, over the file's");

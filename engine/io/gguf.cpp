@@ -31,10 +31,14 @@ class Cursor {
     pos_ += sizeof(T);
     return v;
   }
-  std::string read_string(const std::string& what) {
+  // `noun` says which string it is ("key", "tensor name"), so a corrupted
+  // length reads as what it is, with the file size beside it.
+  std::string read_string(const std::string& what, const char* noun = "string") {
     const uint64_t n = read<uint64_t>(what);
     if (n > size_ - pos_)
-      throw Error(source_, what, "string length " + std::to_string(n) + " runs past the end of the file");
+      throw Error(source_, what,
+                  std::string(noun) + " length " + std::to_string(n) + " at byte " + std::to_string(pos_ - 8) +
+                      " runs past the end of the file (" + std::to_string(size_) + " bytes)");
     std::string s(reinterpret_cast<const char*>(data_ + pos_), static_cast<std::size_t>(n));
     pos_ += static_cast<std::size_t>(n);
     return s;
@@ -236,8 +240,17 @@ GgufFile GgufFile::open(const std::filesystem::path& path) {
 
   for (uint64_t i = 0; i < n_kv; ++i) {
     const std::string what = "metadata key " + std::to_string(i);
-    std::string key = c.read_string(what);
+    std::string key = c.read_string(what, "key");
     if (key.empty()) throw Error(src, what, "empty key");
+    // GGUF keys are text ("general.architecture"); control bytes (a value
+    // type's zeros) mean the length before them is wrong, and the key would
+    // print as noise.
+    const bool text = std::none_of(key.begin(), key.end(), [](char ch) {
+      const auto u = static_cast<unsigned char>(ch);
+      return u < 0x20 || u == 0x7f;
+    });
+    if (!text)
+      throw Error(src, what, "key of " + std::to_string(key.size()) + " bytes is not text (its length is corrupted)");
     const uint32_t t = c.read<uint32_t>(key);
     GgufValue v = read_value(c, t, key, src, size);
     if (!f.metadata_.emplace(key, std::move(v)).second) throw Error(src, key, "key appears twice");
@@ -252,7 +265,7 @@ GgufFile GgufFile::open(const std::filesystem::path& path) {
   f.tensors_.reserve(n_tensors);
   for (uint64_t i = 0; i < n_tensors; ++i) {
     GgufTensorInfo t;
-    t.name = c.read_string("tensor info " + std::to_string(i));
+    t.name = c.read_string("tensor info " + std::to_string(i), "tensor name");
     const std::string& name = t.name;
     if (name.empty()) throw Error(src, "tensor info " + std::to_string(i), "empty tensor name");
     const uint32_t nd = c.read<uint32_t>(name);

@@ -1,5 +1,6 @@
 #include "reports/evaluation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -23,7 +24,10 @@ std::vector<EvalItem> load_eval_set(const std::filesystem::path& path) {
     const std::string where = path.string() + ":" + std::to_string(n);
     const auto j = parse_json_text(line, where);
     JsonReader r(j, where);
-    items.push_back({r.get_string("prompt"), r.get_string("answer", "")});
+    std::string named = where;
+    if (j.is_object() && j.contains("id"))
+      named += " (item " + (j["id"].is_string() ? j["id"].get<std::string>() : j["id"].dump()) + ")";
+    items.push_back({r.get_string("prompt"), r.get_string("answer", ""), named});
   }
   if (items.empty()) throw Error(path.string(), "", "no items");
   return items;
@@ -35,12 +39,28 @@ EvalResult evaluate(std::shared_ptr<const ModelBundle> bundle, const SessionConf
                     const std::vector<EvalItem>& items, const std::function<void(int)>& progress) {
   EvalResult res;
   const auto& tok = *bundle->tokenizer;
+  // Every item is encoded and checked before any runs: a too-long item is
+  // named (file, line, id) at once, not after the others' work, and not by
+  // the Session, whose message could not say which item it was.
+  std::vector<std::vector<int>> prompts, answers;
+  const int max_positions = bundle->config().max_positions;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    prompts.push_back(tok.encode(items[i].prompt, true));
+    answers.push_back(tok.encode(items[i].answer, false));
+    const std::size_t n = prompts.back().size(), answer = answers.back().size();
+    const std::size_t planned = answer ? answer : static_cast<std::size_t>(std::max(base.max_new_tokens, 0));
+    if (n + planned > static_cast<std::size_t>(max_positions))
+      throw Error(items[i].where.empty() ? "item " + std::to_string(i + 1) : items[i].where, "",
+                  std::to_string(n + planned) + " tokens (" + std::to_string(n) + " of prompt + " +
+                      std::to_string(planned) + (answer ? " of answer" : " to generate") + "), more than the model's " +
+                      std::to_string(max_positions) + " positions");
+  }
   for (std::size_t i = 0; i < items.size(); ++i) {
     const auto& it = items[i];
     SessionConfig c = base;
     c.prompt = it.prompt;
-    c.prompt_ids = tok.encode(it.prompt, true);
-    c.continuation_ids = tok.encode(it.answer, false);
+    c.prompt_ids = std::move(prompts[i]);
+    c.continuation_ids = std::move(answers[i]);
     c.continuation.reset();
     c.recording.layers = {0};
     c.recording.memory_mb = 64;

@@ -18,6 +18,9 @@ namespace kvscope {
 
 struct EvalItem {
   std::string prompt, answer;
+  // Where it came from, for messages: "DATASET:LINE", with " (item ID)"
+  // when the line has an "id" field.
+  std::string where;
 };
 
 // Throws kvscope::Error("<file>:<line>", field, ...) for bad lines.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "tokenizer/grapheme_pattern.h"
 #include "tokenizer/onig_properties.h"
 #include "tokenizer/unicode_classes.h"
 #include "tokenizer/utf8.h"
@@ -92,6 +93,10 @@ std::string Regex::translate(const std::string& p) {
         // Ruby syntax: \h is a hexadecimal digit (PCRE2: horizontal space).
         case 'h': emit(hex, false); continue;
         case 'H': emit(hex, true); continue;
+        case 'X':  // Oniguruma's grapheme cluster, not PCRE2's (see grapheme_pattern.h)
+          if (in_class) throw std::invalid_argument("\\X inside a character class");
+          out += grapheme_cluster_pattern();
+          continue;
         case 'u': {
           // Ruby's \uHHHH; PCRE2 spells it \x{HHHH}.
           if (i + 4 <= n && is_hex(p[i]) && is_hex(p[i + 1]) && is_hex(p[i + 2]) &&

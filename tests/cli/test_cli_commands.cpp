@@ -329,7 +329,8 @@ TEST(Cli, PolicyBenchRunsOnAShapesRandomWeights) {
   EXPECT_LT(j["kv_bytes_policy"].get<int64_t>(), j["kv_bytes_full"].get<int64_t>());
   const auto both = test::run_cli("bench " + model("gpt2") + " --shape pythia-160m --policy h2o");
   EXPECT_EQ(both.exit_code, 1);
-  EXPECT_NE(both.output.find("give either a MODEL directory or --shape NAME"), std::string::npos) << both.output;
+  EXPECT_NE(both.output.find("give either a MODEL (directory or .gguf file) or --shape NAME"), std::string::npos)
+      << both.output;
 }
 
 TEST(Cli, BenchFloorCountsTheWeightsAndTheKvCache) {
@@ -580,6 +581,37 @@ TEST(Cli, InterruptedSweepResumesToTheSameResult) {
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
   EXPECT_EQ(test::read_file(dir / "a" / "sweep.csv"), test::read_file(dir / "b" / "sweep.csv"));
   EXPECT_FALSE(std::filesystem::exists(dir / "a" / "cells")) << "a finished sweep keeps no checkpoints";
+}
+
+}  // namespace
+}  // namespace kvscope
+
+namespace kvscope {
+namespace {
+
+// run's flags override the session file's settings only when typed, so its
+// --help shows no default (which the run would not use) and says so.
+TEST(CliHelp, RunShowsNoDefaultsThatDoNotApply) {
+  const auto run = test::run_cli("run --help");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  for (const char* flag :
+       {"--policy", "--budget", "--tau-init", "--alpha", "--sharing", "--weights", "--granularity"}) {
+    const std::size_t at = run.output.find(std::string("  ") + flag + " ");
+    ASSERT_NE(at, std::string::npos) << flag << "\n" << run.output;
+    const std::string line = run.output.substr(at, run.output.find('\n', at) - at);
+    const std::string head = line.substr(0, line.find("  ", 2 + std::string(flag).size()));
+    EXPECT_EQ(head.find('='), std::string::npos) << "a default shown: " << line;
+    EXPECT_NE(run.output.find("Over the file's setting.", at), std::string::npos) << flag;
+  }
+  // generate's defaults do apply, and are shown.
+  const auto gen = test::run_cli("generate --help");
+  EXPECT_NE(gen.output.find("--policy TEXT=full"), std::string::npos) << gen.output;
+}
+
+TEST(CliHelp, BenchTakesAGgufFile) {
+  const auto r = test::run_cli("bench --help");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(".gguf file"), std::string::npos) << r.output;
 }
 
 }  // namespace

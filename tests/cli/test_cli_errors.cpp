@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <cstring>
+
 #include "backend/backend.h"
 #include "common/build_info.h"
 #include "io/json_file.h"
@@ -58,6 +60,30 @@ TEST(CliErrors, ModelFiles) {
   expect_error("inspect " + test::quote(m.string()), {"tokenizer.json", "model"});
   fs::remove(m / "tokenizer.json");
   expect_error("inspect " + test::quote(m.string()), {"tokenizer.json: file not found"});
+}
+
+// A corrupted key length in a GGUF file: the line says it is the length,
+// whether it runs past the end or swallows the value type after the key.
+TEST(CliErrors, GgufCorruptedKeyLength) {
+  test::TempDir dir;
+  const std::string full = test::read_file(test::data_dir() / "gguf" / "tiny_llama.gguf");
+  const size_t at = 24;  // magic, version, tensor count, key count, then key 0's length
+  uint64_t len = 0;
+  std::memcpy(&len, full.data() + at, 8);
+  ASSERT_GT(len, 0u);
+  ASSERT_LT(len, 100u);
+  auto corrupt = [&](uint64_t bad) {
+    std::string b = full;
+    std::memcpy(b.data() + at, &bad, 8);
+    test::write_file(dir / "bad.gguf", b);
+    return "inspect " + test::quote((dir / "bad.gguf").string());
+  };
+  expect_error(corrupt(uint64_t(1) << 40),
+               {"bad.gguf: metadata key 0: key length 1099511627776",
+                "runs past the end of the file (" + std::to_string(full.size()) + " bytes)"});
+  // Four bytes too long: the key takes in the value type's bytes.
+  expect_error(corrupt(len + 4), {"bad.gguf: metadata key 0: key of " + std::to_string(len + 4) + " bytes is not text",
+                                  "length is corrupted"});
 }
 
 TEST(CliErrors, PickleCheckpoint) {
@@ -276,6 +302,41 @@ TEST(CliErrors, OutputDirectoryCheckedBeforeTheRun) {
     expect_error(g + test::quote((dir / "ro").string()), {"--export: ", "not writable"});
     fs::permissions(dir / "ro", fs::perms::owner_all);
   }
+}
+
+// --record-layers 99 is refused with or without --export, by generate
+// (full cache, no other eviction flag) and by run over a session file.
+TEST(CliErrors, RecordLayersCheckedWithoutExport) {
+  const std::string g = "generate " + model("gpt2") + " --prompt hi --max-new-tokens 1 ";
+  expect_error(g + "--record-layers 99", {"--record-layers: unknown layer 99"});
+  test::TempDir dir;
+  test::write_file(dir / "s.json", nlohmann::json({{"format", "kvscope-session"},
+                                                   {"version", 1},
+                                                   {"model", test::model_dir("gpt2").string()},
+                                                   {"prompt", "hi"},
+                                                   {"max_new_tokens", 1}})
+                                       .dump());
+  // (run names the session's field the flag overrides.)
+  expect_error("run " + test::quote((dir / "s.json").string()) + " --record-layers 99",
+               {"s.json: recording.layers: unknown layer 99"});
+  const auto ok = test::run_cli(g + "--record-layers 1");
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}
+
+// An item longer than the model's positions is named by file, line and id,
+// before any item runs (eval and sweep read the same sets).
+TEST(CliErrors, EvalItemTooLongIsNamed) {
+  test::TempDir dir;
+  std::string prompt;
+  for (int i = 0; i < 200; ++i) prompt += "fox ";
+  test::write_file(dir / "d.jsonl", "{\"prompt\": \"The quick\", \"answer\": \" fox\"}\n\n" +
+                                        nlohmann::json({{"prompt", prompt}, {"answer", " x"}, {"id", "q7"}}).dump() +
+                                        "\n");
+  const std::string ev = "eval " + model("gpt2") + " --dataset " + test::quote((dir / "d.jsonl").string());
+  expect_error(ev, {"d.jsonl:3 (item q7): ", " tokens (", " of answer), more than the model's 128 positions"});
+  // Without an id or an answer: the line, and the tokens it would generate.
+  test::write_file(dir / "d.jsonl", nlohmann::json({{"prompt", prompt}}).dump() + "\n");
+  expect_error(ev, {"d.jsonl:1: ", " to generate), more than the model's 128 positions"});
 }
 
 TEST(CliErrors, LimitMustBePositive) {
