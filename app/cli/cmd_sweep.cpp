@@ -454,6 +454,7 @@ void run_sweep(const SweepArgs& a) {
       }
       series.push_back(std::move(s));
     }
+    series = merge_identical_series(std::move(series));  // coinciding lines named together
     LinePlotOptions o;
     o.title = axis_label(n) + (a.dataset.empty() ? ""
                                                  : " \u00b7 " + std::filesystem::path(a.dataset).filename().string() +

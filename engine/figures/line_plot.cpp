@@ -70,6 +70,26 @@ double LinePlotLayout::x_of(std::size_t s, double x) const {
   return x_to(x) + (double(s) - (double(series_count) - 1) / 2) * dodge;
 }
 
+std::vector<PlotSeries> merge_identical_series(std::vector<PlotSeries> series) {
+  auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!(a[i] == b[i] || std::abs(a[i] - b[i]) <= 1e-12 * std::max(1.0, std::abs(a[i])) ||
+            (std::isnan(a[i]) && std::isnan(b[i]))))
+        return false;
+    return true;
+  };
+  std::vector<PlotSeries> out;
+  for (auto& s : series) {
+    auto twin = std::find_if(out.begin(), out.end(), [&](const PlotSeries& o) {
+      return !o.x.empty() && same(o.x, s.x) && same(o.y, s.y) && same(o.err, s.err) && o.n == s.n;
+    });
+    if (twin == out.end()) out.push_back(std::move(s));
+    else twin->name += " = " + s.name;
+  }
+  return out;
+}
+
 std::vector<PlotTick> byte_ticks(double lo, double hi, int max_ticks, double* step_out) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;

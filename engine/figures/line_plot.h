@@ -76,6 +76,12 @@ struct LinePlotLayout {
   double dodge = 0;
 };
 
+// Series whose points are all equal (x, y and error bars) drawn as one line
+// named "a = b = c": lines that lie exactly on top of each other cannot be
+// told apart by dash or marker, so the legend says they coincide instead.
+// The first series of each group keeps its place and style.
+std::vector<PlotSeries> merge_identical_series(std::vector<PlotSeries> series);
+
 // Throws kvscope::Error("line plot", ...) when x, y and err lengths disagree.
 // `fit` shrinks the data area (figures/figure_fit.h).
 LinePlotLayout layout_line_plot(std::span<const PlotSeries> series, const LinePlotOptions& opt,

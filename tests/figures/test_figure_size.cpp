@@ -260,3 +260,22 @@ TEST(ByteTicks, UnitsFollowTheLargestValue) {
 
 }  // namespace
 }  // namespace kvscope
+
+namespace kvscope {
+namespace {
+
+TEST(LinePlot, IdenticalSeriesAreNamedTogether) {
+  std::vector<PlotSeries> in = {{"h2o", {10, 20}, {100, 200}, {}, 0},
+                                {"tova", {10, 20}, {100, 200}, {}, 0},
+                                {"window", {10, 20}, {100, 250}, {}, 0},
+                                {"random", {10, 20}, {100, 200}, {}, 0}};
+  const auto out = merge_identical_series(in);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].name, "h2o = tova = random");
+  EXPECT_EQ(out[1].name, "window");
+  in[1].err = {1, 1};  // same means, other error bars: not the same line
+  EXPECT_EQ(merge_identical_series(in).size(), 3u);
+}
+
+}  // namespace
+}  // namespace kvscope
