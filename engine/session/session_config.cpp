@@ -179,11 +179,12 @@ nlohmann::json SessionConfig::to_json() const {
     const ExportConfig defaults;
     nlohmann::json heat = nlohmann::json::array();
     for (const auto& [l, h] : export_opts.heatmaps) heat.push_back({l, h});
-    nlohmann::json e = {{"layer", export_opts.csv_layer()},
-                        {"head", export_opts.csv_head()},
-                        {"heatmaps", heat},
-                        {"colormap", export_opts.colormap},
-                        {"scale", export_opts.scale}};
+    // layer / head only when chosen: written as 0 / 0 they would read back
+    // as a choice, and a rerun would draw layer 0 instead of the most
+    // informative head (reports/informative_head.h).
+    nlohmann::json e = {{"heatmaps", heat}, {"colormap", export_opts.colormap}, {"scale", export_opts.scale}};
+    if (export_opts.layer) e["layer"] = *export_opts.layer;
+    if (export_opts.head) e["head"] = *export_opts.head;
     if (export_opts.range != defaults.range) e["range"] = export_opts.range;
     if (export_opts.formats != defaults.formats) e["formats"] = export_opts.formats;
     if (export_opts.dpi != defaults.dpi) e["dpi"] = export_opts.dpi;
