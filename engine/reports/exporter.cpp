@@ -118,14 +118,6 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir, con
   }
   {
     nlohmann::json j = s.config().to_json();
-    // The head the figures show, when the rule chose it, is written as the
-    // export's heatmap: a rerun of this session.json draws the same layer
-    // and head even where a replay on another device would score two heads
-    // a hair apart the other way round.
-    if (!s.config().export_opts.layer_head_chosen() && s.config().export_opts.heatmaps.empty()) {
-      const HeadChoice c = informative_head(s);
-      j["export"]["heatmaps"] = nlohmann::json::array({nlohmann::json::array({c.layer, c.head})});
-    }
     // The session's first policy as resolved for this prompt (its policy
     // changes, if any, are resolved when they take effect).
     const ResolvedPolicy r = resolve_policy(s.config().policy, s.prompt_length(), s.model_config().max_positions);

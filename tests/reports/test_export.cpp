@@ -113,8 +113,8 @@ TEST(Export, FiguresOfTheInformativeHeadInEveryFormat) {
 }
 
 // A rerun of an exported session.json draws the layer and head the export
-// drew: the rule's choice is written into it as the export's heatmap (and
-// layer 0 / head 0 are not written as a choice nobody made).
+// drew: layer 0 / head 0 are not written as a choice nobody made, so the
+// rerun applies the rule again to the same (bit-identical) recording.
 TEST(Export, RerunOfAnExportDrawsTheSameHead) {
   test::TempDir dir, again;
   SessionConfig cfg = test::config(PolicyKind::TOVA, "50%", 8);
@@ -125,8 +125,7 @@ TEST(Export, RerunOfAnExportDrawsTheSameHead) {
   const auto first = export_session(s, dir.path());
   const nlohmann::json j = nlohmann::json::parse(test::read_file(dir / "session.json"));
   EXPECT_FALSE(j["export"].contains("layer") || j["export"].contains("head")) << j["export"].dump();
-  EXPECT_EQ(j["export"]["heatmaps"],
-            nlohmann::json::parse("[[" + std::to_string(c.layer) + "," + std::to_string(c.head) + "]]"));
+  EXPECT_TRUE(j["export"]["heatmaps"].empty()) << j["export"].dump();  // the rule runs again, as the app writes it too
   const SessionConfig back = SessionConfig::from_json(j, "session.json");
   Session t(test::bundle("llama_gqa"), back);
   t.run_to_end();
