@@ -1,6 +1,7 @@
 #include "cli_policy.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "cli_common.h"
 #include "common/error.h"
@@ -90,6 +91,17 @@ void add_figure_flags(CLI::App& cmd, FigureFlags& f) {
       ->check(CLI::Validator([](std::string& r) { return check_range(r, ScaleKind::linear); }, "auto|shared|LO:HI"));
   cmd.add_option("--evicted", f.evicted, "How heatmaps show evicted cells: strip (a mask panel under the heatmap; the default), outline or none")
       ->check(CLI::Validator([](std::string& s) { return check_evicted_style(s); }, "outline|strip|none"));
+  char size_help[256];
+  std::snprintf(size_help, sizeof(size_help),
+                "Printed figure size: column (%g in wide), page (%g in wide), WxH with a unit (3.3x2.5in, 240x180pt) "
+                "or natural (the default); text stays >= %g pt, PNG pixels follow from --dpi",
+                kColumnWidthIn, kPageWidthIn, kMinFontPt);
+  cmd.add_option("--figure-size", f.figure_size, size_help)
+      ->check(CLI::Validator([](std::string& s) { return check_figure_size(s); }, "column|page|WxH"));
+  // Not --positions: that is the policy parameter (the position mode of kept keys).
+  cmd.add_option("--figure-positions", f.positions,
+                 "Heatmaps show key positions A..B only (A:B, from 0), or all (the default)")
+      ->check(CLI::Validator([](std::string& s) { return check_positions(s); }, "A:B"));
 }
 
 void apply_figure_flags(const FigureFlags& f, ExportConfig& e) {
@@ -97,6 +109,8 @@ void apply_figure_flags(const FigureFlags& f, ExportConfig& e) {
   if (f.dpi) e.dpi = *f.dpi;
   if (f.range) e.range = *f.range;
   if (f.evicted) e.evicted = *f.evicted;
+  if (f.figure_size) e.figure_size = *f.figure_size;
+  if (f.positions) e.positions = *f.positions;
   if (const std::string bad = check_range(e.range, parse_scale(e.scale)); !bad.empty())
     throw Error(f.range ? "--range" : "--scale", "", bad);
 }

@@ -21,7 +21,7 @@ namespace kvscope::cli {
 struct FigureFlags {
   std::vector<std::string> formats;  // --format png,svg,pdf (repeatable)
   std::optional<double> dpi;
-  std::optional<std::string> range, evicted;
+  std::optional<std::string> range, evicted, figure_size, positions;
 };
 // Each flag's value is checked while parsing: a bad one is a one-line error
 // naming the flag before any work.

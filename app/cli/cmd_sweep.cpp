@@ -454,6 +454,7 @@ void run_sweep(const SweepArgs& a) {
       }
       series.push_back(std::move(s));
     }
+    series = merge_identical_series(std::move(series));  // coinciding lines named together
     LinePlotOptions o;
     o.title = axis_label(n) + (a.dataset.empty() ? ""
                                                  : " \u00b7 " + std::filesystem::path(a.dataset).filename().string() +
@@ -465,6 +466,20 @@ void run_sweep(const SweepArgs& a) {
     o.reference = reference;
     o.dodge = series.size() > 1 ? 2.5 : 0;
     o.legend_title = "policy";
+    // Say what the bars are, with n (the same for every line, or per line
+    // in the legend).
+    std::set<int> ns;
+    for (const auto& ps : series)
+      if (!ps.err.empty()) ns.insert(ps.n);
+    if (!ns.empty()) {
+      o.y_label += " (mean \u00b1 s.e.)";
+      o.note = "Error bars: mean \u00b1 one standard error over items" +
+               (ns.size() == 1 ? ", n = " + std::to_string(*ns.begin()) + " items per point"
+                               : std::string(", n per line in the legend"));
+      if (ns.size() == 1)
+        for (auto& ps : series) ps.n = 0;  // stated once, in the note
+    }
+    if (n == "kv_bytes") o.y_bytes = true;  // ticks in B / KiB / MiB
     if (n == "accuracy" || n == "top1_agreement") {
       o.y_percent = true;
       o.y_min = 0;
@@ -487,8 +502,8 @@ void run_sweep(const SweepArgs& a) {
       ho.colormap = figure_opts.colormap;
       ho.scale = resolve_color_scale(figure_opts.scale, figure_opts.range, own, all);
       ho.evicted = figure_opts.evicted;
-      for (auto& f : write_heatmap(staged / ("heatmap_" + c.policy + "_" + budget_tag(c.budget)), c.heatmap, ho,
-                                   figure_opts.output))
+      for (auto& f : write_heatmap(staged / ("heatmap_" + c.policy + "_" + budget_tag(c.budget)),
+                                   crop_columns(c.heatmap, figure_opts.positions), ho, figure_opts.output))
         figure_files.push_back(f);
       ++heatmaps;
     }

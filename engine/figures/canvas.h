@@ -25,6 +25,7 @@ struct FigureOutput {
   std::vector<FigureFormat> formats{FigureFormat::png};
   double dpi = kDefaultDpi;  // PNG only: pixels per inch (the vector formats are in points)
   FigureMetadata metadata;   // what made the figure, written into every file (io/figure_metadata.h)
+  FigureSizeSpec size;       // the printed size (figures/figure_fit.h); natural by default
 };
 
 // Draws with cairo user units of points, (0, 0) the top-left corner.

@@ -24,12 +24,18 @@ const TextStyle& caption_style() {
   return t;
 }
 
-HeatmapLayout layout_heatmap(const HeatmapData& d, const HeatmapFigureOptions& opt) {
+TextStyle fitted_title_style(const LayoutFit& fit, double content_width) {
+  TextStyle t = title_style();
+  if (fit.wrap_title) t.wrap_width = std::max(40.0, content_width - 2 * kFigureMargin);
+  return t;
+}
+
+HeatmapLayout layout_heatmap(const HeatmapData& d, const HeatmapFigureOptions& opt, const LayoutFit& fit) {
   d.validate("heatmap");
   const Colormap& cmap = colormap(opt.colormap);  // throws for an unknown name before any work
   HeatmapLayout L;
-  L.cell_w = panel_cell_size(d.cols, kHeatmapMaxPlot, kHeatmapMinWidth);
-  L.cell_h = panel_cell_size(d.rows, kHeatmapMaxPlot, kHeatmapMinHeight);
+  L.cell_w = panel_cell_size(d.cols, kHeatmapMaxPlot * fit.shrink, kHeatmapMinWidth * fit.shrink);
+  L.cell_h = panel_cell_size(d.rows, kHeatmapMaxPlot * fit.shrink, kHeatmapMinHeight * fit.shrink);
   const double pw = L.cell_w * d.cols, ph = L.cell_h * d.rows;
   L.evicted = effective_evicted_style(opt.evicted, d, L.cell_w, L.cell_h);
 
@@ -38,8 +44,8 @@ HeatmapLayout layout_heatmap(const HeatmapData& d, const HeatmapFigureOptions& o
   if (L.left.empty()) L.left = number_axis(d.rows, d.first_row, L.cell_h, Side::left);
   else L.right = number_axis(d.rows, d.first_row, L.cell_h, Side::right);
   L.bottom = token_axis(d.col_labels, L.cell_w, Side::bottom, d.first_generated_col);
-  if (L.bottom.empty()) L.bottom = number_axis(d.cols, 0, L.cell_w, Side::bottom);
-  else L.top = number_axis(d.cols, 0, L.cell_w, Side::top);
+  if (L.bottom.empty()) L.bottom = number_axis(d.cols, d.first_col, L.cell_w, Side::bottom);
+  else L.top = number_axis(d.cols, d.first_col, L.cell_w, Side::top);
   const std::string left_caption = L.left.tokens ? opt.row_token_name : opt.row_name;
   const std::string bottom_caption = L.bottom.tokens ? opt.col_token_name : opt.col_name;
   const TextExtent cap = measure_text("Ag", caption_style());
@@ -53,11 +59,14 @@ HeatmapLayout layout_heatmap(const HeatmapData& d, const HeatmapFigureOptions& o
   x += pw;
   if (!L.right.empty()) x += L.right.depth + kCaptionGap + cap.height;
   x += kColorbarGap;
+  const std::string bar_caption = colorbar_caption(opt.value_name, opt.scale.kind);
+  L.title =
+      fitted_title_style(fit, x + colorbar_width(std::max(ph, kMinColorbar), opt.scale, bar_caption) + kFigureMargin);
 
   // ---- vertical ----
   double y = kFigureMargin;
   L.title_y = y;
-  if (!opt.title.empty()) y += measure_text(opt.title, title_style()).height + kTitleGap;
+  if (!opt.title.empty()) y += measure_text(opt.title, L.title).height + kTitleGap;
   if (!L.top.empty()) y += cap.height + kCaptionGap + L.top.depth;
   L.plot.y = y;
   L.plot.h = ph;
@@ -71,9 +80,9 @@ HeatmapLayout layout_heatmap(const HeatmapData& d, const HeatmapFigureOptions& o
   y += L.bottom_offset + L.bottom.depth + kCaptionGap + cap.height;
 
   const double bar_h = std::max(ph, kMinColorbar);
-  L.colorbar = layout_colorbar(x, L.plot.y, bar_h, opt.scale, colorbar_caption(opt.value_name, opt.scale.kind));
+  L.colorbar = layout_colorbar(x, L.plot.y, bar_h, opt.scale, bar_caption);
   double width = x + L.colorbar.width + kFigureMargin;
-  width = std::max(width, measure_text(opt.title, title_style()).width + 2 * kFigureMargin);
+  width = std::max(width, measure_text(opt.title, L.title).width + 2 * kFigureMargin);
   y = std::max(y, L.plot.y + bar_h);
   L.legend = panel_legend(d, L.evicted, cmap);
   L.legend_y = y + kLegendGap;
@@ -84,8 +93,7 @@ HeatmapLayout layout_heatmap(const HeatmapData& d, const HeatmapFigureOptions& o
 
 void draw_heatmap(cairo_t* cr, const HeatmapLayout& L, const HeatmapData& d, const HeatmapFigureOptions& opt) {
   const Colormap& cmap = colormap(opt.colormap);
-  if (!opt.title.empty())
-    draw_text(cr, opt.title, L.size.width / 2, L.title_y, title_style(), HAlign::center, VAlign::top);
+  if (!opt.title.empty()) draw_text(cr, opt.title, L.size.width / 2, L.title_y, L.title, HAlign::center, VAlign::top);
   paint_cells(cr, L.plot, d, cmap, opt.scale);
   if (L.evicted == EvictedStyle::outline) draw_mask_outlines(cr, L.plot, d, cmap);
   stroke_box(cr, L.plot, kFrame, 0.6);
@@ -116,8 +124,11 @@ void draw_heatmap(cairo_t* cr, const HeatmapLayout& L, const HeatmapData& d, con
 
 std::vector<std::filesystem::path> write_heatmap(const std::filesystem::path& stem, const HeatmapData& d,
                                                  const HeatmapFigureOptions& opt, const FigureOutput& out) {
-  const HeatmapLayout L = layout_heatmap(d, opt);
-  return write_figure(stem, L.size, [&](cairo_t* cr) { draw_heatmap(cr, L, d, opt); }, out);
+  HeatmapLayout L;
+  const FigureFit fit = fit_figure(out.size, [&](const LayoutFit& f) { return (L = layout_heatmap(d, opt, f)).size; });
+  L = layout_heatmap(d, opt, fit.layout);
+  return write_fitted_figure(
+      stem, fit, [&](cairo_t* cr) { draw_heatmap(cr, L, d, opt); }, out);
 }
 
 }  // namespace kvscope

@@ -11,6 +11,7 @@
 
 #include "figures/canvas.h"
 #include "figures/colorbar.h"
+#include "figures/figure_fit.h"
 #include "figures/heatmap_axes.h"
 #include "figures/heatmap_panel.h"
 
@@ -42,18 +43,23 @@ struct HeatmapLayout {
   std::vector<LegendItem> legend;
   double legend_y = 0;
   double title_y = 0;
+  TextStyle title;  // title_style(), wrapped to the figure when fitted
 
   Box cell(int i, int j) const { return {plot.x + j * cell_w, plot.y + i * cell_h, cell_w, cell_h}; }
 };
 
 // Throws kvscope::Error("heatmap", ...) for inconsistent data or an unknown colormap.
-HeatmapLayout layout_heatmap(const HeatmapData& d, const HeatmapFigureOptions& opt);
+// `fit` shrinks the matrix's limits (figures/figure_fit.h).
+HeatmapLayout layout_heatmap(const HeatmapData& d, const HeatmapFigureOptions& opt, const LayoutFit& fit = {});
 void draw_heatmap(cairo_t* cr, const HeatmapLayout& L, const HeatmapData& d, const HeatmapFigureOptions& opt);
 std::vector<std::filesystem::path> write_heatmap(const std::filesystem::path& stem, const HeatmapData& d,
                                                  const HeatmapFigureOptions& opt, const FigureOutput& out);
 
 // Shared by the heatmap figures: the title's style and the axis captions.
 const TextStyle& title_style();
+// The title's style in a figure `content_width` points wide: wrapped to it
+// when fitted, else as title_style() (the title widens the figure).
+TextStyle fitted_title_style(const LayoutFit& fit, double content_width);
 const TextStyle& caption_style();
 
 }  // namespace kvscope

@@ -16,7 +16,9 @@
 
 namespace kvscope {
 
-inline constexpr double kTokenFontMax = 7, kTokenFontMin = 5.5, kNumberFont = 8;
+// Token labels shrink from 7 pt down to the smallest printed size
+// (io/figure_settings.h), never below.
+inline constexpr double kTokenFontMax = 7, kTokenFontMin = kMinFontPt, kNumberFont = 8;
 // Token labels are given up for numbers when fewer than one item in this
 // many would get one.
 inline constexpr int kMaxTokenStride = 10;

@@ -11,7 +11,10 @@ namespace {
 constexpr double kHGap = 12, kVGap = 8, kTitleGap = 6, kPanelTitleGap = 2, kCaptionGap = 3, kColorbarGap = 14,
                  kLegendGap = 10, kStripGap = 3;
 constexpr Rgb kFrame{70, 70, 70};
-const TextStyle kPanelTitle{.size = 8.5, .bold = true};
+const TextStyle kPanelTitle{.size = 7.5, .bold = true};
+constexpr double kTitleClearance = 2;
+constexpr double kFittedColorbarGap =
+    8;  // fitted to a printed width, every point counts  // points between neighbouring panel titles
 
 // Columns for a figure about 1.5 times as wide as tall, within kGridMaxWidth.
 int choose_columns(int n, double pw, double ph) {
@@ -30,7 +33,7 @@ int choose_columns(int n, double pw, double ph) {
 }  // namespace
 
 HeatmapGridLayout layout_heatmap_grid(std::span<const HeatmapData> panels, std::span<const std::string> titles,
-                                      const HeatmapFigureOptions& opt, int grid_columns) {
+                                      const HeatmapFigureOptions& opt, int grid_columns, const LayoutFit& fit) {
   if (panels.empty()) throw Error("heatmap grid", "panels", "no panels to draw");
   if (titles.size() != panels.size()) throw Error("heatmap grid", "titles", "one title per panel expected");
   const HeatmapData& d0 = panels[0];
@@ -42,8 +45,14 @@ HeatmapGridLayout layout_heatmap_grid(std::span<const HeatmapData> panels, std::
   const Colormap& cmap = colormap(opt.colormap);
   HeatmapGridLayout L;
   const int n = static_cast<int>(panels.size());
-  L.cell_w = panel_cell_size(d0.cols, kGridPanelMax, kGridPanelMinWidth);
-  L.cell_h = panel_cell_size(d0.rows, kGridPanelMax, kGridPanelMinHeight);
+  L.cell_w = panel_cell_size(d0.cols, kGridPanelMax * fit.shrink, kGridPanelMinWidth * fit.shrink);
+  L.cell_h = panel_cell_size(d0.rows, kGridPanelMax * fit.shrink, kGridPanelMinHeight * fit.shrink);
+  // A panel's title is at most as wide as the panel and the gap beside it,
+  // so titles never run into their neighbours' (a fitted grid shrinks its
+  // cells down to this).
+  double widest_title = 0;
+  for (const auto& t : titles) widest_title = std::max(widest_title, measure_text(t, kPanelTitle).width);
+  L.cell_w = std::max(L.cell_w, (widest_title - kHGap + kTitleClearance) / d0.cols);
   const double pw = L.cell_w * d0.cols, ph = L.cell_h * d0.rows;
   bool any_mask = false;
   for (const auto& p : panels) any_mask = any_mask || !p.mask.empty();
@@ -52,13 +61,12 @@ HeatmapGridLayout layout_heatmap_grid(std::span<const HeatmapData> panels, std::
   L.evicted = effective_evicted_style(opt.evicted, shape, L.cell_w, L.cell_h);
   const double strip_h = L.evicted == EvictedStyle::strip ? mask_strip_height(ph) : 0;
   L.grid_columns = std::clamp(grid_columns > 0 ? grid_columns : choose_columns(n, pw, ph + strip_h), 1, n);
-  const int gc = L.grid_columns, gr = (n + gc - 1) / gc;
 
   L.left = token_axis(d0.row_labels, L.cell_h, Side::left, d0.first_generated_row);
   if (L.left.empty()) L.left = number_axis(d0.rows, d0.first_row, L.cell_h, Side::left);
   L.bottom = token_axis(d0.col_labels, L.cell_w, Side::bottom, d0.first_generated_col);
-  if (L.bottom.empty()) L.bottom = number_axis(d0.cols, 0, L.cell_w, Side::bottom);
-  else L.top = number_axis(d0.cols, 0, L.cell_w, Side::top);
+  if (L.bottom.empty()) L.bottom = number_axis(d0.cols, d0.first_col, L.cell_w, Side::bottom);
+  else L.top = number_axis(d0.cols, d0.first_col, L.cell_w, Side::top);
   const double cap_h = measure_text("Ag", caption_style()).height;
   const double ptitle_h = measure_text("Ag", kPanelTitle).height;
 
@@ -66,9 +74,25 @@ HeatmapGridLayout layout_heatmap_grid(std::span<const HeatmapData> panels, std::
   L.bottom_offset = (strip_h > 0 ? kStripGap + strip_h : 0) +
                     (d0.first_generated_col >= 0 ? kBoundaryGap + kBoundaryBar + kBoundaryGap : 0);
   const double x0 = kFigureMargin + cap_h + kCaptionGap + L.left.depth + L.left_offset;
+  const std::string bar_caption = colorbar_caption(opt.value_name, opt.scale.kind);
+  const double bar_gap = fit.max_width > 0 ? kFittedColorbarGap : kColorbarGap;
+  if (grid_columns <= 0 && fit.max_width > 0) {
+    // Fitted: no more columns than the width holds.
+    const double beside = bar_gap + colorbar_width(110.0, opt.scale, bar_caption) + kFigureMargin;
+    const int fit_cols = static_cast<int>((fit.max_width - x0 - beside + kHGap) / (pw + kHGap));
+    L.grid_columns = std::clamp(std::min(L.grid_columns, fit_cols), 1, n);
+  }
+  const int gc = L.grid_columns, gr = (n + gc - 1) / gc;
+  {
+    // The title wraps to the panels' width when fitted (the colorbar's is
+    // taken at its smallest height: close enough for a wrap width).
+    const double content =
+        x0 + gc * pw + (gc - 1) * kHGap + bar_gap + colorbar_width(110.0, opt.scale, bar_caption) + kFigureMargin;
+    L.title = fitted_title_style(fit, content);
+  }
   double y = kFigureMargin;
   L.title_y = y;
-  if (!opt.title.empty()) y += measure_text(opt.title, title_style()).height + kTitleGap;
+  if (!opt.title.empty()) y += measure_text(opt.title, L.title).height + kTitleGap;
   if (!L.top.empty()) y += cap_h + kCaptionGap + L.top.depth;
   // Rows: a panel title, the panel, its strip and bar; the bottom labels
   // only under the last row (and in the empty slots of a partial one).
@@ -83,10 +107,10 @@ HeatmapGridLayout layout_heatmap_grid(std::span<const HeatmapData> panels, std::
   y += gr * row_h + (gr - 1) * kVGap + L.bottom.depth + kCaptionGap + cap_h;
   const double block_right = x0 + gc * pw + (gc - 1) * kHGap;
   const double bar_h = std::max(block_bottom - block_top, 110.0);
-  L.colorbar = layout_colorbar(block_right + kColorbarGap, block_top, bar_h, opt.scale,
+  L.colorbar = layout_colorbar(block_right + bar_gap, block_top, bar_h, opt.scale,
                                colorbar_caption(opt.value_name, opt.scale.kind));
   double width = L.colorbar.bar.x + L.colorbar.width + kFigureMargin;
-  width = std::max(width, measure_text(opt.title, title_style()).width + 2 * kFigureMargin);
+  width = std::max(width, measure_text(opt.title, L.title).width + 2 * kFigureMargin);
   y = std::max(y, block_top + bar_h);
   // The legend covers what any panel shows.
   for (const auto& p : panels)
@@ -106,8 +130,7 @@ void draw_heatmap_grid(cairo_t* cr, const HeatmapGridLayout& L, std::span<const 
   const Colormap& cmap = colormap(opt.colormap);
   const HeatmapData& d0 = panels[0];
   const int n = static_cast<int>(panels.size()), gc = L.grid_columns;
-  if (!opt.title.empty())
-    draw_text(cr, opt.title, L.size.width / 2, L.title_y, title_style(), HAlign::center, VAlign::top);
+  if (!opt.title.empty()) draw_text(cr, opt.title, L.size.width / 2, L.title_y, L.title, HAlign::center, VAlign::top);
   const double title_room = measure_text("Ag", kPanelTitle).height + kPanelTitleGap;
   for (int p = 0; p < n; ++p) {
     const Box& B = L.panels[p];
@@ -149,8 +172,26 @@ std::vector<std::filesystem::path> write_heatmap_grid(const std::filesystem::pat
                                                       std::span<const HeatmapData> panels,
                                                       std::span<const std::string> titles,
                                                       const HeatmapFigureOptions& opt, const FigureOutput& out) {
-  const HeatmapGridLayout L = layout_heatmap_grid(panels, titles, opt);
-  return write_figure(stem, L.size, [&](cairo_t* cr) { draw_heatmap_grid(cr, L, panels, titles, opt); }, out);
+  // Fitted, the grid keeps the columns of its natural size (its aspect)
+  // where that fits, else the most columns that fit.
+  HeatmapGridLayout L = layout_heatmap_grid(panels, titles, opt);
+  auto fit_with = [&](int gc) {
+    return fit_figure(out.size,
+                      [&](const LayoutFit& f) { return (L = layout_heatmap_grid(panels, titles, opt, gc, f)).size; });
+  };
+  int columns = L.grid_columns;
+  FigureFit fit;
+  for (;; --columns) {
+    try {
+      fit = fit_with(columns);
+      break;
+    } catch (const Error&) {
+      if (columns == 1) throw;  // not even one column fits: the error says how much room it needs
+    }
+  }
+  L = layout_heatmap_grid(panels, titles, opt, columns, fit.layout);
+  return write_fitted_figure(
+      stem, fit, [&](cairo_t* cr) { draw_heatmap_grid(cr, L, panels, titles, opt); }, out);
 }
 
 }  // namespace kvscope

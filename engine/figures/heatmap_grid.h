@@ -26,6 +26,7 @@ struct HeatmapGridLayout {
   Colorbar colorbar;
   std::vector<LegendItem> legend;
   double legend_y = 0, title_y = 0;
+  TextStyle title;  // title_style(), wrapped to the figure when fitted
 
   Box cell(int panel, int i, int j) const {
     const Box& p = panels.at(static_cast<std::size_t>(panel));
@@ -36,7 +37,7 @@ struct HeatmapGridLayout {
 // Every panel has the shape, labels and boundaries of panels[0];
 // titles[i] names panel i. grid_columns 0: chosen for a landscape figure.
 HeatmapGridLayout layout_heatmap_grid(std::span<const HeatmapData> panels, std::span<const std::string> titles,
-                                      const HeatmapFigureOptions& opt, int grid_columns = 0);
+                                      const HeatmapFigureOptions& opt, int grid_columns = 0, const LayoutFit& fit = {});
 void draw_heatmap_grid(cairo_t* cr, const HeatmapGridLayout& L, std::span<const HeatmapData> panels,
                        std::span<const std::string> titles, const HeatmapFigureOptions& opt);
 std::vector<std::filesystem::path> write_heatmap_grid(const std::filesystem::path& stem,

@@ -106,6 +106,33 @@ void HeatmapData::validate(const std::string& what) const {
     throw Error(what, "col_labels", "has " + std::to_string(col_labels.size()) + " labels for " + std::to_string(cols) + " columns");
 }
 
+HeatmapData crop_columns(const HeatmapData& d, const PositionRange& range) {
+  if (range.all()) return d;
+  const int last_col = d.first_col + d.cols - 1;
+  if (range.first < d.first_col || range.last > last_col)
+    throw Error("positions", "",
+                range.str() + " is outside the positions drawn (" + std::to_string(d.first_col) + ".." +
+                    std::to_string(last_col) + ")");
+  const int a = range.first - d.first_col, n = range.last - range.first + 1;
+  HeatmapData c = d;
+  c.cols = n;
+  c.first_col = range.first;
+  c.values.clear();
+  c.mask.clear();
+  for (int i = 0; i < d.rows; ++i) {
+    const auto row = d.values.begin() + std::ptrdiff_t(i) * d.cols + a;
+    c.values.insert(c.values.end(), row, row + n);
+    if (!d.mask.empty()) {
+      const auto m = d.mask.begin() + std::ptrdiff_t(i) * d.cols + a;
+      c.mask.insert(c.mask.end(), m, m + n);
+    }
+  }
+  if (!d.col_labels.empty()) c.col_labels.assign(d.col_labels.begin() + a, d.col_labels.begin() + a + n);
+  // The boundary bar: generated columns from here on, counted in the crop.
+  if (d.first_generated_col >= 0) c.first_generated_col = std::clamp(d.first_generated_col - a, 0, n);
+  return c;
+}
+
 Rgb evicted_outline_color(const Colormap& cmap) {
   // A hue none of the colormap's entries is near: vermillion-red on the
   // blue-green-yellow and grey maps, cyan on the black-red-yellow ones,

@@ -27,12 +27,18 @@ struct HeatmapData {
   std::vector<uint8_t> mask;  // empty, or one masks.npy code per cell (common/mask_codes.h)
   std::vector<std::string> row_labels, col_labels;  // empty, or token text per row / column
   int first_row = 0;              // the step number of row 0
+  int first_col = 0;              // the position of column 0 (a crop starts past 0)
   int first_generated_col = -1;   // the prompt length: columns from here on are generated tokens
   int first_generated_row = -1;   // rows from here on are steps of generated tokens
 
   // Throws kvscope::Error(what, field, ...) when sizes disagree.
   void validate(const std::string& what) const;
 };
+
+// The columns (key positions) first..last of `d`, labels, mask and the
+// prompt boundary kept in step; first_col says where the crop starts.
+// Throws kvscope::Error("positions", ...) when last is past d's columns.
+HeatmapData crop_columns(const HeatmapData& d, const PositionRange& range);
 
 // How evicted cells show, without covering any cell's colour: `strip` (the
 // default) adds a panel of the mask under the heatmap, column for column

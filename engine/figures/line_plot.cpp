@@ -11,10 +11,12 @@
 namespace kvscope {
 namespace {
 
+constexpr double kLegendColumnGap = 10;
 constexpr double kTick = 3, kTickGap = 2, kCaptionGap = 4, kLegendGap = 14, kLegendRow = 13, kSwatch = 24,
                  kSwatchGap = 5, kMarker = 3.2, kCap = 2.5;
 const TextStyle kTickText{.size = 8, .markup = true};
 const TextStyle kLegendText{.size = 8};
+const TextStyle kNoteText{.size = 7.5};
 constexpr Rgb kFrame{70, 70, 70}, kGrid{228, 228, 228}, kReference{90, 90, 90};
 
 struct Range {
@@ -68,7 +70,43 @@ double LinePlotLayout::x_of(std::size_t s, double x) const {
   return x_to(x) + (double(s) - (double(series_count) - 1) / 2) * dodge;
 }
 
-LinePlotLayout layout_line_plot(std::span<const PlotSeries> series, const LinePlotOptions& opt) {
+std::vector<PlotSeries> merge_identical_series(std::vector<PlotSeries> series) {
+  auto same = [](const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!(a[i] == b[i] || std::abs(a[i] - b[i]) <= 1e-12 * std::max(1.0, std::abs(a[i])) ||
+            (std::isnan(a[i]) && std::isnan(b[i]))))
+        return false;
+    return true;
+  };
+  std::vector<PlotSeries> out;
+  for (auto& s : series) {
+    auto twin = std::find_if(out.begin(), out.end(), [&](const PlotSeries& o) {
+      return !o.x.empty() && same(o.x, s.x) && same(o.y, s.y) && same(o.err, s.err) && o.n == s.n;
+    });
+    if (twin == out.end()) out.push_back(std::move(s));
+    else twin->name += " = " + s.name;
+  }
+  return out;
+}
+
+std::vector<PlotTick> byte_ticks(double lo, double hi, int max_ticks, double* step_out) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  double unit = 1;
+  while (u + 1 < static_cast<int>(std::size(kUnits)) && std::max(std::abs(lo), std::abs(hi)) >= 1024 * unit)
+    unit *= 1024, ++u;
+  double step = nice_step((hi - lo) / unit, max_ticks);
+  if (u == 0) step = std::max(step, 1.0);  // no fractions of a byte
+  std::vector<PlotTick> out;
+  for (double v : ticks_in(lo / unit, hi / unit, step))
+    out.push_back({v * unit, std::abs(v) < step * 1e-9 ? "0" : tick_label(v, step) + " " + kUnits[u]});
+  if (step_out) *step_out = step * unit;
+  return out;
+}
+
+LinePlotLayout layout_line_plot(std::span<const PlotSeries> series, const LinePlotOptions& opt, const LayoutFit& fit) {
+  const double plot_w = opt.plot_width * fit.shrink, plot_h = opt.plot_height * fit.shrink;
   Range xr, yr;
   for (const auto& s : series) {
     if (s.x.size() != s.y.size() || (!s.err.empty() && s.err.size() != s.y.size()))
@@ -105,7 +143,7 @@ LinePlotLayout layout_line_plot(std::span<const PlotSeries> series, const LinePl
   const double xpad = (xr.hi - xr.lo) * 0.05;
   L.x_lo = xr.lo - xpad, L.x_hi = xr.hi + xpad;
   // y: widened to ticks (explicit ends kept).
-  const int max_y_ticks = std::max(2, static_cast<int>(opt.plot_height / 32));
+  const int max_y_ticks = std::max(2, static_cast<int>(plot_h / 32));
   std::vector<std::pair<double, std::string>> yt;
   if (opt.log_y) {
     L.y_lo = opt.y_min ? yr.lo : std::pow(10.0, std::floor(std::log10(yr.lo) + 1e-9));
@@ -115,6 +153,13 @@ LinePlotLayout layout_line_plot(std::span<const PlotSeries> series, const LinePl
     const int stride = std::max(1, (k1 - k0 + max_y_ticks) / max_y_ticks);
     for (int k = k0; k <= k1; ++k)
       if ((k - k0) % stride == 0) yt.emplace_back(std::pow(10.0, k), decade_label(k));
+  } else if (opt.y_bytes) {
+    double step = 1;
+    byte_ticks(yr.lo, yr.hi, max_y_ticks, &step);
+    L.y_lo = opt.y_min ? yr.lo : std::floor(yr.lo / step + 1e-9) * step;
+    L.y_hi = opt.y_max ? yr.hi : std::ceil(yr.hi / step - 1e-9) * step;
+    if (!(L.y_lo < L.y_hi)) L.y_hi = L.y_lo + step;
+    for (const PlotTick& t : byte_ticks(L.y_lo, L.y_hi, max_y_ticks)) yt.emplace_back(t.pos, t.label);
   } else {
     const double step = nice_step(yr.hi - yr.lo, max_y_ticks);
     L.y_lo = opt.y_min ? yr.lo : std::floor(yr.lo / step + 1e-9) * step;
@@ -139,7 +184,7 @@ LinePlotLayout layout_line_plot(std::span<const PlotSeries> series, const LinePl
     if (!std::isfinite(step) || step <= 0) step = 1;
     for (double v : opt.x_ticks) xt.emplace_back(v, tick_label(v, step) + opt.x_tick_suffix);
   } else {
-    const double step = nice_step(xr.hi - xr.lo, std::max(2, static_cast<int>(opt.plot_width / 60)));
+    const double step = nice_step(xr.hi - xr.lo, std::max(2, static_cast<int>(plot_w / 60)));
     for (double v : ticks_in(xr.lo, xr.hi, step)) xt.emplace_back(v, tick_label(v, step) + opt.x_tick_suffix);
   }
 
@@ -147,10 +192,28 @@ LinePlotLayout layout_line_plot(std::span<const PlotSeries> series, const LinePl
   const TextExtent cap = measure_text("Ag", caption_style());
   double ylab_w = 0;
   for (const auto& [v, s] : yt) ylab_w = std::max(ylab_w, measure_text(s, kTickText).width);
+  // The legend's width first: a fitted title wraps to the whole figure's.
+  double legend_w = 0;
+  for (const auto& s : series) L.legend_text.push_back(legend_label(s));
+  if (opt.reference) L.legend_text.push_back(opt.reference->label);
+  for (const auto& t : L.legend_text) legend_w = std::max(legend_w, measure_text(t, kLegendText).width);
+  if (!opt.legend_title.empty())
+    legend_w = std::max(legend_w, measure_text(opt.legend_title, kLegendText).width - kSwatch - kSwatchGap);
+  const double plot_x = kFigureMargin + cap.height + kCaptionGap + ylab_w + kTickGap + kTick;
+  // Fitted to a printed width, the legend goes under the plot (in as many
+  // columns as fit) rather than taking the plot's width at its right.
+  L.legend_below = fit.wrap_title && !L.legend_text.empty();
+  const double entry_w = kSwatch + kSwatchGap + legend_w;
+  const double content_w = L.legend_below
+                               ? std::max(plot_x + plot_w, entry_w + kFigureMargin) + kFigureMargin
+                               : plot_x + plot_w + kLegendGap + (L.legend_text.empty() ? 0 : entry_w) + kFigureMargin;
+  L.title = fitted_title_style(fit, content_w);
+  L.note = kNoteText;
+  L.note.wrap_width = std::max(40.0, content_w - 2 * kFigureMargin);
   double y = kFigureMargin;
   L.title_y = y;
-  if (!opt.title.empty()) y += measure_text(opt.title, title_style()).height + 8;
-  L.plot = {kFigureMargin + cap.height + kCaptionGap + ylab_w + kTickGap + kTick, y, opt.plot_width, opt.plot_height};
+  if (!opt.title.empty()) y += measure_text(opt.title, L.title).height + 8;
+  L.plot = {plot_x, y, plot_w, plot_h};
   for (const auto& [v, s] : yt) L.y_ticks.push_back({L.y_to(v), s});
   // x labels: thinned so that none overlap (the ends and explicit ticks first).
   std::vector<double> centres, extents;
@@ -159,25 +222,37 @@ LinePlotLayout layout_line_plot(std::span<const PlotSeries> series, const LinePl
     L.x_ticks.push_back({centres[i], xt[i].second});
   const double below = kTick + kTickGap + tick_h.height + kCaptionGap + cap.height;
 
-  // Legend at the right of the plot.
-  L.legend_x = L.plot.right() + kLegendGap;
-  L.legend_y = L.plot.y;
-  double legend_w = 0;
-  for (const auto& s : series) L.legend_text.push_back(legend_label(s));
-  if (opt.reference) L.legend_text.push_back(opt.reference->label);
-  for (const auto& t : L.legend_text) legend_w = std::max(legend_w, measure_text(t, kLegendText).width);
-  if (!opt.legend_title.empty()) legend_w = std::max(legend_w, measure_text(opt.legend_title, kLegendText).width - kSwatch - kSwatchGap);
-  const double legend_h = (L.legend_text.size() + (opt.legend_title.empty() ? 0 : 1)) * kLegendRow;
-  double width = L.legend_x + (L.legend_text.empty() ? 0 : kSwatch + kSwatchGap + legend_w) + kFigureMargin;
-  width = std::max(width, measure_text(opt.title, title_style()).width + 2 * kFigureMargin);
-  const double bottom = std::max(L.plot.bottom() + below, L.legend_y + legend_h);
+  double width = 0, legend_h = 0;
+  if (L.legend_below) {
+    width = content_w;
+    L.legend_col_w = entry_w + kLegendColumnGap;
+    L.legend_columns = std::max(1, static_cast<int>((width - 2 * kFigureMargin + kLegendColumnGap) / L.legend_col_w));
+    L.legend_columns = std::min<int>(L.legend_columns, static_cast<int>(L.legend_text.size()));
+    const int rows = (static_cast<int>(L.legend_text.size()) + L.legend_columns - 1) / L.legend_columns;
+    L.legend_x = (width - (L.legend_columns * L.legend_col_w - kLegendColumnGap)) / 2;
+    L.legend_y = L.plot.bottom() + below + kCaptionGap;
+    legend_h = (rows + (opt.legend_title.empty() ? 0 : 1)) * kLegendRow;
+  } else {  // at the right of the plot
+    L.legend_x = L.plot.right() + kLegendGap;
+    L.legend_y = L.plot.y;
+    legend_h = (L.legend_text.size() + (opt.legend_title.empty() ? 0 : 1)) * kLegendRow;
+    width = L.legend_x + (L.legend_text.empty() ? 0 : entry_w) + kFigureMargin;
+  }
+  width = std::max(width, measure_text(opt.title, L.title).width + 2 * kFigureMargin);
+  double bottom = std::max(L.plot.bottom() + below, L.legend_y + legend_h);
+  if (!opt.note.empty()) {
+    L.note.wrap_width = std::max(40.0, width - 2 * kFigureMargin);
+    L.note_y = bottom + kCaptionGap;
+    bottom = L.note_y + measure_text(opt.note, L.note).height;
+  }
   L.size = {width, bottom + kFigureMargin};
   return L;
 }
 
 void draw_line_plot(cairo_t* cr, const LinePlotLayout& L, std::span<const PlotSeries> series, const LinePlotOptions& opt) {
   const Box& P = L.plot;
-  if (!opt.title.empty()) draw_text(cr, opt.title, L.size.width / 2, L.title_y, title_style(), HAlign::center, VAlign::top);
+  if (!opt.title.empty()) draw_text(cr, opt.title, L.size.width / 2, L.title_y, L.title, HAlign::center, VAlign::top);
+  if (!opt.note.empty()) draw_text(cr, opt.note, L.size.width / 2, L.note_y, L.note, HAlign::center, VAlign::top);
   for (const auto& t : L.y_ticks) line(cr, P.x, t.pos, P.right(), t.pos, kGrid, 0.5);
   for (const auto& t : L.x_ticks) line(cr, t.pos, P.y, t.pos, P.bottom(), kGrid, 0.5);
 
@@ -248,24 +323,30 @@ void draw_line_plot(cairo_t* cr, const LinePlotLayout& L, std::span<const PlotSe
               VAlign::middle);
     y += kLegendRow;
   }
-  for (std::size_t i = 0; i < L.legend_text.size(); ++i, y += kLegendRow) {
-    const double cy = y + kLegendRow / 2;
+  for (std::size_t i = 0; i < L.legend_text.size(); ++i) {
+    const int cols = std::max(1, L.legend_columns);
+    const double cy = y + (static_cast<int>(i) / cols) * kLegendRow + kLegendRow / 2;
+    const double lx = L.legend_x + (static_cast<int>(i) % cols) * L.legend_col_w;
     if (i < series.size()) {
-      draw_swatch(cr, style_of(series, i), L.legend_x, cy, series[i].markers);
+      draw_swatch(cr, style_of(series, i), lx, cy, series[i].markers);
     } else {  // the reference line
       cairo_save(cr);
       set_dash(cr, {6, 3});
-      line(cr, L.legend_x, cy, L.legend_x + kSwatch, cy, kReference, 1.2);
+      line(cr, lx, cy, lx + kSwatch, cy, kReference, 1.2);
       cairo_restore(cr);
     }
-    draw_text(cr, L.legend_text[i], L.legend_x + kSwatch + kSwatchGap, cy, kLegendText, HAlign::left, VAlign::middle);
+    draw_text(cr, L.legend_text[i], lx + kSwatch + kSwatchGap, cy, kLegendText, HAlign::left, VAlign::middle);
   }
 }
 
 std::vector<std::filesystem::path> write_line_plot(const std::filesystem::path& stem, std::span<const PlotSeries> series,
                                                    const LinePlotOptions& opt, const FigureOutput& out) {
-  const LinePlotLayout L = layout_line_plot(series, opt);
-  return write_figure(stem, L.size, [&](cairo_t* cr) { draw_line_plot(cr, L, series, opt); }, out);
+  LinePlotLayout L;
+  const FigureFit fit =
+      fit_figure(out.size, [&](const LayoutFit& f) { return (L = layout_line_plot(series, opt, f)).size; });
+  L = layout_line_plot(series, opt, fit.layout);
+  return write_fitted_figure(
+      stem, fit, [&](cairo_t* cr) { draw_line_plot(cr, L, series, opt); }, out);
 }
 
 }  // namespace kvscope

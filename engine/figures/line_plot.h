@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "figures/canvas.h"
+#include "figures/figure_fit.h"
 #include "figures/plot_style.h"
+#include "figures/text.h"
 
 namespace kvscope {
 
@@ -37,6 +39,7 @@ struct LinePlotOptions {
   std::string title, x_label, y_label;
   bool log_y = false;
   bool y_percent = false;                      // values in [0, 1] labelled as percentages
+  bool y_bytes = false;                        // values in bytes, ticks in B / KiB / MiB / GiB (powers of 1024)
   std::optional<double> y_min, y_max;          // default: the data, widened to ticks
   std::vector<double> x_ticks;                 // ticks at these values (e.g. the budgets); empty: nice ticks
   std::string x_tick_suffix;                   // appended to x tick labels ("%")
@@ -44,6 +47,7 @@ struct LinePlotOptions {
   double plot_width = 380, plot_height = 240;  // points, the data area
   double dodge = 0;  // series i is shifted (i - (n-1)/2) * dodge points along x, so equal points stay apart
   std::string legend_title;
+  std::string note;  // a line under the plot, e.g. what the error bars are
 };
 
 struct PlotTick {
@@ -58,8 +62,12 @@ struct LinePlotLayout {
   bool log_y = false;
   std::vector<PlotTick> x_ticks, y_ticks;
   double legend_x = 0, legend_y = 0;
+  bool legend_below = false;  // fitted: under the plot, in columns
+  int legend_columns = 1;
+  double legend_col_w = 0;
   std::vector<std::string> legend_text;  // per series, then the reference line
-  double title_y = 0;
+  double title_y = 0, note_y = 0;
+  TextStyle title, note;  // title_style(), wrapped to the figure when fitted
   std::size_t series_count = 0;
 
   double x_to(double x) const;  // data -> points
@@ -68,8 +76,19 @@ struct LinePlotLayout {
   double dodge = 0;
 };
 
+// Series whose points are all equal (x, y and error bars) drawn as one line
+// named "a = b = c": lines that lie exactly on top of each other cannot be
+// told apart by dash or marker, so the legend says they coincide instead.
+// The first series of each group keeps its place and style.
+std::vector<PlotSeries> merge_identical_series(std::vector<PlotSeries> series);
+
 // Throws kvscope::Error("line plot", ...) when x, y and err lengths disagree.
-LinePlotLayout layout_line_plot(std::span<const PlotSeries> series, const LinePlotOptions& opt);
+// `fit` shrinks the data area (figures/figure_fit.h).
+LinePlotLayout layout_line_plot(std::span<const PlotSeries> series, const LinePlotOptions& opt,
+                                const LayoutFit& fit = {});
+// Byte counts as tick labels: the unit (B, KiB, MiB, GiB) chosen from the
+// largest value, a nice step in that unit ("0", "512 KiB", "1 MiB", ...).
+std::vector<PlotTick> byte_ticks(double lo, double hi, int max_ticks, double* step_out = nullptr);
 void draw_line_plot(cairo_t* cr, const LinePlotLayout& L, std::span<const PlotSeries> series, const LinePlotOptions& opt);
 std::vector<std::filesystem::path> write_line_plot(const std::filesystem::path& stem, std::span<const PlotSeries> series,
                                                    const LinePlotOptions& opt, const FigureOutput& out);

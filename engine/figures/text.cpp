@@ -3,6 +3,7 @@
 #include <glib.h>
 #include <pango/pangocairo.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -43,6 +44,10 @@ Layout make_layout(cairo_t* cr, std::string_view text, const TextStyle& style) {
   if (style.max_width > 0) {
     pango_layout_set_width(l.get(), static_cast<int>(style.max_width * PANGO_SCALE));
     pango_layout_set_ellipsize(l.get(), PANGO_ELLIPSIZE_END);
+  } else if (style.wrap_width > 0) {
+    pango_layout_set_width(l.get(), static_cast<int>(style.wrap_width * PANGO_SCALE));
+    pango_layout_set_wrap(l.get(), PANGO_WRAP_WORD_CHAR);
+    pango_layout_set_alignment(l.get(), PANGO_ALIGN_CENTER);
   }
   return l;
 }
@@ -73,7 +78,12 @@ void append_utf8(std::string& out, uint32_t cp) {
   out.append(buf, static_cast<std::size_t>(n));
 }
 
+thread_local double smallest_drawn = INFINITY;
+
 }  // namespace
+
+void reset_smallest_text_drawn() { smallest_drawn = INFINITY; }
+double smallest_text_drawn() { return smallest_drawn; }
 
 TextExtent measure_text(std::string_view text, const TextStyle& style) {
   return extent_of(make_layout(measuring_context(), text, style).get());
@@ -93,6 +103,12 @@ void draw_text(cairo_t* cr, std::string_view text, double x, double y, const Tex
   cairo_translate(cr, x, y);
   if (angle != 0) cairo_rotate(cr, -angle * M_PI / 180.0);
   cairo_move_to(cr, dx, dy);
+  {
+    // The font's size on the device: one point of user space measured there.
+    double ux = 0, uy = 1;
+    cairo_user_to_device_distance(cr, &ux, &uy);
+    smallest_drawn = std::min(smallest_drawn, style.size * std::hypot(ux, uy));
+  }
   cairo_set_source_rgb(cr, style.color.r / 255.0, style.color.g / 255.0, style.color.b / 255.0);
   pango_cairo_update_layout(cr, l.get());
   pango_cairo_show_layout(cr, l.get());

@@ -20,6 +20,7 @@ struct TextStyle {
   bool bold = false;
   bool markup = false;     // Pango markup (<sup>, <i>); plain text otherwise
   double max_width = 0;    // > 0: ellipsized ("…") to fit this many points
+  double wrap_width = 0;   // > 0: wrapped at word boundaries to lines this many points wide
   Rgb color = kTextColor;
 };
 
@@ -39,6 +40,12 @@ enum class VAlign { top, middle, baseline, bottom };
 // the anchor: 90 reads bottom to top.
 void draw_text(cairo_t* cr, std::string_view text, double x, double y, const TextStyle& style, HAlign h = HAlign::left,
                VAlign v = VAlign::top, double angle = 0);
+
+// The smallest text drawn by draw_text on this thread since the last reset,
+// in device units (points on SVG, PDF and recording surfaces): how tests
+// read back that a fitted figure keeps its fonts >= 6 pt. +inf when none.
+void reset_smallest_text_drawn();
+double smallest_text_drawn();
 
 // A token's text as a label: control characters made visible ("\n" -> "↵",
 // "\t" -> "→", other C0 bytes -> "␀".. "␟"), a token of spaces as "␣",

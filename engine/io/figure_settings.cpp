@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 #include "common/error.h"
 
@@ -30,7 +31,91 @@ std::string range_error(std::string_view text) {
   return "";
 }
 
+std::string size_error(std::string_view text, FigureSizeSpec* out) {
+  FigureSizeSpec r;
+  if (text == "natural" || text == "column" || text == "page") {
+    r.kind = text == "natural"  ? FigureSizeSpec::Kind::natural
+             : text == "column" ? FigureSizeSpec::Kind::column
+                                : FigureSizeSpec::Kind::page;
+    if (r.kind != FigureSizeSpec::Kind::natural)
+      r.width = 72 * (r.kind == FigureSizeSpec::Kind::column ? kColumnWidthIn : kPageWidthIn);
+    if (out) *out = r;
+    return "";
+  }
+  const std::string usage = "expected natural, column, page or WxH with a unit (3.3x2.5in, 240x180pt, 8x6cm), got '" +
+                            std::string(text) + "'";
+  static constexpr std::pair<const char*, double> kUnits[] = {
+      {"in", 72}, {"pt", 1}, {"cm", 72 / 2.54}, {"mm", 72 / 25.4}};
+  double per = 0;
+  std::string_view body;
+  for (const auto& [unit, points] : kUnits) {
+    const std::string_view u(unit);
+    if (text.size() > u.size() && text.substr(text.size() - u.size()) == u) {
+      per = points;
+      body = text.substr(0, text.size() - u.size());
+    }
+  }
+  const auto x = body.find('x');
+  double w = 0, h = 0;
+  if (per == 0 || x == std::string_view::npos || !parse_number(body.substr(0, x), w) ||
+      !parse_number(body.substr(x + 1), h))
+    return usage;
+  r.kind = FigureSizeSpec::Kind::exact;
+  r.width = w * per, r.height = h * per;
+  for (double side : {r.width, r.height})
+    if (!(side >= kMinFigureSidePt && side <= kMaxFigureSidePt)) {
+      char buf[160];
+      std::snprintf(buf, sizeof(buf), "each side must be between 1 in and 40 in (%g and %g pt), got '%s'",
+                    kMinFigureSidePt, kMaxFigureSidePt, std::string(text).c_str());
+      return buf;
+    }
+  if (out) *out = r;
+  return "";
+}
+
+std::string positions_error(std::string_view text, PositionRange* out) {
+  if (text == "all") {
+    if (out) *out = {};
+    return "";
+  }
+  const auto colon = text.find(':');
+  double a = 0, b = 0;
+  if (colon == std::string_view::npos || !parse_number(text.substr(0, colon), a) ||
+      !parse_number(text.substr(colon + 1), b) || a != std::floor(a) || b != std::floor(b) || a < 0 || b > 1e9)
+    return "expected A:B, two positions from 0 (e.g. 0:63), or all, got '" + std::string(text) + "'";
+  if (a > b) return "A must not be above B, got '" + std::string(text) + "'";
+  if (out) *out = {static_cast<int>(a), static_cast<int>(b)};
+  return "";
+}
+
 }  // namespace
+
+FigureSizeSpec FigureSizeSpec::parse(std::string_view text, const std::string& field) {
+  FigureSizeSpec r;
+  if (const std::string bad = size_error(text, &r); !bad.empty()) throw Error(field, "", bad);
+  return r;
+}
+
+std::string FigureSizeSpec::str() const {
+  if (kind == Kind::natural) return "natural";
+  if (kind == Kind::column) return "column";
+  if (kind == Kind::page) return "page";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%gx%gpt", width, height);
+  return buf;
+}
+
+std::string check_figure_size(std::string_view text) { return size_error(text, nullptr); }
+
+PositionRange PositionRange::parse(std::string_view text, const std::string& field) {
+  PositionRange r;
+  if (const std::string bad = positions_error(text, &r); !bad.empty()) throw Error(field, "", bad);
+  return r;
+}
+
+std::string PositionRange::str() const { return all() ? "all" : std::to_string(first) + ":" + std::to_string(last); }
+
+std::string check_positions(std::string_view text) { return positions_error(text, nullptr); }
 
 std::optional<FigureFormat> parse_figure_format(std::string_view name) {
   for (FigureFormat f : kFormats)

@@ -57,4 +57,38 @@ std::string check_evicted_style(std::string_view name);   // "" or what is wrong
 EvictedStyle parse_evicted_style(std::string_view name);  // after the check
 const char* evicted_style_name(EvictedStyle s);
 
+// The printed size of a figure. `column` is a journal's single column
+// (3.3 in wide), `page` a full page width (6.9 in); both take their height
+// from the figure's own aspect. WxH with a unit (in, pt, cm, mm: "3.3x2.5in",
+// "240x180pt") fixes both sides. `natural` (the default) is the size the
+// figure's content asks for. Whatever the size, no text is printed smaller
+// than kMinFontPt: the layout shrinks (plot area, cells, labels thinned),
+// never the fonts (figures/figure_fit.h). The one definition of these sizes;
+// the CLI, session files and docs read them from here.
+inline constexpr double kColumnWidthIn = 3.3, kPageWidthIn = 6.9, kMinFontPt = 6;
+inline constexpr double kMinFigureSidePt = 72, kMaxFigureSidePt = 40 * 72;  // 1 in .. 40 in
+struct FigureSizeSpec {
+  enum class Kind { natural, column, page, exact };
+  Kind kind = Kind::natural;
+  double width = 0, height = 0;  // points; height 0: from the figure's aspect
+
+  // "natural", "column", "page" or WxH with a unit. Throws
+  // kvscope::Error(field, ...) for anything else.
+  static FigureSizeSpec parse(std::string_view text, const std::string& field);
+  std::string str() const;
+};
+// "" when `text` is a figure size, else what is wrong; for callers that
+// name the flag or field.
+std::string check_figure_size(std::string_view text);
+
+// Key positions A..B (inclusive, A <= B) a heatmap is cropped to.
+struct PositionRange {
+  int first = 0, last = -1;
+  bool all() const { return last < 0; }
+  // "A:B" or "all". Throws kvscope::Error(field, ...) for anything else.
+  static PositionRange parse(std::string_view text, const std::string& field);
+  std::string str() const;
+};
+std::string check_positions(std::string_view text);  // "" or what is wrong
+
 }  // namespace kvscope

@@ -163,7 +163,8 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir, con
       pairs.push_back({c.layer, c.head});
     }
   }
-  const int grid_layer = eo.heatmaps.empty() ? pairs.front().first : eo.csv_layer();
+  // The grid: of the export layer when one is set, else of the first head drawn.
+  const int grid_layer = eo.layer ? *eo.layer : pairs.front().first;
   std::map<int, std::vector<HeatmapData>> by_layer;  // one replay per layer at most
   auto heads_of = [&](int l) -> const std::vector<HeatmapData>& {
     auto it = by_layer.find(l);

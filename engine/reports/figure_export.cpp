@@ -77,6 +77,8 @@ FigureExportOptions FigureExportOptions::from(const ExportConfig& e) {
   o.scale = parse_scale(e.scale);
   o.range = RangeSpec::parse(e.range, "export.range");
   o.evicted = parse_evicted_style(e.evicted);
+  o.output.size = FigureSizeSpec::parse(e.figure_size, "export.figure_size");
+  o.positions = PositionRange::parse(e.positions, "export.positions");
   return o;
 }
 
@@ -131,9 +133,10 @@ std::string statistic_name(PolicyKind kind) {
 std::vector<std::filesystem::path> export_attention_heatmap(const Session& s, const HeatmapData& d, int layer, int head,
                                                             const std::filesystem::path& stem,
                                                             const FigureExportOptions& o, const ValueExtent* shared) {
+  const HeatmapData c = crop_columns(d, o.positions);
   ValueExtent own;
-  own.add(d.values);
-  return write_heatmap(stem, d, heatmap_options(o, figure_title(s, layer, head, d.rows), scale_for(o, own, shared)),
+  own.add(c.values);
+  return write_heatmap(stem, c, heatmap_options(o, figure_title(s, layer, head, c.rows), scale_for(o, own, shared)),
                        output_for(s, o));
 }
 
@@ -141,14 +144,16 @@ std::vector<std::filesystem::path> export_attention_grid(const Session& s, const
                                                          int layer, const std::filesystem::path& stem,
                                                          const FigureExportOptions& o, const ValueExtent* shared) {
   if (heads.empty()) throw Error(stem.string(), "", "no heads to draw");
+  std::vector<HeatmapData> cropped;
+  for (const auto& d : heads) cropped.push_back(crop_columns(d, o.positions));
   ValueExtent own;  // the panels always share one range among themselves
-  for (const auto& d : heads) own.add(d.values);
+  for (const auto& d : cropped) own.add(d.values);
   std::vector<std::string> titles;
   const KvLayout& lay = s.recorder().layout();
   for (int h = 0; h < static_cast<int>(heads.size()); ++h)
     titles.push_back("head " + std::to_string(h) + " \u00b7 KV " + std::to_string(lay.kv_head_of(h)));
   HeatmapFigureOptions ho = heatmap_options(o, figure_title(s, layer, -1, heads[0].rows), scale_for(o, own, shared));
-  return write_heatmap_grid(stem, heads, titles, ho, output_for(s, o));
+  return write_heatmap_grid(stem, cropped, titles, ho, output_for(s, o));
 }
 
 std::vector<std::filesystem::path> export_score_curves(const Session& s, int layer, int head,

@@ -25,6 +25,7 @@ struct FigureExportOptions {
   RangeSpec range;  // shared (the default): one range over the figures exported together
   EvictedStyle evicted = EvictedStyle::strip;
   int up_to_row = -1;  // draw rows 0..up_to_row; -1: every recorded row
+  PositionRange positions;  // the heatmaps' key positions (all by default)
 
   // The settings of a session file's "export" block (already validated).
   static FigureExportOptions from(const ExportConfig& e);

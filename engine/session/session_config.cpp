@@ -166,6 +166,8 @@ std::string check_figure_settings(const ExportConfig& e) {
   if (std::string bad = check_figure_formats(e.formats); !bad.empty()) return "formats: " + bad;
   if (std::string bad = check_dpi(e.dpi); !bad.empty()) return "dpi: " + bad;
   if (std::string bad = check_evicted_style(e.evicted); !bad.empty()) return "evicted: " + bad;
+  if (std::string bad = check_figure_size(e.figure_size); !bad.empty()) return "figure_size: " + bad;
+  if (std::string bad = check_positions(e.positions); !bad.empty()) return "positions: " + bad;
   return "";
 }
 
@@ -177,15 +179,18 @@ nlohmann::json SessionConfig::to_json() const {
     const ExportConfig defaults;
     nlohmann::json heat = nlohmann::json::array();
     for (const auto& [l, h] : export_opts.heatmaps) heat.push_back({l, h});
-    nlohmann::json e = {{"layer", export_opts.csv_layer()},
-                        {"head", export_opts.csv_head()},
-                        {"heatmaps", heat},
-                        {"colormap", export_opts.colormap},
-                        {"scale", export_opts.scale}};
+    // layer / head only when chosen: written as 0 / 0 they would read back
+    // as a choice, and a rerun would draw layer 0 instead of the most
+    // informative head (reports/informative_head.h).
+    nlohmann::json e = {{"heatmaps", heat}, {"colormap", export_opts.colormap}, {"scale", export_opts.scale}};
+    if (export_opts.layer) e["layer"] = *export_opts.layer;
+    if (export_opts.head) e["head"] = *export_opts.head;
     if (export_opts.range != defaults.range) e["range"] = export_opts.range;
     if (export_opts.formats != defaults.formats) e["formats"] = export_opts.formats;
     if (export_opts.dpi != defaults.dpi) e["dpi"] = export_opts.dpi;
     if (export_opts.evicted != defaults.evicted) e["evicted"] = export_opts.evicted;
+    if (export_opts.figure_size != defaults.figure_size) e["figure_size"] = export_opts.figure_size;
+    if (export_opts.positions != defaults.positions) e["positions"] = export_opts.positions;
     return e;
   };
   nlohmann::json j = {
@@ -347,7 +352,8 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
   }
   if (r.has("export")) {
     const JsonReader e = r.child("export");
-    reject_unknown_keys(e, {"layer", "head", "heatmaps", "colormap", "scale", "range", "formats", "dpi", "evicted"});
+    reject_unknown_keys(e, {"layer", "head", "heatmaps", "colormap", "scale", "range", "formats", "dpi", "evicted",
+                            "figure_size", "positions"});
     if (e.has("layer")) c.export_opts.layer = e.get_int("layer");
     if (e.has("head")) c.export_opts.head = e.get_int("head");
     if (c.export_opts.csv_layer() < 0) e.fail("layer", "must be >= 0");
@@ -380,6 +386,8 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
     }
     c.export_opts.dpi = e.get_number("dpi", c.export_opts.dpi);
     c.export_opts.evicted = e.get_string("evicted", c.export_opts.evicted);
+    c.export_opts.figure_size = e.get_string("figure_size", c.export_opts.figure_size);
+    c.export_opts.positions = e.get_string("positions", c.export_opts.positions);
     if (const std::string bad = check_figure_settings(c.export_opts); !bad.empty()) {
       const auto colon = bad.find(": ");
       e.fail(bad.substr(0, colon), bad.substr(colon + 2));

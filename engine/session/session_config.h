@@ -40,6 +40,8 @@ struct ExportConfig {
   std::vector<std::string> formats = {"png"};  // png, svg, pdf
   double dpi = 150;               // PNG pixels per inch
   std::string evicted = "strip";  // strip, outline or none
+  std::string figure_size = "natural";  // natural, column, page or WxH with a unit (io/figure_settings.h)
+  std::string positions = "all";        // heatmap key positions drawn: all or A:B
 
   bool layer_head_chosen() const { return layer.has_value() || head.has_value(); }
   int csv_layer() const { return layer.value_or(0); }

@@ -248,6 +248,11 @@ TEST(CliErrors, FigureFlagsCheckedBeforeTheRun) {
   expect_error(g + "--range everything", {"--range", "auto, shared or LO:HI"});
   expect_error(g + "--range 0:1 --scale log", {"--range", "log scale needs LO > 0"});
   expect_error(g + "--evicted hatch", {"--evicted", "outline, strip or none"});
+  expect_error(g + "--figure-size A4", {"--figure-size", "natural, column, page or WxH"});
+  expect_error(g + "--figure-size 3.3x2.5", {"--figure-size", "'3.3x2.5'"});
+  expect_error(g + "--figure-size 0.5x0.5in", {"--figure-size", "between 1 in and 40 in"});
+  expect_error(g + "--figure-positions 9:3", {"--figure-positions", "must not be above"});
+  expect_error(g + "--figure-positions 5", {"--figure-positions", "A:B"});
   EXPECT_FALSE(fs::exists(dir / "D"));
   test::write_file(dir / "s.json", "{\"format\": \"kvscope-session\", \"version\": 1, \"prompt\": \"hi\"}");
   expect_error("run " + test::quote((dir / "s.json").string()) + " --format tiff", {"--format", "'tiff'"});
@@ -268,6 +273,37 @@ TEST(CliErrors, FigureFlagsCheckedBeforeTheRun) {
   EXPECT_GE(svg, 2);
   EXPECT_EQ(svg, pdf);
   EXPECT_EQ(png, 0);
+}
+
+// --figure-size column: every figure of an export is 3.3 in wide (its PNG
+// 3.3 x DPI pixels); --figure-positions past the last position is one line.
+TEST(CliErrors, FigureSizeColumnAndPositionsPastTheEnd) {
+  test::TempDir dir;
+  const std::string g = "generate " + model("llama_gqa") + " --prompt 'The quick brown fox jumps' --max-new-tokens 2 ";
+  const auto ok = test::run_cli(g + "--figure-size column --dpi 100 --figure-positions 1:3 --export " +
+                                test::quote((dir / "D").string()));
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  auto png_width = [](const fs::path& p) {  // the IHDR chunk's width, big-endian at byte 16
+    const std::string b = test::read_file(p);
+    return b.size() < 24
+               ? -1
+               : int(uint8_t(b[16])) << 24 | int(uint8_t(b[17])) << 16 | int(uint8_t(b[18])) << 8 | int(uint8_t(b[19]));
+  };
+  int pngs = 0;
+  for (const auto& e : fs::directory_iterator(dir / "D"))
+    if (e.path().extension() == ".png") {
+      ++pngs;
+      EXPECT_EQ(png_width(e.path()), 330) << e.path();  // ceil(237.6 pt x 100 / 72)
+    }
+  EXPECT_GE(pngs, 2);
+  // Known only once the run has its tokens: the run's own lines come first,
+  // then the one error line, and no export is left.
+  const auto past = test::run_cli(g + "--figure-positions 0:999 --export " + test::quote((dir / "E").string()));
+  EXPECT_EQ(past.exit_code, 1) << past.output;
+  EXPECT_NE(past.output.find("kvscope-cli: error: positions: 0:999 is outside the positions drawn (0..6)\n"),
+            std::string::npos)
+      << past.output;
+  EXPECT_FALSE(fs::exists(dir / "E"));
 }
 
 // --export / --out: an existing file, a path under a file, or an empty name

@@ -112,6 +112,39 @@ TEST(Export, FiguresOfTheInformativeHeadInEveryFormat) {
   EXPECT_TRUE(std::filesystem::exists(dir2 / "masks_L1_H2.csv"));
 }
 
+// A rerun of an exported session.json draws the layer and head the export
+// drew: layer 0 / head 0 are not written as a choice nobody made, so the
+// rerun applies the rule again to the same (bit-identical) recording.
+TEST(Export, RerunOfAnExportDrawsTheSameHead) {
+  test::TempDir dir, again;
+  SessionConfig cfg = test::config(PolicyKind::TOVA, "50%", 8);
+  Session s(test::bundle("llama_gqa"), cfg);
+  s.run_to_end();
+  const HeadChoice c = informative_head(s);
+  ASSERT_FALSE(c.layer == 0 && c.head == 0) << "the test needs a rule's choice other than the old default";
+  const auto first = export_session(s, dir.path());
+  const nlohmann::json j = nlohmann::json::parse(test::read_file(dir / "session.json"));
+  EXPECT_FALSE(j["export"].contains("layer") || j["export"].contains("head")) << j["export"].dump();
+  EXPECT_TRUE(j["export"]["heatmaps"].empty()) << j["export"].dump();  // the rule runs again, as the app writes it too
+  const SessionConfig back = SessionConfig::from_json(j, "session.json");
+  Session t(test::bundle("llama_gqa"), back);
+  t.run_to_end();
+  const auto second = export_session(t, again.path());
+  auto figures = [](std::vector<std::string> files) {
+    std::vector<std::string> out;
+    for (auto& f : files)
+      if (f.ends_with(".png")) out.push_back(f);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  EXPECT_EQ(figures(first), figures(second));  // same heatmap, grid and score-curve files: same layer and head
+  const std::string tag = "L" + std::to_string(c.layer) + "_H" + std::to_string(c.head);
+  EXPECT_TRUE(std::filesystem::exists(again / ("attention_" + tag + ".png")));
+  EXPECT_TRUE(std::filesystem::exists(again / ("attention_L" + std::to_string(c.layer) + "_grid.png")));
+  EXPECT_TRUE(std::filesystem::exists(again / "masks_L0_H0.csv"));  // the CSV twins stay where they were
+  EXPECT_EQ(test::read_file(dir / "masks.npy"), test::read_file(again / "masks.npy"));
+}
+
 // The app's "export the current view": the heatmap's data is the
 // recorder's, and a failed write names the file and leaves nothing.
 TEST(Export, ViewExportMatchesTheRecorder) {

@@ -175,6 +175,11 @@ TEST(SessionFile, FigureSettingsAreCheckedByField) {
   has(R"({"prompt":"x","export":{"evicted":"hatch"}})", "s.json: export.evicted: must be outline, strip or none");
   has(R"({"prompt":"x","export":{"scale":"sqrt"}})", "s.json: export.scale: must be linear or log");
   has(R"({"prompt":"x","export":{"rnage":"auto"}})", "s.json: export.rnage: unknown key");
+  has(R"({"prompt":"x","export":{"figure_size":"A4"}})",
+      "s.json: export.figure_size: expected natural, column, page or WxH with a unit");
+  has(R"({"prompt":"x","export":{"figure_size":"3.3x90in"}})",
+      "s.json: export.figure_size: each side must be between 1 in and 40 in");
+  has(R"({"prompt":"x","export":{"positions":"9:3"}})", "s.json: export.positions: A must not be above B");
   // Good values round-trip; defaults are not written (a default export's
   // session.json keeps its bytes), set ones are.
   auto j = nlohmann::json::parse(R"({"prompt":"x","version":1,"export":{"formats":"pdf","dpi":300,"range":"0:0.5","evicted":"outline"}})");
@@ -185,9 +190,16 @@ TEST(SessionFile, FigureSettingsAreCheckedByField) {
   const auto back = c.to_json()["export"];
   EXPECT_EQ(back["range"], "0:0.5");
   EXPECT_EQ(back["evicted"], "outline");
+  const SessionConfig sized = SessionConfig::from_json(
+      nlohmann::json::parse(R"({"prompt":"x","version":1,"export":{"figure_size":"column","positions":"0:63"}})"),
+      "s.json");
+  EXPECT_EQ(sized.export_opts.figure_size, "column");
+  EXPECT_EQ(sized.to_json()["export"]["figure_size"], "column");
+  EXPECT_EQ(sized.to_json()["export"]["positions"], "0:63");
   const auto plain = SessionConfig{}.to_json()["export"];
-  EXPECT_FALSE(plain.contains("range") || plain.contains("formats") || plain.contains("dpi") || plain.contains("evicted"));
-  EXPECT_EQ(plain["layer"], 0);
+  EXPECT_FALSE(plain.contains("range") || plain.contains("formats") || plain.contains("dpi") ||
+               plain.contains("evicted") || plain.contains("figure_size") || plain.contains("positions"));
+  EXPECT_FALSE(plain.contains("layer") || plain.contains("head"));  // not chosen: not written as a choice of 0
   EXPECT_TRUE(SessionConfig::from_json(nlohmann::json::parse(R"({"prompt":"x","version":1,"export":{"head":2}})"), "s.json")
                   .export_opts.layer_head_chosen());
 }
