@@ -8,6 +8,7 @@
 
 #include "app_state.h"
 #include "error_words.h"
+#include "imgui.h"
 
 namespace kvscope::gui {
 
@@ -22,6 +23,8 @@ bool presenter_panel(PanelSlot slot);
 bool begin_panel(AppState& s, const char* title, const char* id, PanelSlot slot, int extra_flags = 0);
 // Records the last item's rectangle as `name` (a widget tests click).
 void record_item_rect(AppState& s, const std::string& name);
+// Records a rectangle in screen coordinates as `name` (one not an item).
+void record_rect(AppState& s, const std::string& name, ImVec2 pos, ImVec2 size);
 // Hover help for the last item: "what it does" and where it comes from.
 void help_tooltip(const char* text);
 
