@@ -156,6 +156,7 @@ void AppFrame::draw(AppState& s) {
   if (begin_panel(s, "Status", "status", PanelSlot::StatusBar)) draw_status_bar(s);
   ImGui::End();
 
+  draw_export_window(s);
   draw_error_banner(s);
   draw_help_overlay(s);
   handle_keyboard(s);

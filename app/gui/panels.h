@@ -35,6 +35,7 @@ void draw_prompt_panel(AppState& s);     // prompt, continuation, max new tokens
 void draw_policy_panel(AppState& s);     // policy of A + sharing + Apply
 void draw_fork_panel(AppState& s);       // policy of B, Fork / Drop fork
 void draw_export_panel(AppState& s);     // export directory, Export all, Save session
+void draw_export_window(AppState& s);    // File > Export... / Ctrl+E: the export panel in its own window
 // The policy parameter editor, for A and for B; returns true when changed.
 bool edit_policy_params(AppState& s, const char* id, PolicyParams& p, bool expert);
 // One line: "" when `p` is usable for A's prompt, else the engine's message

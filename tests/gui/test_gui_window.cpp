@@ -260,6 +260,21 @@ TEST(GuiWindow, ClicksAndKeysDriveTheWindow) {
   s = wait_for_state(state_file, [](const json& j) { return j.value("help", false); });
   EXPECT_TRUE(s.value("help", false)) << "F1 did not open the help";
 
+  // Ctrl+E opens the export controls (File > Export...): the head it
+  // exports, the formats, and a folder under the documents or home
+  // folder, never the current directory.
+  ASSERT_TRUE(xdotool(tmp, "key ctrl+e"));
+  s = wait_for_state(state_file, [](const json& j) {
+    return j.value("export_window", false) && j["rects"].contains("button.export");
+  });
+  EXPECT_TRUE(s.value("export_window", false)) << "Ctrl+E did not open the export window";
+  ASSERT_TRUE(s["rects"].contains("panel.export"));
+  EXPECT_TRUE(s["rects"].contains("export.head"));
+  const fs::path export_dir = s.value("export_dir", std::string());
+  EXPECT_TRUE(export_dir.is_absolute()) << export_dir;
+  EXPECT_EQ(export_dir.filename(), "kvscope-export");
+  EXPECT_NE(export_dir.parent_path(), fs::current_path()) << "the default export folder is the current directory";
+
   // Ctrl+Q closes the window cleanly.
   ASSERT_TRUE(xdotool(tmp, "key ctrl+q"));
   int status = 0;
