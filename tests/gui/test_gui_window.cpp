@@ -255,6 +255,25 @@ TEST(GuiWindow, ClicksAndKeysDriveTheWindow) {
   s = wait_for_state(state_file, [&](const json& j) { return j.value("head", -1) == head1; });
   EXPECT_EQ(s["head"], head1) << "'[' / ']' did not change the head";
 
+  // A model path that fails to open: the error shows, the session stays,
+  // and the model field names the model still loaded (the bundled one:
+  // the empty field), not the path that failed.
+  const uint64_t generation0 = s["generation"];
+  const Rect field = rect_of(s, "field.model");
+  ASSERT_TRUE(xdotool(tmp, "mousemove " + std::to_string(field.x + field.w / 2) + " " +
+                               std::to_string(field.y + field.h / 2) +
+                               " sleep 0.2 click 1 sleep 0.2 type /no/such/model"));
+  s = wait_for_state(state_file, [](const json& j) { return j.value("model_field", "") == "/no/such/model"; });
+  ASSERT_EQ(s.value("model_field", ""), "/no/such/model") << "typing did not reach the model field";
+  ASSERT_TRUE(xdotool(tmp, "key Return"));
+  s = wait_for_state(state_file, [](const json& j) { return !j.value("error", std::string()).empty(); });
+  EXPECT_NE(s.value("error", std::string()).find("/no/such/model"), std::string::npos)
+      << s.value("error", std::string());
+  EXPECT_EQ(s["generation"], generation0) << "the loaded session changed";
+  EXPECT_EQ(s.value("model_field", "?"), "") << "the model field keeps the path that failed";
+  // Back out of the field, so the keys below go to the window.
+  ASSERT_TRUE(xdotool(tmp, "key Escape"));
+
   // F1 shows the help overlay.
   ASSERT_TRUE(xdotool(tmp, "key F1"));
   s = wait_for_state(state_file, [](const json& j) { return j.value("help", false); });
