@@ -112,6 +112,7 @@ AppFrame::~AppFrame() { caches_.release(); }
 
 void AppFrame::draw(AppState& s) {
   s.shell.rects.clear();  // only what is on screen this frame (a dismissed banner, a gone Cancel button drop out)
+  s.shell.grid_filling = false;  // set again by the grid, when it is drawn and still filling
   draw_main_menu(s);
   s.shell.font_px = ImGui::GetFontSize();
   const bool expert = !s.presenter;

@@ -38,6 +38,7 @@ struct ShellState {
   std::string apply_feedback;  // what the last Apply did, shown under the button
   bool apply_replays = false;  // whether it was a replay (the feedback's verb)
   float font_px = 0;           // the text size the last frame drew with
+  bool grid_filling = false;   // the grid's thumbnails are still downsampling the history
   std::pair<double, double> columns_shown{0, 0};  // the main view's first and last column on screen
   std::pair<double, double> rows_shown{0, 0};     // and its first and last row
   std::string last_applied_label;

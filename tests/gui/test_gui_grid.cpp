@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <vector>
 #include <string>
 
+#include "test_util.h"
 #include "window_harness.h"
 
 using namespace kvscope::test::window;
@@ -72,4 +74,59 @@ TEST(GuiGrid, EveryThumbnailInsideThePanelAndNeverBlankInAvsB) {
         EXPECT_GE(share_off_the_common_colour(img, t), 0.01) << name << " is blank";
       }
   }
+}
+
+// A long history (2,000 positions): the thumbnails of every layer show the
+// picture in the screenshot, not the blank (light) background of cells not
+// yet downsampled; the sidecar says the grid finished.
+TEST(GuiGrid, LongHistoryFillsEveryThumbnail) {
+  REQUIRE_DISPLAY();
+  TempDir tmp;
+  // The bundled model with room for 2,200 positions (its config's limit is
+  // a check; the weights have no limit of their own).
+  const fs::path src = fs::path(KVSCOPE_GUI_SESSIONS) / ".." / ".." / ".." / "assets" / "models" / "kvscope-tiny";
+  const fs::path model = tmp / "tiny-long";
+  fs::create_directories(model);
+  for (const auto& e : fs::directory_iterator(src))
+    if (e.path().filename() != "config.json") fs::create_symlink(fs::absolute(e.path()), model / e.path().filename());
+  json cfg = load_json(src / "config.json");
+  cfg["max_position_embeddings"] = 2200;
+  kvscope::test::write_file(model / "config.json", cfg.dump(2));
+  std::vector<int> ids;
+  for (int i = 0; i < 2000; ++i) ids.push_back(10 + (i * 7919) % 2000);
+  const fs::path session = tmp / "long_session.json";
+  kvscope::test::write_file(session, json{{"format", "kvscope-session"},
+                                          {"version", 1},
+                                          {"model", model.string()},
+                                          {"prompt_ids", ids},
+                                          {"max_new_tokens", 150},
+                                          {"stop_at_eos", false},
+                                          {"policy", {{"name", "h2o"}, {"budget", "25%"}}},
+                                          {"view", {{"mode", "attention"}}}}
+                                         .dump());
+  const fs::path png = tmp / "long.png";
+  std::string out;
+  ASSERT_EQ(run_app(tmp,
+                    "--session " + quoted(session.string()) + " --size 1280x720 --screenshot " + quoted(png.string()) +
+                        " --exit",
+                    &out),
+            0)
+      << out;
+  const Image img = load_png(png);
+  const json state = load_json(tmp / "long.json");
+  EXPECT_FALSE(state.value("grid_filling", true));
+  for (int l = 0; l < 4; ++l)
+    for (int h = 0; h < 8; ++h) {
+      const std::string name = "thumb." + std::to_string(l) + "." + std::to_string(h);
+      ASSERT_TRUE(state["rects"].contains(name)) << name;
+      const Rect t = rect_of(state, name);
+      int light = 0, n = 0;
+      for (int y = t.y + 1; y < t.y + t.h - 1; ++y)
+        for (int x = t.x + 1; x < t.x + t.w - 1; ++x) {
+          const unsigned p = img.pixel(x, y);
+          light += 0.299 * (p >> 16) + 0.587 * ((p >> 8) & 255) + 0.114 * (p & 255) > 200;
+          ++n;
+        }
+      EXPECT_LT(light, n / 2) << name << " is blank (" << light << " of " << n << " pixels light)";
+    }
 }

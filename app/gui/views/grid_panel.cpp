@@ -96,7 +96,11 @@ void draw_grid_panel(AppState& s, ViewCaches& caches) {
     ++st.epoch;
   }
   std::vector<RunAttention> attention(L), attention_b(L);
-  long budget = kCellsPerFrame;
+  // Every layer gets an equal share of the frame's work, so a long history
+  // fills all thumbnails together (top rows first) instead of one layer
+  // at a time while the others stay blank.
+  const long share = std::max(1L, kCellsPerFrame / L);
+  long rows_done = 0, rows_wanted = 0;
   for (int l = 0; l < L; ++l) {
     attention[l] = RunAttention(a, l, s.worker ? s.worker->filled_layer(l, false) : nullptr);
     if (has_fork) attention_b[l] = RunAttention(*b_hold, l, s.worker ? s.worker->filled_layer(l, true) : nullptr);
@@ -108,12 +112,16 @@ void draw_grid_panel(AppState& s, ViewCaches& caches) {
     in.attention_b = attention_b[l];
     const int rows = available_rows(kind, in);
     const void* source = uses_attention(kind) ? attention[l].source() : static_cast<const void*>(&a);
-    if (budget > 0)
-      budget -= st.atlas.update_layer(l, source, rows, [&](int head) {
-        CellInputs hi = in;
-        hi.head = head;
-        return make_row_filler(kind, hi);
-      }, budget);
+    st.atlas.update_layer(
+        l, source, rows,
+        [&](int head) {
+          CellInputs hi = in;
+          hi.head = head;
+          return make_row_filler(kind, hi);
+        },
+        share);
+    rows_done += std::min(st.atlas.layer_rows(l), rows);
+    rows_wanted += rows;
   }
   st.atlas.upload_pending();
 
@@ -140,7 +148,8 @@ void draw_grid_panel(AppState& s, ViewCaches& caches) {
                 style.colormap.c_str(), int(style.scale.kind), style.scale.lo, style.scale.hi);
   std::string rendered = key;
   for (int l = 0; l < L; ++l) (rendered += ' ') += std::to_string(st.atlas.layer_rows(l));
-  const bool filling = budget <= 0;  // the budget ran out: more rows wait for the next frames
+  const bool filling = rows_done < rows_wanted;  // more rows wait for the next frames
+  s.shell.grid_filling = filling;                // the launch script's screenshot waits for the finished picture
   const double now = ImGui::GetTime();
   if (rendered != st.rendered && (!filling || now - st.rendered_at >= kRedrawWhileFillingSeconds)) {
     HeatmapViewport vp;  // one pixel per thumbnail cell
@@ -177,7 +186,12 @@ void draw_grid_panel(AppState& s, ViewCaches& caches) {
                                                     : "attention",
                       s.view.mode == ViewMode::DiffFull ? " (the full-cache difference is in the main view)" : "",
                       st.summary_row);
-  if (ImGui::IsItemHovered()) {
+  const bool caption_hovered = ImGui::IsItemHovered();
+  if (filling) {
+    // Said, not left blank: a long history takes a few frames to shrink.
+    ImGui::TextDisabled("downsampling the history: %ld%%", rows_wanted ? rows_done * 100 / rows_wanted : 0);
+  }
+  if (caption_hovered) {
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
     ImGui::TextUnformatted(kHeadSummaryRule);
