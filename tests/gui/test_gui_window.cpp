@@ -113,7 +113,17 @@ TEST(GuiWindow, ExportEqualsTheCli) {
   std::string out;
   ASSERT_EQ(run_app(tmp, "--session " + quoted(session) + " --steps 8 --export " + quoted((tmp / "app").string()) + " --exit", &out), 0)
       << out;
-  const std::string cli = quoted(kCli.string()) + " run " + quoted(session) + " --quiet --export " +
+  // One export is one head, the one the window shows (the session's view
+  // block: layer 2, head 2): the CLI given that head in the export block
+  // writes the same files.
+  json same_head = load_json(session);
+  same_head["export"]["layer"] = 2;
+  same_head["export"]["head"] = 2;
+  // (its prompt file is named relative to the session's folder)
+  same_head["prompt_file"] = (kSessions / same_head["prompt_file"].get<std::string>()).string();
+  const fs::path cli_session = tmp / "same_head.json";
+  kvscope::test::write_file(cli_session, same_head.dump(2));
+  const std::string cli = quoted(kCli.string()) + " run " + quoted(cli_session.string()) + " --quiet --export " +
                           quoted((tmp / "cli").string()) + " > /dev/null";
   ASSERT_EQ(std::system(cli.c_str()), 0);
   // Every data file the CLI writes, byte for byte (figures are pictures of
