@@ -275,7 +275,9 @@ TEST(GuiWindow, ClicksAndKeysDriveTheWindow) {
                                " sleep 0.2 click 1 sleep 0.2 type /no/such/model"));
   s = wait_for_state(state_file, [](const json& j) { return j.value("model_field", "") == "/no/such/model"; });
   ASSERT_EQ(s.value("model_field", ""), "/no/such/model") << "typing did not reach the model field";
-  ASSERT_TRUE(xdotool(tmp, "key Return"));
+  // Held over several frames: ImGui's text field reads Enter as a key
+  // down at frame time, and a quick tap on a busy machine falls between frames.
+  ASSERT_TRUE(xdotool(tmp, "keydown Return sleep 0.4 keyup Return"));
   s = wait_for_state(state_file, [](const json& j) { return !j.value("error", std::string()).empty(); });
   EXPECT_NE(s.value("error", std::string()).find("/no/such/model"), std::string::npos)
       << s.value("error", std::string());
