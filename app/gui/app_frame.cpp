@@ -13,11 +13,17 @@ namespace kvscope::gui {
 
 namespace {
 
+// The model field's text for a run: "" for the bundled model (the field's
+// hint names it), else the model's path.
+std::string model_field_of(const PublishedRun& a) {
+  return a.config.model == kvscope::absolute_model_path("") ? "" : a.config.model;
+}
+
 // The panels edit what the new session runs with; the policy in effect is
 // the last policy change's when the session file scripted some.
 void adopt_session(AppState& s, const PublishedRun& a) {
   s.editing = a.config;
-  s.shell.model_path = a.config.model == kvscope::absolute_model_path("") ? "" : a.config.model;
+  s.shell.model_path = model_field_of(a);
   s.pending.policy = a.config.policy_changes.empty() ? a.config.policy : a.config.policy_changes.back().policy;
   s.pending.sharing = a.config.sharing;
   if (a.config.fork) s.pending.fork_policy = a.config.fork->policy;
@@ -75,7 +81,10 @@ void refresh_from_worker(AppState& s) {
   if (s.status.error_serial != s.shell.error_serial_seen) {
     s.shell.error_serial_seen = s.status.error_serial;
     s.shell.error_banner = s.status.error;
-    s.shell.adopt_after_generation.reset();  // what was being opened failed; keep the state we have
+    // What was being opened failed; keep the state we have, and let the
+    // model field name the model actually loaded, not the path that failed.
+    if (s.shell.adopt_after_generation && s.a) s.shell.model_path = model_field_of(*s.a);
+    s.shell.adopt_after_generation.reset();
   }
   if (s.status.message_serial != s.shell.message_serial_seen) {
     s.shell.message_serial_seen = s.status.message_serial;
@@ -103,6 +112,7 @@ AppFrame::~AppFrame() { caches_.release(); }
 
 void AppFrame::draw(AppState& s) {
   s.shell.rects.clear();  // only what is on screen this frame (a dismissed banner, a gone Cancel button drop out)
+  s.shell.grid_filling = false;  // set again by the grid, when it is drawn and still filling
   draw_main_menu(s);
   s.shell.font_px = ImGui::GetFontSize();
   const bool expert = !s.presenter;
@@ -156,6 +166,7 @@ void AppFrame::draw(AppState& s) {
   if (begin_panel(s, "Status", "status", PanelSlot::StatusBar)) draw_status_bar(s);
   ImGui::End();
 
+  draw_export_window(s);
   draw_error_banner(s);
   draw_help_overlay(s);
   handle_keyboard(s);

@@ -72,7 +72,8 @@ struct AppState {
   std::vector<std::string> recent_models;
   std::optional<LessonConfig> lesson;  // the open lesson, if any
   int lesson_step = -1;                // its step on screen (-1: the introduction)
-  std::string export_dir = "kvscope-export";
+  std::string export_dir;              // "" until first shown: then export_defaults.h's folder
+  bool show_export = false;            // File > Export... (Ctrl+E)
   ShellState shell;  // the window shell's own (panels, script, rects for tests)
 
   // The row the views show: the scrubbed one, or the latest published.

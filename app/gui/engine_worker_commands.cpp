@@ -311,7 +311,19 @@ void EngineWorker::Impl::do_export(const std::filesystem::path& dir, int layer, 
   const auto b_folder = B ? open_export_folder(dir / "fork") : nullptr;
   // The session file with the window's changes and the current view's
   // figures belong to the set: staged with it, listed by its manifest.
-  const SessionConfig merged = merged_config();
+  // One export is one head: the CSV twins, the figures and the view's
+  // figure all of (layer, head_), in the formats the window chose (the
+  // session's own export block would name another head, or none: the
+  // informative one for figures and L0 H0 for CSVs, in one folder).
+  ExportConfig eo = A->config().export_opts;
+  eo.layer = layer;
+  eo.head = head_;
+  eo.heatmaps.clear();
+  eo.formats.clear();
+  for (FigureFormat f : figures.output.formats) eo.formats.push_back(figure_format_name(f));
+  if (eo.formats.empty()) eo.formats = {"png"};
+  SessionConfig merged = merged_config();
+  merged.export_opts = eo;  // the exported session.json reruns to the same files
   auto extra = [&](const std::filesystem::path& staging) {
     rewrite_session_json(staging / "session.json", merged);
     std::vector<std::string> names{"session.json"};
@@ -319,16 +331,23 @@ void EngineWorker::Impl::do_export(const std::filesystem::path& dir, int layer, 
     return names;
   };
   std::vector<std::filesystem::path> written;
-  for (const auto& f : export_session(*A, *a_folder, extra)) written.push_back(dir / f);
+  for (const auto& f : export_session(*A, *a_folder, extra, &eo)) written.push_back(dir / f);
   if (B)
-    for (const auto& f : export_session(*B, *b_folder)) written.push_back(dir / "fork" / f);
+    for (const auto& f : export_session(*B, *b_folder, {}, &eo)) written.push_back(dir / "fork" / f);
   const std::size_t count = written.size();
   set_last_export(std::move(written));
-  set_message("exported " + std::to_string(count) + " files to " + dir.string());
+  set_message("exported layer " + std::to_string(layer) + ", head " + std::to_string(head_) + ": " +
+              std::to_string(count) + " files to " + dir.string());
 }
 
 void EngineWorker::Impl::do_save(const std::filesystem::path& file, const std::optional<ViewConfig>& view) {
   if (!A) throw Error("save", "", "no session is open");
+  // An export's session.json belongs to the export (the next export
+  // replaces it, the manifest vouches for it): never save over it.
+  if (is_export_session_file(file))
+    throw Error(file.string(), "",
+                "is the session file of an export (listed in its manifest.json); the next export would replace it: "
+                "save the session under another name or folder");
   SessionConfig c = merged_config();
   if (view) c.view = *view;
   const ProvenanceAction action("save session " + file.string());

@@ -29,6 +29,7 @@ constexpr KeyHelp kKeys[] = {
     {"[ ]", "previous / next head"},
     {"P", "presenter mode on / off"},
     {"F1", "this help"},
+    {"Ctrl+E", "export (File > Export...)"},
     {"mouse wheel", "zoom the main view (over a label row: that axis only; Ctrl across, Shift down)"},
     {"right-drag", "draw a box to zoom to"},
     {"drag", "pan the main view"},
@@ -56,6 +57,7 @@ void handle_keyboard(AppState& s) {
   const ImGuiIO& io = ImGui::GetIO();
   if (pressed(s, GLFW_KEY_F1)) s.show_help = !s.show_help;
   if (pressed(s, GLFW_KEY_Q, GLFW_MOD_CONTROL)) s.shell.want_quit = true;
+  if (pressed(s, GLFW_KEY_E, GLFW_MOD_CONTROL)) s.show_export = !s.show_export;
   if (io.WantTextInput) return;
   if (pressed(s, GLFW_KEY_ESCAPE)) s.show_help = false;
   if (pressed(s, GLFW_KEY_SPACE)) action_toggle_play(s);

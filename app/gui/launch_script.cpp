@@ -97,10 +97,11 @@ bool LaunchScript::after_render(AppState& s, int fb_w, int fb_h) {
       return false;
     case Phase::Settle:
       // The views may ask the worker for a layer on their first frames;
-      // wait for that too (within reason: a view that asks every frame
-      // must not keep the capture from happening).
+      // wait for that too, and for the grid to finish downsampling a long
+      // history (within reason: a view that asks every frame must not keep
+      // the capture from happening).
       ++waited_frames_;
-      if (!idle && waited_frames_ < 600) {
+      if ((!idle || s.shell.grid_filling) && waited_frames_ < 600) {
         settle_frames_ = 0;
         return false;
       }

@@ -8,6 +8,7 @@
 
 #include "app_state.h"
 #include "error_words.h"
+#include "imgui.h"
 
 namespace kvscope::gui {
 
@@ -22,6 +23,8 @@ bool presenter_panel(PanelSlot slot);
 bool begin_panel(AppState& s, const char* title, const char* id, PanelSlot slot, int extra_flags = 0);
 // Records the last item's rectangle as `name` (a widget tests click).
 void record_item_rect(AppState& s, const std::string& name);
+// Records a rectangle in screen coordinates as `name` (one not an item).
+void record_rect(AppState& s, const std::string& name, ImVec2 pos, ImVec2 size);
 // Hover help for the last item: "what it does" and where it comes from.
 void help_tooltip(const char* text);
 
@@ -32,6 +35,7 @@ void draw_prompt_panel(AppState& s);     // prompt, continuation, max new tokens
 void draw_policy_panel(AppState& s);     // policy of A + sharing + Apply
 void draw_fork_panel(AppState& s);       // policy of B, Fork / Drop fork
 void draw_export_panel(AppState& s);     // export directory, Export all, Save session
+void draw_export_window(AppState& s);    // File > Export... / Ctrl+E: the export panel in its own window
 // The policy parameter editor, for A and for B; returns true when changed.
 bool edit_policy_params(AppState& s, const char* id, PolicyParams& p, bool expert);
 // One line: "" when `p` is usable for A's prompt, else the engine's message

@@ -59,12 +59,12 @@ ImVec4 default_place(PanelSlot slot, float scale, bool presenter) {
   return {0, 0, 400, 300};
 }
 
+}  // namespace
+
 void record_rect(AppState& s, const std::string& name, ImVec2 pos, ImVec2 size) {
   const ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
   s.shell.rects[name] = {pos.x * fb.x, pos.y * fb.y, size.x * fb.x, size.y * fb.y};
 }
-
-}  // namespace
 
 bool begin_panel(AppState& s, const char* title, const char* id, PanelSlot slot, int extra_flags) {
   const ImVec4 place = default_place(slot, s.ui_scale, s.presenter);

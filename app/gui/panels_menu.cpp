@@ -13,6 +13,8 @@ void draw_main_menu(AppState& s) {
     for (const std::string& m : s.recent_models)
       if (ImGui::MenuItem(("Open " + m).c_str())) action_open_model(s, m);
     ImGui::Separator();
+    if (ImGui::MenuItem("Export...", "Ctrl+E")) s.show_export = true;
+    ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) s.shell.want_quit = true;
     ImGui::EndMenu();
   }

@@ -47,6 +47,7 @@ void draw_model_panel(AppState& s) {
                             2 * style.ItemSpacing.x));
   const bool entered = ImGui::InputTextWithHint("##model", "bundled kvscope-tiny", &s.shell.model_path,
                                                 ImGuiInputTextFlags_EnterReturnsTrue);
+  record_item_rect(s, "field.model");
   help_tooltip("A Hugging Face model directory (config.json, *.safetensors, tokenizer.json) or a .gguf file. "
                "Empty: the bundled kvscope-tiny. You can also drop a folder or file onto the window.");
   ImGui::SameLine();

@@ -38,9 +38,15 @@ struct ShellState {
   std::string apply_feedback;  // what the last Apply did, shown under the button
   bool apply_replays = false;  // whether it was a replay (the feedback's verb)
   float font_px = 0;           // the text size the last frame drew with
+  bool grid_filling = false;   // the grid's thumbnails are still downsampling the history
   std::pair<double, double> columns_shown{0, 0};  // the main view's first and last column on screen
   std::pair<double, double> rows_shown{0, 0};     // and its first and last row
   std::string last_applied_label;
+  // The export panel: the head one export is of (-1: the main view's), the
+  // figure formats, and where Save session writes.
+  int export_layer = -1, export_head = -1;
+  bool export_png = true, export_svg = true, export_pdf = false;
+  std::string save_path;
 
   // Errors and messages from the worker, shown until dismissed.
   uint64_t error_serial_seen = 0;

@@ -32,6 +32,10 @@ nlohmann::json state_json(const AppState& s, int fb_w, int fb_h) {
   j["columns_shown"] = {s.shell.columns_shown.first, s.shell.columns_shown.second};
   j["rows_shown"] = {s.shell.rows_shown.first, s.shell.rows_shown.second};
   j["help"] = s.show_help;
+  j["export_window"] = s.show_export;
+  j["export_dir"] = s.export_dir;
+  j["model_field"] = s.shell.model_path;
+  j["grid_filling"] = s.shell.grid_filling;
   j["lesson"] = s.lesson ? s.lesson->title : "";
   j["lesson_step"] = s.lesson_step;
   j["window"] = {{"width", fb_w}, {"height", fb_h}};

@@ -28,7 +28,8 @@ struct Dims {
 };
 
 // Writes every file of the export into `dir` (a fresh staging folder).
-std::vector<std::string> write_export(const Session& s, const fs::path& dir, const ExtraExportFiles& extra) {
+std::vector<std::string> write_export(const Session& s, const fs::path& dir, const ExtraExportFiles& extra,
+                                      const ExportConfig& eo) {
   const Recorder& rec = s.recorder();
   const KvLayout& lay = rec.layout();
   // Only what was run: a generation that stopped at EOS has fewer rows.
@@ -68,15 +69,17 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir, con
   write_npy_f32(path("attention.npy"), attn, {d.rows, int64_t(layers.size()), d.H, d.P});
 
   // CSV twins for the chosen layer / head (its KV segment for masks and scores).
-  const auto& eo = s.config().export_opts;
   const int seg = lay.segment_of(eo.csv_layer(), eo.csv_head());
-  const std::string tag = "L" + std::to_string(eo.csv_layer()) + "_H" + std::to_string(eo.csv_head());
+  std::string tag = "L";  // (appended: GCC 12 misreads "L" + ... inlined here as an overlap, -Wrestrict)
+  tag += std::to_string(eo.csv_layer()) + "_H" + std::to_string(eo.csv_head());
   {
     CsvTable mt, st;
     mt.header = st.header = {"step", "token"};
     for (int p = 0; p < d.P; ++p) {
-      mt.header.push_back("p" + std::to_string(p));
-      st.header.push_back("p" + std::to_string(p));
+      std::string column = "p";  // (appended, as the tag above)
+      column += std::to_string(p);
+      mt.header.push_back(column);
+      st.header.push_back(column);
     }
     for (int r = 0; r < d.rows; ++r) {
       const int pos = s.prompt_length() - 1 + r;
@@ -117,7 +120,11 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir, con
     write_text_file(path("tokens.json"), json_text(t, 1, true) + "\n");
   }
   {
-    nlohmann::json j = s.config().to_json();
+    // With the export settings this export used, so the file reruns to
+    // the same set (the window exports one head of its choosing).
+    SessionConfig cfg = s.config();
+    cfg.export_opts = eo;
+    nlohmann::json j = cfg.to_json();
     // The session's first policy as resolved for this prompt (its policy
     // changes, if any, are resolved when they take effect).
     const ResolvedPolicy r = resolve_policy(s.config().policy, s.prompt_length(), s.model_config().max_positions);
@@ -215,9 +222,11 @@ std::unique_ptr<OutputFolder> open_export_folder(const fs::path& dir) {
   return std::make_unique<OutputFolder>(dir, OutputSet{"manifest.json", is_kvscope_export, is_export_file_name});
 }
 
-std::vector<std::string> export_session(const Session& s, OutputFolder& folder, const ExtraExportFiles& extra) {
+std::vector<std::string> export_session(const Session& s, OutputFolder& folder, const ExtraExportFiles& extra,
+                                        const ExportConfig* opts) {
   try {
-    const std::vector<std::string> written = write_export(s, folder.staging(), extra);
+    const std::vector<std::string> written =
+        write_export(s, folder.staging(), extra, opts ? *opts : s.config().export_opts);
     folder.commit(written);
     return written;
   } catch (const Interrupted&) {
@@ -225,6 +234,22 @@ std::vector<std::string> export_session(const Session& s, OutputFolder& folder, 
   } catch (const Error& e) {
     throw folder.in_target_words(e);  // "out/masks.npy: ...", not the staging folder's name
   }
+}
+
+bool is_export_session_file(const fs::path& file) {
+  if (file.filename() != "session.json") return false;
+  const fs::path manifest = file.parent_path() / "manifest.json";
+  std::error_code ec;
+  if (!fs::is_regular_file(manifest, ec)) return false;
+  try {
+    const nlohmann::json m = read_json_file(manifest);
+    if (!is_kvscope_export(m) || !m.contains("files") || !m["files"].is_array()) return false;
+    for (const auto& f : m["files"])
+      if (f.is_string() && f.get<std::string>() == "session.json") return true;
+  } catch (const Error&) {
+    return false;  // not a manifest an export wrote
+  }
+  return false;
 }
 
 std::vector<std::string> export_session(const Session& s, const fs::path& dir) {

@@ -36,7 +36,15 @@ using ExtraExportFiles = std::function<std::vector<std::string>(const std::files
 // set. Returns the files written (relative names). Throws kvscope::Error
 // naming the file that failed (the folder is then as it was), or
 // Interrupted (io/interrupt.h) saying that nothing was written.
-std::vector<std::string> export_session(const Session& s, OutputFolder& folder, const ExtraExportFiles& extra = {});
+// `opts`: the export settings (layer / head of the CSVs and figures,
+// formats); default: the session's own export block.
+std::vector<std::string> export_session(const Session& s, OutputFolder& folder, const ExtraExportFiles& extra = {},
+                                        const ExportConfig* opts = nullptr);
+// Whether `file` is the session.json of a kvscope export (its folder's
+// manifest.json is an export's and lists it): a later export replaces it,
+// so the window's Save session refuses to write there.
+bool is_export_session_file(const std::filesystem::path& file);
+
 // Both steps at once (when there is no work between them).
 std::vector<std::string> export_session(const Session& s, const std::filesystem::path& dir);
 

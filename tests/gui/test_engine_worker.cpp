@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <regex>
+#include <set>
 #include <thread>
 
 #include "engine_worker.h"
+#include "export_defaults.h"
 #include "io/json_file.h"
 #include "bundle/downloaded_models.h"
 #include "reports/exporter.h"
@@ -469,7 +472,14 @@ TEST_F(Worker, ExportWritesWhatTheCliWrites) {
     run([&] { w.export_all(dir / "app", 0, 0, FigureExportOptions{}); });
     run([&] { w.export_all(dir / "app", 1, 2, FigureExportOptions{}); });
     ASSERT_EQ(w.status().error, "");
-    const auto cli = test::run_cli("run " + test::quote(file.string()) + " --quiet --export " +
+    // One export is one head: the CLI given the same head in its export
+    // block writes the same files (CSV twins and figures of L1 H2 alone).
+    nlohmann::json same_head = read_json_file(file);
+    same_head["export"]["layer"] = 1;
+    same_head["export"]["head"] = 2;
+    const auto cli_file = dir / "same_head.json";
+    test::write_file(cli_file, same_head.dump(2));
+    const auto cli = test::run_cli("run " + test::quote(cli_file.string()) + " --quiet --export " +
                                    test::quote((dir / "cli").string()));
     ASSERT_EQ(cli.exit_code, 0) << cli.output;
     const auto files = data_files(dir / "cli");
@@ -545,6 +555,84 @@ TEST_F(Worker, OpenFileForksAndStopsAtTheViewStep) {
   EXPECT_FALSE(b->config.fork);
 }
 
+// Figures for L2H0, CSVs for L0H0 and the view figure for L0H5 used to land
+// in one folder: every file named for a head is now of the head asked for,
+// in the formats asked for (PDF included, as the CLI writes it).
+TEST_F(Worker, OneExportIsOneHeadInTheChosenFormats) {
+  test::TempDir dir;
+  const auto file = write_session(dir, false);
+  run([&] { w.open_file(file, 9); });
+  ASSERT_EQ(w.status().error, "");
+  FigureExportOptions figures;
+  figures.output.formats = {FigureFormat::png, FigureFormat::pdf};
+  run([&] { w.export_all(dir / "out", 1, 2, figures); });
+  ASSERT_EQ(w.status().error, "");
+  const std::regex head_tag("_L([0-9]+)_H([0-9]+)\\."), grid_tag("_L([0-9]+)_grid\\.");
+  int tagged = 0;
+  std::set<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "out")) {
+    const std::string name = e.path().filename().string();
+    names.insert(name);
+    std::smatch m;
+    if (std::regex_search(name, m, head_tag)) {
+      ++tagged;
+      EXPECT_EQ(m[1].str() + "," + m[2].str(), "1,2") << name;
+    }
+    if (std::regex_search(name, m, grid_tag)) EXPECT_EQ(m[1].str(), "1") << name;
+    EXPECT_NE(e.path().extension(), ".svg") << name << ": SVG was not asked for";
+  }
+  for (const char* want : {"masks_L1_H2.csv", "scores_L1_H2.csv", "attention_L1_H2.png", "attention_L1_H2.pdf",
+                           "attention_L1_grid.pdf", "score_curves_L1_H2.pdf"})
+    EXPECT_EQ(names.count(want), 1u) << want;
+  EXPECT_GE(tagged, 5);
+  // The manifest lists every file written, and the exported session file
+  // names the head, so the CLI reruns it to the same files.
+  const auto listed = read_json_file(dir / "out" / "manifest.json").at("files").get<std::vector<std::string>>();
+  EXPECT_EQ(std::set<std::string>(listed.begin(), listed.end()), names);
+  const SessionConfig exported = SessionConfig::load(dir / "out" / "session.json");
+  EXPECT_EQ(exported.export_opts.layer, 1);
+  EXPECT_EQ(exported.export_opts.head, 2);
+}
+
+// Save session never writes over an export's session.json (the next
+// export would replace it); elsewhere it saves.
+TEST_F(Worker, SaveRefusesAnExportsSessionFile) {
+  test::TempDir dir;
+  const auto file = write_session(dir, false);
+  run([&] { w.open_file(file, 9); });
+  run([&] { w.export_all(dir / "out", 0, 0, FigureExportOptions{}); });
+  ASSERT_EQ(w.status().error, "");
+  const std::string before = test::read_file(dir / "out" / "session.json");
+  const uint64_t serial = w.status().error_serial;
+  run([&] { w.save_session(dir / "out" / "session.json"); });
+  EXPECT_EQ(w.status().error_serial, serial + 1);
+  EXPECT_NE(w.status().error.find("out/session.json: is the session file of an export"), std::string::npos)
+      << w.status().error;
+  EXPECT_EQ(test::read_file(dir / "out" / "session.json"), before);
+  // A session.json that no export lists is the user's to overwrite.
+  std::filesystem::create_directories(dir / "mine");
+  test::write_file(dir / "mine" / "session.json", "{}");
+  run([&] { w.save_session(dir / "mine" / "session.json"); });
+  EXPECT_EQ(w.status().error_serial, serial + 1) << w.status().error;
+  EXPECT_NO_THROW(SessionConfig::load(dir / "mine" / "session.json"));
+}
+
+// The default export folder: the documents folder, else beside the session
+// file, else home; never the current directory.
+TEST(ExportDefaults, DocumentsThenSessionFolderThenHome) {
+  EXPECT_EQ(default_export_dir("/x/Docs", "/home/u", true, "/s/a.json"),
+            std::filesystem::path("/x/Docs/kvscope-export"));
+  EXPECT_EQ(default_export_dir("", "/home/u", true, "/s/a.json"),
+            std::filesystem::path("/home/u/Documents/kvscope-export"));
+  EXPECT_EQ(default_export_dir("", "/home/u", false, "/s/a.json"), std::filesystem::path("/s/kvscope-export"));
+  EXPECT_EQ(default_export_dir("", "/home/u", false, ""), std::filesystem::path("/home/u/kvscope-export"));
+  EXPECT_EQ(default_export_dir("relative", "/home/u", false, ""), std::filesystem::path("/home/u/kvscope-export"));
+  EXPECT_TRUE(default_export_dir("", "", false, "").is_absolute());
+  // Save session's default is beside the export folder, not its session.json.
+  EXPECT_EQ(default_session_save_path("/home/u/Documents/kvscope-export"),
+            std::filesystem::path("/home/u/Documents/kvscope-export-session.json"));
+}
+
 TEST_F(Worker, ExportedForkReopensToTheSameState) {
   test::TempDir dir;
   const auto file = write_session(dir, true);
@@ -557,7 +645,10 @@ TEST_F(Worker, ExportedForkReopensToTheSameState) {
   SessionFile f = load_session_file(file.string());
   Session alone(f.bundle, fork_branch_config(f.cfg));
   alone.run_to_end();
-  export_session(alone, dir / "alone");
+  ExportConfig same_head = alone.config().export_opts;  // the window exported L0 H0 of both
+  same_head.layer = 0;
+  same_head.head = 0;
+  export_session(alone, *open_export_folder(dir / "alone"), {}, &same_head);
   for (const auto& name : data_files(dir / "alone"))
     EXPECT_EQ(data_bytes(dir / "out" / "fork" / name), data_bytes(dir / "alone" / name)) << name;
   // The exported session.json carries the fork and reopens to A and B.

@@ -113,7 +113,17 @@ TEST(GuiWindow, ExportEqualsTheCli) {
   std::string out;
   ASSERT_EQ(run_app(tmp, "--session " + quoted(session) + " --steps 8 --export " + quoted((tmp / "app").string()) + " --exit", &out), 0)
       << out;
-  const std::string cli = quoted(kCli.string()) + " run " + quoted(session) + " --quiet --export " +
+  // One export is one head, the one the window shows (the session's view
+  // block: layer 2, head 2): the CLI given that head in the export block
+  // writes the same files.
+  json same_head = load_json(session);
+  same_head["export"]["layer"] = 2;
+  same_head["export"]["head"] = 2;
+  // (its prompt file is named relative to the session's folder)
+  same_head["prompt_file"] = (kSessions / same_head["prompt_file"].get<std::string>()).string();
+  const fs::path cli_session = tmp / "same_head.json";
+  kvscope::test::write_file(cli_session, same_head.dump(2));
+  const std::string cli = quoted(kCli.string()) + " run " + quoted(cli_session.string()) + " --quiet --export " +
                           quoted((tmp / "cli").string()) + " > /dev/null";
   ASSERT_EQ(std::system(cli.c_str()), 0);
   // Every data file the CLI writes, byte for byte (figures are pictures of
@@ -256,10 +266,46 @@ TEST(GuiWindow, ClicksAndKeysDriveTheWindow) {
   s = wait_for_state(state_file, [&](const json& j) { return j.value("head", -1) == head1; });
   EXPECT_EQ(s["head"], head1) << "'[' / ']' did not change the head";
 
+  // A model path that fails to open: the error shows, the session stays,
+  // and the model field names the model still loaded (the bundled one:
+  // the empty field), not the path that failed.
+  const uint64_t generation0 = s["generation"];
+  const Rect field = rect_of(s, "field.model");
+  ASSERT_TRUE(xdotool(tmp, "mousemove " + std::to_string(field.x + field.w / 2) + " " +
+                               std::to_string(field.y + field.h / 2) +
+                               " sleep 0.2 click 1 sleep 0.2 type /no/such/model"));
+  s = wait_for_state(state_file, [](const json& j) { return j.value("model_field", "") == "/no/such/model"; });
+  ASSERT_EQ(s.value("model_field", ""), "/no/such/model") << "typing did not reach the model field";
+  // Held over several frames: ImGui's text field reads Enter as a key
+  // down at frame time, and a quick tap on a busy machine falls between frames.
+  ASSERT_TRUE(xdotool(tmp, "keydown Return sleep 0.4 keyup Return"));
+  s = wait_for_state(state_file, [](const json& j) { return !j.value("error", std::string()).empty(); });
+  EXPECT_NE(s.value("error", std::string()).find("/no/such/model"), std::string::npos)
+      << s.value("error", std::string());
+  EXPECT_EQ(s["generation"], generation0) << "the loaded session changed";
+  EXPECT_EQ(s.value("model_field", "?"), "") << "the model field keeps the path that failed";
+  // Back out of the field, so the keys below go to the window.
+  ASSERT_TRUE(xdotool(tmp, "key Escape"));
+
   // F1 shows the help overlay.
   ASSERT_TRUE(xdotool(tmp, "key F1"));
   s = wait_for_state(state_file, [](const json& j) { return j.value("help", false); });
   EXPECT_TRUE(s.value("help", false)) << "F1 did not open the help";
+
+  // Ctrl+E opens the export controls (File > Export...): the head it
+  // exports, the formats, and a folder under the documents or home
+  // folder, never the current directory.
+  ASSERT_TRUE(xdotool(tmp, "key ctrl+e"));
+  s = wait_for_state(state_file, [](const json& j) {
+    return j.value("export_window", false) && j["rects"].contains("button.export");
+  });
+  EXPECT_TRUE(s.value("export_window", false)) << "Ctrl+E did not open the export window";
+  ASSERT_TRUE(s["rects"].contains("panel.export"));
+  EXPECT_TRUE(s["rects"].contains("export.head"));
+  const fs::path export_dir = s.value("export_dir", std::string());
+  EXPECT_TRUE(export_dir.is_absolute()) << export_dir;
+  EXPECT_EQ(export_dir.filename(), "kvscope-export");
+  EXPECT_NE(export_dir.parent_path(), fs::current_path()) << "the default export folder is the current directory";
 
   // Ctrl+Q closes the window cleanly.
   ASSERT_TRUE(xdotool(tmp, "key ctrl+q"));

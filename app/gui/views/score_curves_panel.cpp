@@ -13,6 +13,7 @@
 #include "reports/figure_export.h"
 #include "views/cell_codes.h"
 #include "views/cell_rows.h"
+#include "views/curve_picks.h"
 #include "views/hover.h"
 #include "views/token_text.h"
 #include "views/views.h"
@@ -38,18 +39,17 @@ const std::vector<float>& thresholds(ScoreCurvesCache& c, const PublishedRun& a,
   return c.threshold;
 }
 
-// Without a choice of the user's: the three best-ranked tokens at the shown
-// step, the weakest one kept on merit (the next to go) and the bookmarks.
-std::vector<int> default_positions(const AppState& s, const PublishedRun& a, int seg, int row) {
+// Without a choice of the user's: the tokens nearest the threshold at the
+// shown step (curve_picks.h), then the bookmarks.
+std::vector<int> default_positions(const AppState& s, const PublishedRun& a, int seg, int row, float threshold) {
   const Recorder& rec = a.session->recorder();
-  std::vector<std::pair<float, int>> kept;
-  for (int p = 0; p < rec.positions(); ++p)
-    if (rec.mask(row, seg, p) == kMaskKept && std::isfinite(rec.score(row, seg, p)))
-      kept.push_back({rec.score(row, seg, p), p});
-  std::sort(kept.begin(), kept.end(), [](auto x, auto y) { return x.first > y.first || (x.first == y.first && x.second < y.second); });
-  std::vector<int> out;
-  for (int i = 0; i < std::min<int>(3, kept.size()); ++i) out.push_back(kept[i].second);
-  if (kept.size() > 3) out.push_back(kept.back().second);
+  std::vector<float> scores(rec.positions());
+  std::vector<uint8_t> masks(rec.positions());
+  for (int p = 0; p < rec.positions(); ++p) {
+    scores[p] = rec.score(row, seg, p);
+    masks[p] = rec.mask(row, seg, p);
+  }
+  std::vector<int> out = pick_curve_positions(scores, masks, threshold, 2);
   for (int p : s.bookmarks)
     if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
   return out;
@@ -92,7 +92,10 @@ void draw_score_curves_panel(AppState& s, ViewCaches& caches) {
   const int row = s.shown_row(), rows = a.rows;
   const Recorder& rec = a.session->recorder();
   const std::vector<float>& threshold = thresholds(caches.score_curves, a, seg);
-  const std::vector<int> positions = s.curve_positions.empty() ? default_positions(s, a, seg, row) : s.curve_positions;
+  const std::vector<int> positions =
+      s.curve_positions.empty()
+          ? default_positions(s, a, seg, row, row < int(threshold.size()) ? threshold[row] : std::nanf(""))
+          : s.curve_positions;
 
   // Controls: which tokens.
   ImGui::TextDisabled("%s \u00b7 layer %d, KV head %d", kvscope::statistic_name(a.config.policy.kind).c_str(), s.layer,
@@ -116,8 +119,9 @@ void draw_score_curves_panel(AppState& s, ViewCaches& caches) {
   if (ImGui::SmallButton("auto")) s.curve_positions.clear();
   if (ImGui::IsItemHovered()) {
     ImGui::BeginTooltip();
-    ImGui::TextUnformatted("The three best-ranked tokens at the shown step, the weakest one kept on merit (next to go) "
-                           "and the bookmarks.");
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
+    ImGui::TextUnformatted(kCurvePickRule);
+    ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
   }
 
@@ -174,7 +178,12 @@ void draw_score_curves_panel(AppState& s, ViewCaches& caches) {
     const std::string t = std::to_string(int(r));
     dl->AddText(ImVec2(x - ImGui::CalcTextSize(t.c_str()).x / 2, plot1.y + 5), axis, t.c_str());
   }
-  dl->AddLine(ImVec2(X(row), plot0.y), ImVec2(X(row), plot1.y), IM_COL32(255, 60, 200, 160), 1.5f);
+  // The shown step: a translucent column in the text colour, a mark no
+  // curve (solid, Okabe-Ito colours) or the threshold (a dashed line
+  // across) can be taken for.
+  const float step_w = std::max(6.f, (plot1.x - plot0.x) / float(x_last + 1));
+  dl->AddRectFilled(ImVec2(X(row) - step_w / 2, plot0.y), ImVec2(X(row) + step_w / 2, plot1.y),
+                    (axis & 0x00FFFFFF) | 0x38000000);
 
   dl->PushClipRect(plot0, plot1, true);
   float phase = 0;
@@ -226,6 +235,11 @@ void draw_score_curves_panel(AppState& s, ViewCaches& caches) {
     ImGui::Dummy(ImVec2(18, 12));
     ImGui::SameLine();
     ImGui::TextUnformatted("threshold");
+    const ImVec2 q = ImGui::GetCursorScreenPos();
+    dl->AddRectFilled(ImVec2(q.x + 5, q.y + 1), ImVec2(q.x + 11, q.y + 13), (axis & 0x00FFFFFF) | 0x38000000);
+    ImGui::Dummy(ImVec2(18, 12));
+    ImGui::SameLine();
+    ImGui::TextUnformatted("shown step");
   }
   for (int i = 0; i < static_cast<int>(positions.size()); ++i) {
     const int p = positions[i];

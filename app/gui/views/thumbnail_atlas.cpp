@@ -48,6 +48,7 @@ void ThumbnailAtlas::reset(const void* owner_key, int layers, int heads, int pla
   source_.assign(layers_, nullptr);
   dirty_.clear();
   extent_ = {};
+  robust_ = {};
 }
 
 void ThumbnailAtlas::release() {
@@ -124,6 +125,28 @@ void ThumbnailAtlas::upload_pending() {
   dirty_.clear();
   extent_ = {};
   extent_.add(std::span<const float>(values_));
+  // The percentile over an even sample of at most ~64k cells (a few
+  // hundred microseconds, at every upload).
+  sample_.clear();
+  const std::size_t stride = std::max<std::size_t>(1, values_.size() / 65536);
+  for (std::size_t i = 0; i < values_.size(); i += stride)
+    if (std::isfinite(values_[i]) && values_[i] != 0) sample_.push_back(std::fabs(values_[i]));
+  robust_ = extent_;
+  if (!sample_.empty()) {
+    // Differences are sparse and heavy-tailed (a few cells where one side
+    // evicted a token the head reads) over a floor of small changes: their
+    // range leaves out the top 20%, so a thumbnail shows where A and B part.
+    const std::size_t percent = by_magnitude_ ? 80 : 99;
+    const auto at = sample_.begin() + std::ptrdiff_t((sample_.size() - 1) * percent / 100);
+    std::nth_element(sample_.begin(), at, sample_.end());
+    const double top = *at;
+    if (by_magnitude_) {
+      robust_.min = -top;
+      robust_.max = top;
+    } else if (top > robust_.min) {
+      robust_.max = top;
+    }
+  }
 }
 
 }  // namespace kvscope::gui

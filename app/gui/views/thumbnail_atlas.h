@@ -42,6 +42,12 @@ class ThumbnailAtlas {
   int layer_rows(int layer) const { return done_[layer]; }
   // What the thumbnails' values span (recomputed when rows are uploaded).
   const kvscope::ValueExtent& extent() const { return extent_; }
+  // The same with the top end at the 99th percentile of the nonzero
+  // values (for differences: the 80th of the magnitudes, symmetric around 0): the thumbnails' own
+  // colour range. One global maximum (a sink's attention early in a long
+  // run, one large A - B cell) would otherwise push every other thumbnail
+  // to the bottom colour, a picture that reads as blank.
+  const kvscope::ValueExtent& robust_extent() const { return robust_; }
 
  private:
   const void* owner_ = nullptr;
@@ -55,7 +61,8 @@ class ThumbnailAtlas {
   std::vector<std::pair<int, int>> dirty_;  // atlas row ranges to upload
   std::vector<float> row_values_;
   std::vector<uint8_t> row_codes_;
-  kvscope::ValueExtent extent_;
+  kvscope::ValueExtent extent_, robust_;
+  std::vector<float> sample_;
 };
 
 }  // namespace kvscope::gui

@@ -49,6 +49,9 @@ struct GridCache {
   int summary_row = -1;
   double summarized_at = -1e9;
   std::vector<float> summary;  // [layer * heads + head]
+  // Scrolling layers: the first one in view, the one to scroll to next
+  // frame (-1: none), and the selected layer last brought into view.
+  int first_layer = 0, scroll_to_layer = -1, followed_layer = -1;
 };
 
 // The score curves (score_curves_panel.cpp): the eviction threshold per
