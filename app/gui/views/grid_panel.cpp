@@ -168,7 +168,10 @@ void draw_grid_panel(AppState& s, ViewCaches& caches) {
   // refreshed a few times a second, not every frame; a scrub, another
   // session or another layer's data at once.
   const bool changed = summary_source != st.summary_source || row != st.summary_row;
-  const bool streaming = summary_source == st.summary_source && s.timeline_row < 0;
+  // (Once the worker is idle the last row is final: summarized at once, so
+  // a still window never shows an older step's numbers.)
+  const bool streaming = summary_source == st.summary_source && s.timeline_row < 0 &&
+                         (s.status.busy || s.status.playing || (s.worker && !s.worker->idle()));
   if (changed && (!streaming || now - st.summarized_at >= 0.25)) {
     st.summarized_at = now;
     st.summary_source = summary_source;
