@@ -98,7 +98,14 @@ void draw_score_curves_panel(AppState& s, ViewCaches& caches) {
           : s.curve_positions;
 
   // Controls: which tokens.
-  ImGui::TextDisabled("%s \u00b7 layer %d, KV head %d", kvscope::statistic_name(a.config.policy.kind).c_str(), s.layer,
+  // The statistic of the policy in effect at the shown step (a switch
+  // mid-run changes what the curves are), and its rows for the range.
+  const int since = kvscope::policy_since_row(a.config, row);
+  int until = rows;
+  for (const auto& ch : a.config.policy_changes)
+    if (ch.from_step > row) until = std::min(until, ch.from_step);
+  ImGui::TextDisabled("%s \u00b7 layer %d, KV head %d",
+                      kvscope::statistic_name(kvscope::policy_at_row(a.config, row).kind).c_str(), s.layer,
                       rec.layout().kv_head_of(s.head));
   ImGui::SameLine();
   int& add = s.shell.curve_add_position;
@@ -134,10 +141,13 @@ void draw_score_curves_panel(AppState& s, ViewCaches& caches) {
     hi = std::max(hi, double(v));
     any = true;
   };
+  // Over the rows of the policy in effect at the shown step: another
+  // policy's scores (H2O's sums against TOVA's probabilities) would flatten
+  // these curves; theirs run off the plot's edge instead.
   for (int p : positions)
-    for (int r = 0; r < rows; ++r)
+    for (int r = since; r < until; ++r)
       if (p < rec.positions()) take(rec.score(r, seg, p));
-  for (float t : threshold) take(t);
+  for (int r = since; r < std::min<int>(until, static_cast<int>(threshold.size())); ++r) take(threshold[r]);
   if (!any) {
     ImGui::TextDisabled("This policy keeps no statistic (full cache, window, sinks): nothing to rank tokens by.");
     return;
