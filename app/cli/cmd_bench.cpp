@@ -16,9 +16,9 @@
 #include "model/loader.h"
 #include "model/shapes.h"
 #include "bundle/downloaded_models.h"
+#include "io/json_file.h"
 #ifdef KVSCOPE_HAVE_CUDA
 #include "backend/cuda/cuda_backend.h"
-#include "io/json_file.h"
 #endif
 
 namespace kvscope::cli {
