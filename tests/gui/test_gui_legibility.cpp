@@ -220,24 +220,6 @@ TEST(GuiLegibility, LessonStepsMoveTheView) {
   EXPECT_NE(out.find("--lesson-step"), std::string::npos) << out;
 }
 
-// Polls the state file until `pred` holds (or 20 s pass).
-template <class Pred>
-json wait_for(const fs::path& file, Pred pred) {
-  json last;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < deadline) {
-    try {
-      if (fs::exists(file)) {
-        last = load_json(file);
-        if (pred(last)) return last;
-      }
-    } catch (const std::exception&) {
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return last;
-}
-
 bool xdo(const std::string& args) {
   return std::system(("DISPLAY=" + shared_display().display() + " xdotool " + args + " > /dev/null 2>&1").c_str()) == 0;
 }
@@ -279,7 +261,7 @@ TEST(GuiLegibility, WheelZoomsTheAxisUnderThePointer) {
   auto ready = [](const json& s) {
     return s.value("rows", 0) == 5 && !s.value("busy", true) && s["rects"].contains("cells.A");
   };
-  json s = wait_for(state_file, ready);
+  json s = wait_for_state(state_file, ready);
   ASSERT_TRUE(ready(s)) << s.dump() << kvscope::test::read_file(tmp / "app.log");
   const double cols0 = span(s["columns_shown"]), rows0 = span(s["rows_shown"]);
   const Rect cells = rect_of(s, "cells.A");
@@ -287,20 +269,20 @@ TEST(GuiLegibility, WheelZoomsTheAxisUnderThePointer) {
   // Over the position labels (just above the cells): across only.
   const std::string over_cols = std::to_string(cells.x + cells.w / 2) + " " + std::to_string(cells.y - 6);
   ASSERT_TRUE(xdo("mousemove " + over_cols + " sleep 0.2 click 4 sleep 0.1 click 4 sleep 0.1 click 4"));
-  s = wait_for(state_file, [&](const json& j) { return span(j["columns_shown"]) < cols0 * 0.8; });
+  s = wait_for_state(state_file, [&](const json& j) { return span(j["columns_shown"]) < cols0 * 0.8; });
   EXPECT_LT(span(s["columns_shown"]), cols0 * 0.8) << "the wheel over the position labels did not zoom across";
   EXPECT_NEAR(span(s["rows_shown"]), rows0, 1e-6) << "zooming across changed the rows";
 
   // Home: the fit again.
   ASSERT_TRUE(xdo("key Home"));
-  s = wait_for(state_file, [&](const json& j) { return std::abs(span(j["columns_shown"]) - cols0) < 1e-6; });
+  s = wait_for_state(state_file, [&](const json& j) { return std::abs(span(j["columns_shown"]) - cols0) < 1e-6; });
   EXPECT_NEAR(span(s["columns_shown"]), cols0, 1e-6) << "Home did not fit the view";
 
   // Over the cells: both axes while they can; the rows of a 5-step run are
   // already as tall as they get, and the columns still zoom.
   const std::string over_cells = std::to_string(cells.x + cells.w / 2) + " " + std::to_string(cells.y + cells.h / 2);
   ASSERT_TRUE(xdo("mousemove " + over_cells + " sleep 0.2 click 4 sleep 0.1 click 4 sleep 0.1 click 4"));
-  s = wait_for(state_file, [&](const json& j) { return span(j["columns_shown"]) < cols0 * 0.8; });
+  s = wait_for_state(state_file, [&](const json& j) { return span(j["columns_shown"]) < cols0 * 0.8; });
   EXPECT_LT(span(s["columns_shown"]), cols0 * 0.8) << "the wheel over the cells is dead with few rows";
 }
 

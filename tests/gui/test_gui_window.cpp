@@ -171,24 +171,6 @@ TEST(GuiWindow, ExportEqualsTheCli) {
   EXPECT_GE(compared, 6u);
 }
 
-// Polls the state file until `pred` holds (or 20 s pass); returns the last state.
-template <class Pred>
-json wait_for_state(const fs::path& file, Pred pred) {
-  json last;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < deadline) {
-    try {
-      if (fs::exists(file)) {
-        last = load_json(file);
-        if (pred(last)) return last;
-      }
-    } catch (const std::exception&) {
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return last;
-}
-
 bool xdotool(const TempDir& tmp, const std::string& args) {
   const std::string cmd = "DISPLAY=" + shared_display().display() + " xdotool " + args + " > /dev/null 2>&1";
   (void)tmp;

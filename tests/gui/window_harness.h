@@ -8,10 +8,12 @@
 
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -111,6 +113,24 @@ struct Rect {
 inline Rect rect_of(const json& state, const std::string& name) {
   const auto& r = state.at("rects").at(name);
   return {r[0].get<int>(), r[1].get<int>(), r[2].get<int>(), r[3].get<int>()};
+}
+
+// Polls the state file until `pred` holds (or 20 s pass); returns the last state.
+template <class Pred>
+inline json wait_for_state(const fs::path& file, Pred pred) {
+  json last;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      if (fs::exists(file)) {
+        last = load_json(file);
+        if (pred(last)) return last;
+      }
+    } catch (const std::exception&) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return last;
 }
 
 }  // namespace kvscope::test::window
