@@ -347,15 +347,44 @@ void run_sweep(const SweepArgs& a) {
   std::vector<Cell> cells;
   std::optional<std::pair<int, int>> heatmap_head;  // --heatmaps: one (layer, head) for every cell
   if (base.export_opts.layer_head_chosen()) heatmap_head = {base.export_opts.csv_layer(), base.export_opts.csv_head()};
+  auto stop_if_interrupted = [&] {
+    if (!interrupt_requested()) return;
+    bar.abandon();  // no "N done" line: they are not
+    throw Interrupted(std::to_string(cells.size()) + " of " + std::to_string(kinds.size() * amounts.size()) +
+                      " cells are saved in " + (out / "cells").string() + "; run the same command with --resume to go on");
+  };
   for (std::size_t pi = 0; pi < kinds.size(); ++pi) {
-    for (std::size_t bi = 0; bi < amounts.size(); ++bi) {
-      if (interrupt_requested()) {
-        bar.abandon();  // no "N done" line: they are not
-        throw Interrupted(std::to_string(cells.size()) + " of " + std::to_string(kinds.size() * amounts.size()) +
-                          " cells are saved in " + (out / "cells").string() + "; run the same command with --resume to go on");
+    const std::vector<uint64_t> seeds = cell_seeds(pi);
+    const int cell_runs = per_run * static_cast<int>(seeds.size());
+    // --heatmaps cells hold a picture that is not saved with the numbers: they run again.
+    std::vector<std::optional<Cell>> saved(amounts.size());
+    if (a.resume && !a.heatmaps)
+      for (std::size_t bi = 0; bi < amounts.size(); ++bi)
+        if (!runs_once(pi) || bi == 0) saved[bi] = load_cell(out, policies[pi], budgets[bi], amounts[bi].value);
+    // With a dataset, this policy's budgets and seeds run item by item
+    // together, so each prompt's forward pass is shared among them
+    // (evaluate_many); each result is that of its own run, bit for bit.
+    std::vector<EvalResult> evaluated;
+    std::vector<std::pair<std::size_t, uint64_t>> evaluated_runs;  // (budget, seed) of each result
+    if (!items.empty()) {
+      std::vector<SessionConfig> configs;
+      for (std::size_t bi = 0; bi < amounts.size(); ++bi) {
+        if ((runs_once(pi) && bi > 0) || saved[bi]) continue;
+        for (const uint64_t seed : seeds) {
+          configs.push_back(cell_config(pi, bi, seed));
+          evaluated_runs.push_back({bi, seed});
+        }
       }
-      const std::vector<uint64_t> seeds = cell_seeds(pi);
-      const int cell_runs = per_run * static_cast<int>(seeds.size());
+      stop_if_interrupted();
+      const int before = done;
+      evaluated = evaluate_many(bundle, configs, items, [&](int k) {
+        stop_if_interrupted();
+        bar.update(before + k);
+      });
+      done = before + static_cast<int>(configs.size() * items.size());
+    }
+    for (std::size_t bi = 0; bi < amounts.size(); ++bi) {
+      stop_if_interrupted();
       if (runs_once(pi) && bi > 0) {  // the first budget's run, as this budget's
         Cell c = cells.back();
         c.budget = budgets[bi];
@@ -364,10 +393,8 @@ void run_sweep(const SweepArgs& a) {
         cells.push_back(std::move(c));
         continue;
       }
-      // --heatmaps cells hold a picture that is not saved with the numbers: they run again.
-      if (std::optional<Cell> saved; a.resume && !a.heatmaps &&
-                                     (saved = load_cell(out, policies[pi], budgets[bi], amounts[bi].value))) {
-        cells.push_back(std::move(*saved));
+      if (saved[bi]) {
+        cells.push_back(std::move(*saved[bi]));
         done += cell_runs;
         bar.update(done);
         continue;
@@ -391,10 +418,8 @@ void run_sweep(const SweepArgs& a) {
           }
           bar.update(++done);
         } else {
-          const int before = done;
-          const auto r = evaluate(bundle, cell_config(pi, bi, seed), items, [&](int k) { bar.update(before + k); });
-          done = before + static_cast<int>(items.size());
-          const auto rows = item_rows(r, policies[pi], budgets[bi], seed);
+          const auto at = std::find(evaluated_runs.begin(), evaluated_runs.end(), std::pair{bi, seed});
+          const auto rows = item_rows(evaluated[at - evaluated_runs.begin()], policies[pi], budgets[bi], seed);
           c.items.insert(c.items.end(), rows.begin(), rows.end());
         }
       }

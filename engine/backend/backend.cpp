@@ -34,10 +34,19 @@ std::string backend_label(Device device, WeightFormat weights) {
   return "cuda";
 }
 
+std::shared_ptr<const PreparedWeights> prepare_weights(Device device, const ModelConfig& cfg, const ModelWeights& weights,
+                                                       WeightFormat format) {
+  if (device != Device::Cpu) return nullptr;
+  return CpuModel::create(cfg, weights, format);
+}
+
 std::unique_ptr<Backend> make_backend(Device device, const ModelConfig& cfg, const ModelWeights& weights,
-                                      const BackendOptions& opt) {
-  if (device == Device::Cpu)
-    return std::make_unique<CpuBackend>(CpuModel::create(cfg, weights, opt.weights), opt);
+                                      const BackendOptions& opt, std::shared_ptr<const PreparedWeights> prepared) {
+  if (device == Device::Cpu) {
+    auto model = std::dynamic_pointer_cast<const CpuModel>(std::move(prepared));
+    if (!model || model->format != opt.weights) model = CpuModel::create(cfg, weights, opt.weights);
+    return std::make_unique<CpuBackend>(std::move(model), opt);
+  }
   std::string why;
   if (!cuda_available(&why)) throw Error::setting("device", "no CUDA device: " + why);
 #ifdef KVSCOPE_HAVE_CUDA

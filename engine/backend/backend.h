@@ -260,9 +260,26 @@ bool cuda_available(std::string* why);
 // making one: "cpu", "cpu, f16 weights", "cuda: NVIDIA H100 80GB HBM3".
 std::string backend_label(Device device, WeightFormat weights);
 
+// A model's weights in the form a backend computes with (the CPU's f32 or
+// f16 copy of every tensor), built once and shared by every backend made
+// from it: building it is a pass over all the weights (about a second for
+// a 135M-parameter GGUF), which sweeps, evaluations and replays would
+// otherwise pay for every run (see Session's use of ModelBundle::prepared).
+struct PreparedWeights {
+  virtual ~PreparedWeights() = default;
+};
+
+// nullptr where the device prepares nothing ahead (CUDA uploads the
+// weights per backend).
+std::shared_ptr<const PreparedWeights> prepare_weights(Device device, const ModelConfig& cfg, const ModelWeights& weights,
+                                                       WeightFormat format);
+
 // Creates a backend on `device` for a model. Throws kvscope::Error when the
 // device is not available (field "device": "no CUDA device: ...").
+// `prepared`: prepare_weights() of the same device, config, weights and
+// opt.weights, or nullptr to prepare them here.
 std::unique_ptr<Backend> make_backend(Device device, const ModelConfig& cfg, const ModelWeights& weights,
-                                      const BackendOptions& opt);
+                                      const BackendOptions& opt,
+                                      std::shared_ptr<const PreparedWeights> prepared = nullptr);
 
 }  // namespace kvscope

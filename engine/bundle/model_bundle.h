@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include "model/loader.h"
 #include "tokenizer/tokenizer.h"
@@ -13,6 +15,18 @@ namespace kvscope {
 struct ModelBundle {
   ModelFiles files;
   std::shared_ptr<const Tokenizer> tokenizer;
+
+  // The weights last prepared for a backend from this model (backend.h's
+  // PreparedWeights, under `key`: device, sharing layout, format), kept so
+  // that the next session with the same settings skips the preparation.
+  // One entry, so that at most one prepared copy outlives the sessions
+  // using it; shared by copies of the bundle, guarded by its mutex.
+  struct PreparedSlot {
+    std::mutex mutex;
+    std::string key;
+    std::shared_ptr<const void> value;
+  };
+  std::shared_ptr<PreparedSlot> prepared = std::make_shared<PreparedSlot>();
 
   const ModelConfig& config() const { return files.config; }
   bool is_eos(int id) const;

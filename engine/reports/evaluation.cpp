@@ -35,90 +35,132 @@ std::vector<EvalItem> load_eval_set(const std::filesystem::path& path) {
 
 double EvalResult::perplexity() const { return text_tokens ? std::exp(text_nll / text_tokens) : 0; }
 
-EvalResult evaluate(std::shared_ptr<const ModelBundle> bundle, const SessionConfig& base,
-                    const std::vector<EvalItem>& items, const std::function<void(int)>& progress) {
-  EvalResult res;
-  const auto& tok = *bundle->tokenizer;
-  // Every item is encoded and checked before any runs: a too-long item is
-  // named (file, line, id) at once, not after the others' work, and not by
-  // the Session, whose message could not say which item it was.
+namespace {
+
+// Every item encoded and checked before any runs: a too-long item is named
+// (file, line, id) at once, not after the others' work, and not by the
+// Session, whose message could not say which item it was.
+struct EncodedItems {
   std::vector<std::vector<int>> prompts, answers;
-  const int max_positions = bundle->config().max_positions;
+};
+
+EncodedItems encode_items(const ModelBundle& bundle, const std::vector<SessionConfig>& configs,
+                          const std::vector<EvalItem>& items) {
+  EncodedItems e;
+  const auto& tok = *bundle.tokenizer;
+  const int max_positions = bundle.config().max_positions;
+  int max_new = 0;
+  for (const auto& c : configs) max_new = std::max(max_new, c.max_new_tokens);
   for (std::size_t i = 0; i < items.size(); ++i) {
-    prompts.push_back(tok.encode(items[i].prompt, true));
-    answers.push_back(tok.encode(items[i].answer, false));
-    const std::size_t n = prompts.back().size(), answer = answers.back().size();
-    const std::size_t planned = answer ? answer : static_cast<std::size_t>(std::max(base.max_new_tokens, 0));
+    e.prompts.push_back(tok.encode(items[i].prompt, true));
+    e.answers.push_back(tok.encode(items[i].answer, false));
+    const std::size_t n = e.prompts.back().size(), answer = e.answers.back().size();
+    const std::size_t planned = answer ? answer : static_cast<std::size_t>(max_new);
     if (n + planned > static_cast<std::size_t>(max_positions))
       throw Error(items[i].where.empty() ? "item " + std::to_string(i + 1) : items[i].where, "",
                   std::to_string(n + planned) + " tokens (" + std::to_string(n) + " of prompt + " +
                       std::to_string(planned) + (answer ? " of answer" : " to generate") + "), more than the model's " +
                       std::to_string(max_positions) + " positions");
   }
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const auto& it = items[i];
-    SessionConfig c = base;
-    c.prompt = it.prompt;
-    c.prompt_ids = std::move(prompts[i]);
-    c.continuation_ids = std::move(answers[i]);
-    c.continuation.reset();
-    c.recording.layers = {0};
-    c.recording.memory_mb = 64;
-    ++res.items;
-    Session s(bundle, c);
-    s.run_to_end();
-    const auto& ms = s.recorder().metrics();
-    EvalItemResult item;
-    if (!c.continuation_ids.empty()) {
-      ++res.scored;
-      bool all = true;
-      double nll = 0;
-      // Row t predicts continuation token t (rows 0..n-1 of n answer tokens).
-      for (std::size_t t = 0; t < c.continuation_ids.size(); ++t) {
-        all = all && ms[t].argmax == c.continuation_ids[t];
-        res.answer_nll += ms[t].nll;
-        nll += ms[t].nll;
-        ++res.answer_tokens;
-      }
-      res.correct += all;
-      item.scored = true;
-      item.correct = all;
-      item.answer_nll = nll / c.continuation_ids.size();
+  return e;
+}
+
+// One finished item's numbers added to `res`.
+void add_item(EvalResult& res, const Session& s) {
+  const SessionConfig& c = s.config();
+  const auto& ms = s.recorder().metrics();
+  EvalItemResult item;
+  ++res.items;
+  if (!c.continuation_ids.empty()) {
+    ++res.scored;
+    bool all = true;
+    double nll = 0;
+    // Row t predicts continuation token t (rows 0..n-1 of n answer tokens).
+    for (std::size_t t = 0; t < c.continuation_ids.size(); ++t) {
+      all = all && ms[t].argmax == c.continuation_ids[t];
+      res.answer_nll += ms[t].nll;
+      nll += ms[t].nll;
+      ++res.answer_tokens;
     }
-    const auto& last = ms.back();
-    res.kv_bytes += static_cast<double>(last.kv_bytes);
-    item.kv_bytes = static_cast<double>(last.kv_bytes);
-    res.kv_bytes_full += static_cast<double>(last.kv_bytes_full);
-    // The item's means over its decode steps (step 0 left out, as in every
-    // mean over a run: session/metric_sums.h).
-    if (const MetricSums t = sum_metrics(ms); c.recording.metrics && t.n) {
-      item.kl = t.kl / t.n;
-      item.top1_agreement = t.top1_agree / t.n;
-      item.recall = t.attention_recall / t.n;
-      item.similarity = t.ideal_similarity / t.n;
-      res.kl += item.kl;
-      res.recall += item.recall;
-      res.similarity += item.similarity;
-      ++res.metric_items;
-      item.has_metrics = true;
-    }
-    res.per_item.push_back(item);
-    if (c.policy.kind == PolicyKind::Full && c.sharing.kind == SharingLayout::Kind::Native) {
-      // Perplexity of the whole text, one batched pass with the full cache.
-      std::vector<int> all = c.prompt_ids;
-      all.insert(all.end(), c.continuation_ids.begin(), c.continuation_ids.end());
-      if (all.size() >= 2) {
-        BackendOptions bo;
-        bo.max_tokens = static_cast<int>(all.size());
-        auto be = s.backend().spawn(bo);
-        const auto sc = score_tokens(*be, all);
-        res.text_nll += sc.mean_nll * sc.scored;
-        res.text_tokens += sc.scored;
-      }
-    }
-    if (progress) progress(static_cast<int>(i) + 1);
+    res.correct += all;
+    item.scored = true;
+    item.correct = all;
+    item.answer_nll = nll / c.continuation_ids.size();
+    res.answer_nll_item_sum += item.answer_nll;
   }
-  return res;
+  const auto& last = ms.back();
+  res.kv_bytes += static_cast<double>(last.kv_bytes);
+  item.kv_bytes = static_cast<double>(last.kv_bytes);
+  res.kv_bytes_full += static_cast<double>(last.kv_bytes_full);
+  // The item's means over its decode steps (step 0 left out, as in every
+  // mean over a run: session/metric_sums.h).
+  if (const MetricSums t = sum_metrics(ms); c.recording.metrics && t.n) {
+    item.kl = t.kl / t.n;
+    item.top1_agreement = t.top1_agree / t.n;
+    item.recall = t.attention_recall / t.n;
+    item.similarity = t.ideal_similarity / t.n;
+    res.kl += item.kl;
+    res.recall += item.recall;
+    res.similarity += item.similarity;
+    ++res.metric_items;
+    item.has_metrics = true;
+  }
+  res.per_item.push_back(item);
+  if (c.policy.kind == PolicyKind::Full && c.sharing.kind == SharingLayout::Kind::Native) {
+    // Perplexity of the whole text, one batched pass with the full cache.
+    std::vector<int> all = c.prompt_ids;
+    all.insert(all.end(), c.continuation_ids.begin(), c.continuation_ids.end());
+    if (all.size() >= 2) {
+      BackendOptions bo;
+      bo.max_tokens = static_cast<int>(all.size());
+      auto be = s.backend().spawn(bo);
+      const auto sc = score_tokens(*be, all);
+      res.text_nll += sc.mean_nll * sc.scored;
+      res.text_tokens += sc.scored;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<EvalResult> evaluate_many(std::shared_ptr<const ModelBundle> bundle, const std::vector<SessionConfig>& configs,
+                                      const std::vector<EvalItem>& items, const std::function<void(int)>& progress) {
+  std::vector<EvalResult> results(configs.size());
+  EncodedItems e = encode_items(*bundle, configs, items);
+  int done = 0;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    // This item's prompts after their forward pass, waiting to choose: one
+    // per statistic the configs accumulate (Session::run_prompt_forward).
+    std::vector<std::unique_ptr<Session>> waiting;
+    for (std::size_t k = 0; k < configs.size(); ++k) {
+      SessionConfig c = configs[k];
+      c.prompt = items[i].prompt;
+      c.prompt_ids = e.prompts[i];
+      c.continuation_ids = e.answers[i];
+      c.continuation.reset();
+      c.recording.layers = {0};
+      c.recording.memory_mb = 64;
+      Session s(bundle, c);
+      if (c.policy.prefill == PrefillMode::OneShot && configs.size() > 1) {
+        auto w = std::find_if(waiting.begin(), waiting.end(), [&](const auto& p) { return s.can_share_prefill(*p); });
+        if (w == waiting.end()) {
+          s.run_prompt_forward();
+          waiting.push_back(s.fork());  // still waiting: the next configs start from it
+        } else {
+          s.prefill_from(**w);
+        }
+      }
+      s.run_to_end();
+      add_item(results[k], s);
+      if (progress) progress(++done);
+    }
+  }
+  return results;
+}
+
+EvalResult evaluate(std::shared_ptr<const ModelBundle> bundle, const SessionConfig& base,
+                    const std::vector<EvalItem>& items, const std::function<void(int)>& progress) {
+  return std::move(evaluate_many(std::move(bundle), {base}, items, progress).front());
 }
 
 }  // namespace kvscope

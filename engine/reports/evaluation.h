@@ -43,6 +43,7 @@ struct EvalResult {
   int correct = 0;
   double answer_nll = 0;  // summed over answer tokens
   int answer_tokens = 0;
+  double answer_nll_item_sum = 0;  // summed per-item means (EvalItemResult::answer_nll)
   double text_nll = 0;    // summed over every predicted token of prompt + answer (full cache only)
   int text_tokens = 0;
   double kv_bytes = 0, kv_bytes_full = 0;  // summed at the end of each item
@@ -51,7 +52,11 @@ struct EvalResult {
   std::vector<EvalItemResult> per_item;  // in the order of the items
 
   double accuracy() const { return scored ? double(correct) / scored : 0; }
+  // Per answer token, every token weighing the same (long answers weigh more).
   double mean_answer_nll() const { return answer_tokens ? answer_nll / answer_tokens : 0; }
+  // Per item, each item's own mean weighing the same: what a sweep's
+  // answer_nll column and its standard error are over.
+  double mean_item_answer_nll() const { return scored ? answer_nll_item_sum / scored : 0; }
   double perplexity() const;  // over prompt + answer tokens (full cache runs)
 };
 
@@ -60,5 +65,15 @@ struct EvalResult {
 // is called after each item.
 EvalResult evaluate(std::shared_ptr<const ModelBundle> bundle, const SessionConfig& base,
                     const std::vector<EvalItem>& items, const std::function<void(int done)>& progress = {});
+
+// Every config of `configs` on every item, item by item: the configs that
+// can share a prompt's forward pass (Session::can_share_prefill: the same
+// statistic, e.g. every budget of one policy, or window, sinks, random and
+// the full cache together) run it once. Result k equals evaluate() of
+// configs[k] bit for bit. `progress` is called after each run (item x
+// config), with the number done.
+std::vector<EvalResult> evaluate_many(std::shared_ptr<const ModelBundle> bundle, const std::vector<SessionConfig>& configs,
+                                      const std::vector<EvalItem>& items,
+                                      const std::function<void(int done)>& progress = {});
 
 }  // namespace kvscope

@@ -127,7 +127,8 @@ void Session::build() {
   bo.max_tokens = positions + 1;
   bo.positions = cfg_.policy.positions;
   bo.weights = parse_weight_format(cfg_.weights);
-  backend_ = make_backend(resolve_device(cfg_.device, model_cfg_), model_cfg_, weights_, bo);
+  const Device device = resolve_device(cfg_.device, model_cfg_);
+  backend_ = make_backend(device, model_cfg_, weights_, bo, prepared_weights(device, bo.weights));
   if (metrics_) {
     BackendOptions so = bo;
     so.positions = PositionMode::Original;
@@ -137,6 +138,26 @@ void Session::build() {
       native_ = make_backend(resolve_device(cfg_.device, native), native, bundle_->files.weights, so);
   }
   recorder_ = Recorder(KvLayout::from_config(model_cfg_), rows, positions, layers);
+}
+
+// The bundle's prepared weights when they were made for this device,
+// sharing layout and format; else made now and kept there for the next
+// session.
+std::shared_ptr<const PreparedWeights> Session::prepared_weights(Device device, WeightFormat format) const {
+  ModelBundle::PreparedSlot& slot = *bundle_->prepared;
+  const std::string key = std::to_string(static_cast<int>(device)) + "|" + cfg_.sharing.str() + "|" +
+                          weight_format_name(format);
+  {
+    std::lock_guard lock(slot.mutex);
+    if (slot.key == key) return std::static_pointer_cast<const PreparedWeights>(slot.value);
+  }
+  auto made = prepare_weights(device, model_cfg_, weights_, format);
+  if (made) {
+    std::lock_guard lock(slot.mutex);
+    slot.key = key;
+    slot.value = made;
+  }
+  return made;
 }
 
 std::vector<int> Session::capture_layers() const {
@@ -207,6 +228,7 @@ void Session::normalize_logits() {
 }
 
 void Session::prefill() {
+  if (prompt_forward_pending_) return finish_prefill();
   if (started()) throw Error("session", "", "already started");
   const std::span<const int> prompt(tokens_.data(), prompt_len_);
   row_ = 0;
@@ -229,14 +251,60 @@ void Session::prefill() {
     }
   }
   if (metrics_) run_shadow_forward(prompt);
+  finish_prefill();
+}
+
+void Session::finish_prefill() {
+  prompt_forward_pending_ = false;
   normalize_logits();
   evict_and_record(0);
   if (planned_new_ == 0) finished_ = true;
   else choose_next_token();
 }
 
+SlotStatRule Session::prefill_stat_rule() const { return policy_->stat_rule(StepContext{0, planned_new_}); }
+
+void Session::run_prompt_forward() {
+  if (started()) throw Error("session", "", "already started");
+  if (cfg_.policy.prefill != PrefillMode::OneShot)
+    throw Error("session", "", "a streaming prefill evicts inside the prompt; it cannot be shared");
+  row_ = 0;
+  run_forward(std::span<const int>(tokens_.data(), prompt_len_), true);
+  if (metrics_) run_shadow_forward(std::span<const int>(tokens_.data(), prompt_len_));
+  prompt_forward_pending_ = true;
+}
+
+bool Session::can_share_prefill(const Session& w) const {
+  const SlotStatRule a = prefill_stat_rule(), b = w.prefill_stat_rule();
+  const bool same_rule = a.source == b.source && a.decay == b.decay && a.reduce == b.reduce && a.noise == b.noise &&
+                         a.tau == b.tau && a.seed == b.seed;
+  // Everything else the forward pass reads: the model and its sharing
+  // conversion, the weights, the device, the position mode, the tokens,
+  // the run's length (the backend's capacity) and what is captured.
+  const SharingLayout &s = cfg_.sharing, &t = w.cfg_.sharing;
+  return !started() && w.prompt_forward_pending_ && cfg_.policy.prefill == PrefillMode::OneShot && same_rule &&
+         bundle_ == w.bundle_ && s.kind == t.kind && s.kv_heads == t.kv_heads && s.kv_layers == t.kv_layers &&
+         cfg_.weights == w.cfg_.weights && cfg_.device == w.cfg_.device &&
+         cfg_.policy.positions == w.cfg_.policy.positions && tokens_ == w.tokens_ && planned_new_ == w.planned_new_ &&
+         metrics_ == w.metrics_ && continuation_.empty() == w.continuation_.empty() &&
+         capture_layers() == w.capture_layers();
+}
+
+void Session::prefill_from(Session& w) {
+  if (!can_share_prefill(w))
+    throw Error("session", "", "the prompt's forward pass of another session cannot stand for this one's");
+  backend_ = w.backend_->clone();
+  if (w.shadow_) shadow_ = w.shadow_->clone();
+  if (w.native_) native_ = w.native_->clone();
+  out_ = w.out_;
+  shadow_out_ = w.shadow_out_;
+  native_out_ = w.native_out_;
+  row_ = 0;
+  finish_prefill();
+}
+
 bool Session::step() {
-  if (!started()) prefill();
+  if (!started() || prompt_forward_pending_) prefill();
   if (finished_) return false;
   for (const auto& ch : cfg_.policy_changes)
     if (ch.from_step == row_ + 1) {
@@ -280,7 +348,7 @@ bool Session::step() {
 }
 
 void Session::run_to_end() {
-  if (!started()) prefill();
+  if (!started() || prompt_forward_pending_) prefill();
   while (step()) {
   }
 }
@@ -460,6 +528,7 @@ Session::Session(Session& from, ForkTag)
       row_(from.row_),
       next_token_(from.next_token_),
       finished_(from.finished_),
+      prompt_forward_pending_(from.prompt_forward_pending_),
       metrics_(from.metrics_),
       out_(from.out_),
       shadow_out_(from.shadow_out_),

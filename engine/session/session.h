@@ -27,6 +27,22 @@ class Session {
 
   // Runs the prompt (one-shot or streaming) and records row 0.
   void prefill();
+
+  // A one-shot prefill in two halves, for callers that run many policies on
+  // one prompt (evaluations, sweeps). The prompt's forward pass depends on
+  // the policy only through the statistic it accumulates (its SlotStatRule
+  // at step 0): window, sinks, random and the full cache accumulate none,
+  // H2O and every budget of it the same sum. run_prompt_forward() runs that
+  // pass alone and leaves this session waiting before it chooses; a second
+  // session whose can_share_prefill() says yes takes that state with
+  // prefill_from() and then chooses, records and evicts row 0 as its own
+  // prefill() would: the same run, bit for bit, without the prompt's cost.
+  void run_prompt_forward();
+  bool prompt_forward_pending() const { return prompt_forward_pending_; }
+  bool can_share_prefill(const Session& waiting) const;
+  // Throws kvscope::Error when !can_share_prefill(waiting). `waiting` is
+  // not changed (a GPU backend finishes its pending work before the copy).
+  void prefill_from(Session& waiting);
   // Feeds the next token and evicts; false once the run is complete (the
   // token limit, the end of the continuation, or EOS).
   bool step();
@@ -83,6 +99,9 @@ class Session {
   struct ForkTag {};
   Session(Session& from, ForkTag);
   void build();  // the constructor's work; its errors are renamed for a session file
+  void finish_prefill();  // row 0's choice, record and eviction after the prompt's forward pass
+  SlotStatRule prefill_stat_rule() const;
+  std::shared_ptr<const PreparedWeights> prepared_weights(Device device, WeightFormat format) const;
   ForwardOptions forward_options(bool capture, std::function<void()> alongside_head) const;
   ForwardOptions shadow_options() const;
   void run_forward(std::span<const int> toks, bool capture, std::function<void()> alongside_head = {});
@@ -122,6 +141,7 @@ class Session {
   int prompt_len_ = 0, planned_new_ = 0, row_ = -1;
   std::optional<int> next_token_;
   bool finished_ = false;
+  bool prompt_forward_pending_ = false;  // run_prompt_forward() done, row 0 not chosen yet
   bool metrics_ = false;
   ForwardOutput out_, shadow_out_, native_out_;
   LogitsNorm norm_, shadow_norm_, native_norm_;

@@ -12,7 +12,7 @@ namespace kvscope {
 
 // The model's weights converted to fp32 once, shared by every CpuBackend
 // spawned from it (the session's run, its shadow run, forks).
-struct CpuModel {
+struct CpuModel : PreparedWeights {
   struct Layer {
     std::vector<float> attn_norm_w, attn_norm_b, mlp_norm_w, mlp_norm_b;
     std::vector<float> q_norm_w, k_norm_w, post_attn_norm_w, post_mlp_norm_w;  // Gemma 3; else empty
