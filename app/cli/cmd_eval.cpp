@@ -65,9 +65,10 @@ void run_eval(const EvalArgs& a) {
   std::printf("policy      %s, budget %s, sharing %s\n", a.flags.policy.c_str(), a.flags.text("budget").c_str(),
               a.flags.sharing.c_str());
   if (r.scored)
-    std::printf("accuracy    %.1f%% (%d/%d)\nanswer NLL  %.4f nats/token over all answer tokens; %.4f as the mean of "
-                "the items' means (a sweep's answer_nll)\n",
-                100 * r.accuracy(), r.correct, r.scored, r.mean_answer_nll(), r.mean_item_answer_nll());
+    std::printf(
+        "accuracy    %.1f%% (%d/%d)\nanswer NLL  %.4f nats/token over all answer tokens; %.4f as the mean of "
+        "the items' means (a sweep's answer_nll)\n",
+        100 * r.accuracy(), r.correct, r.scored, r.mean_answer_nll(), r.mean_item_answer_nll());
   if (r.text_tokens) std::printf("perplexity  %.4f (prompt + answer, %d tokens)\n", r.perplexity(), r.text_tokens);
   std::printf("KV cache    %.1f KiB of %.1f KiB on average\n", r.kv_bytes / r.items / 1024, r.kv_bytes_full / r.items / 1024);
 }

@@ -351,7 +351,8 @@ void run_sweep(const SweepArgs& a) {
     if (!interrupt_requested()) return;
     bar.abandon();  // no "N done" line: they are not
     throw Interrupted(std::to_string(cells.size()) + " of " + std::to_string(kinds.size() * amounts.size()) +
-                      " cells are saved in " + (out / "cells").string() + "; run the same command with --resume to go on");
+                      " cells are saved in " + (out / "cells").string() +
+                      "; run the same command with --resume to go on");
   };
   for (std::size_t pi = 0; pi < kinds.size(); ++pi) {
     const std::vector<uint64_t> seeds = cell_seeds(pi);

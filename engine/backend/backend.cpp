@@ -34,8 +34,8 @@ std::string backend_label(Device device, WeightFormat weights) {
   return "cuda";
 }
 
-std::shared_ptr<const PreparedWeights> prepare_weights(Device device, const ModelConfig& cfg, const ModelWeights& weights,
-                                                       WeightFormat format) {
+std::shared_ptr<const PreparedWeights> prepare_weights(Device device, const ModelConfig& cfg,
+                                                       const ModelWeights& weights, WeightFormat format) {
   if (device != Device::Cpu) return nullptr;
   return CpuModel::create(cfg, weights, format);
 }

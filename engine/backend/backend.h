@@ -271,8 +271,8 @@ struct PreparedWeights {
 
 // nullptr where the device prepares nothing ahead (CUDA uploads the
 // weights per backend).
-std::shared_ptr<const PreparedWeights> prepare_weights(Device device, const ModelConfig& cfg, const ModelWeights& weights,
-                                                       WeightFormat format);
+std::shared_ptr<const PreparedWeights> prepare_weights(Device device, const ModelConfig& cfg,
+                                                       const ModelWeights& weights, WeightFormat format);
 
 // Creates a backend on `device` for a model. Throws kvscope::Error when the
 // device is not available (field "device": "no CUDA device: ...").

@@ -123,8 +123,9 @@ void add_item(EvalResult& res, const Session& s) {
 
 }  // namespace
 
-std::vector<EvalResult> evaluate_many(std::shared_ptr<const ModelBundle> bundle, const std::vector<SessionConfig>& configs,
-                                      const std::vector<EvalItem>& items, const std::function<void(int)>& progress) {
+std::vector<EvalResult> evaluate_many(std::shared_ptr<const ModelBundle> bundle,
+                                      const std::vector<SessionConfig>& configs, const std::vector<EvalItem>& items,
+                                      const std::function<void(int)>& progress) {
   std::vector<EvalResult> results(configs.size());
   EncodedItems e = encode_items(*bundle, configs, items);
   int done = 0;

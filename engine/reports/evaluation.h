@@ -72,8 +72,8 @@ EvalResult evaluate(std::shared_ptr<const ModelBundle> bundle, const SessionConf
 // the full cache together) run it once. Result k equals evaluate() of
 // configs[k] bit for bit. `progress` is called after each run (item x
 // config), with the number done.
-std::vector<EvalResult> evaluate_many(std::shared_ptr<const ModelBundle> bundle, const std::vector<SessionConfig>& configs,
-                                      const std::vector<EvalItem>& items,
+std::vector<EvalResult> evaluate_many(std::shared_ptr<const ModelBundle> bundle,
+                                      const std::vector<SessionConfig>& configs, const std::vector<EvalItem>& items,
                                       const std::function<void(int done)>& progress = {});
 
 }  // namespace kvscope

@@ -145,8 +145,8 @@ void Session::build() {
 // session.
 std::shared_ptr<const PreparedWeights> Session::prepared_weights(Device device, WeightFormat format) const {
   ModelBundle::PreparedSlot& slot = *bundle_->prepared;
-  const std::string key = std::to_string(static_cast<int>(device)) + "|" + cfg_.sharing.str() + "|" +
-                          weight_format_name(format);
+  const std::string key =
+      std::to_string(static_cast<int>(device)) + "|" + cfg_.sharing.str() + "|" + weight_format_name(format);
   {
     std::lock_guard lock(slot.mutex);
     if (slot.key == key) return std::static_pointer_cast<const PreparedWeights>(slot.value);
