@@ -28,7 +28,13 @@ void adopt_session(AppState& s, const PublishedRun& a) {
   s.pending.sharing = a.config.sharing;
   if (a.config.fork) s.pending.fork_policy = a.config.fork->policy;
   s.shell.apply_feedback.clear();
-  if (!s.shell.adopt_view_block) return;
+  if (!s.shell.adopt_view_block) {
+    // A run opened from the panels (a model, a prompt): a new picture, on
+    // the first-view rule like a session file that names no positions.
+    fit_view(s.view);
+    s.view.open_first_view = true;
+    return;
+  }
   if (a.config.lesson) {
     // A lesson looks the same whoever opens it, whatever the last one
     // left: the view settings start from their defaults (the user's
