@@ -65,6 +65,7 @@ Camera camera_for(AppState& s, ImVec2 cells_size, int rows, int cols) {
     // columns across the panel, every row down.
     const auto [first, last] = *v.open_on_columns;
     v.open_on_columns.reset();
+    v.open_first_view = false;  // named positions win (a lesson's step after its session's open)
     const double span = std::clamp(last - first + 1, 1, std::max(cols, 1));
     v.zoom = std::min(fit_x, span / double(cells_size.x));
     v.zoom_aspect = fit_y / v.zoom;
@@ -311,7 +312,13 @@ void draw_main_view(AppState& s, ViewCaches& caches) {
   // Step labels carry the query's token only when a row is a text line
   // tall (at the fit, or at the current zoom); otherwise numbers, in a
   // narrow margin that leaves the width to the cells.
-  const double px_per_row = s.view.zoom > 0 ? 1.0 / (s.view.zoom * s.view.zoom_aspect) : avail.y / double(last_row + 1);
+  const double fit_px_per_row = avail.y / double(last_row + 1);
+  double px_per_row = s.view.zoom > 0 ? 1.0 / (s.view.zoom * s.view.zoom_aspect) : fit_px_per_row;
+  // A view that opens this frame sets the zoom only below (camera_for):
+  // judge by its rows, not the old zoom's, or the label margin and so the
+  // cells' width would change once more on the next frame.
+  if (s.view.open_on_columns) px_per_row = fit_px_per_row;  // every row, at the fit
+  else if (s.view.open_first_view) px_per_row = std::max<double>(fit_px_per_row, row_label_min_px());
   const bool row_tokens = px_per_row >= row_label_min_px();
   float label_w = row_label_width(row_tokens);
   if (row_tokens) {
