@@ -28,7 +28,13 @@ void adopt_session(AppState& s, const PublishedRun& a) {
   s.pending.sharing = a.config.sharing;
   if (a.config.fork) s.pending.fork_policy = a.config.fork->policy;
   s.shell.apply_feedback.clear();
-  if (!s.shell.adopt_view_block) return;
+  if (!s.shell.adopt_view_block) {
+    // A run opened from the panels (a model, a prompt): a new picture, on
+    // the first-view rule like a session file that names no positions.
+    fit_view(s.view);
+    s.view.open_first_view = true;
+    return;
+  }
   if (a.config.lesson) {
     // A lesson looks the same whoever opens it, whatever the last one
     // left: the view settings start from their defaults (the user's
@@ -67,8 +73,12 @@ void adopt_view(AppState& s, const ViewConfig& v, const PublishedRun& a, bool wh
   } else if (!v.bookmarks.empty()) {
     s.bookmarks = v.bookmarks;
   }
-  if (v.positions) s.view.open_on_columns = v.positions;
-  else if (whole_block) fit_view(s.view);
+  if (v.positions) {
+    s.view.open_on_columns = v.positions;
+  } else if (whole_block) {
+    fit_view(s.view);
+    s.view.open_first_view = true;  // the fit, unless its labels could not show (views/first_view.h)
+  }
 }
 
 void refresh_from_worker(AppState& s) {
@@ -113,6 +123,7 @@ AppFrame::~AppFrame() { caches_.release(); }
 void AppFrame::draw(AppState& s) {
   s.shell.rects.clear();  // only what is on screen this frame (a dismissed banner, a gone Cancel button drop out)
   s.shell.grid_filling = false;  // set again by the grid, when it is drawn and still filling
+  s.shell.unapplied_edits = false;  // set again by the policy panel, when it is drawn and shows edits
   draw_main_menu(s);
   s.shell.font_px = ImGui::GetFontSize();
   const bool expert = !s.presenter;

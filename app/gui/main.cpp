@@ -169,6 +169,7 @@ int main(int argc, char** argv) {
     s.shell.pressed_keys.clear();
     ImGui::PopFont();
     ImGui::Render();
+    gui::note_window_over_error(s);
 
     int fb_w = 0, fb_h = 0;
     glfwGetFramebufferSize(window, &fb_w, &fb_h);

@@ -49,6 +49,9 @@ void draw_lesson_panel(AppState& s);     // caption and "look at" of the open le
 void draw_status_bar(AppState& s);
 void draw_main_menu(AppState& s);        // File, View, Lessons, Help
 void draw_error_banner(AppState& s);     // the worker's last error, red, until dismissed
+// After ImGui::Render(): which window is drawn on top at the banner's
+// centre (shell.window_over_error; "" when no banner shows).
+void note_window_over_error(AppState& s);
 void draw_help_overlay(AppState& s);     // F1: every key
 void handle_keyboard(AppState& s);       // Space, arrows, R, F, , . [ ] F1
 

@@ -70,11 +70,27 @@ void draw_error_banner(AppState& s) {
     ImGui::PopTextWrapPos();
     ImGui::SameLine();
     if (ImGui::Button("Dismiss")) s.shell.error_banner.clear();
+    record_item_rect(s, "button.dismiss_error");
     s.shell.rects["banner.error"] = {ImGui::GetWindowPos().x * fb.x, ImGui::GetWindowPos().y * fb.y,
                                      ImGui::GetWindowSize().x * fb.x, ImGui::GetWindowSize().y * fb.y};
   }
   ImGui::End();
   ImGui::PopStyleColor(2);
+}
+
+void note_window_over_error(AppState& s) {
+  s.shell.window_over_error.clear();
+  const auto it = s.shell.rects.find("banner.error");
+  if (it == s.shell.rects.end()) return;
+  const ImVec2 fb = ImGui::GetIO().DisplayFramebufferScale;
+  const ImVec2 centre{(it->second.x + it->second.w / 2) / fb.x, (it->second.y + it->second.h / 2) / fb.y};
+  // ImGui draws the windows shown this frame in the order of its window
+  // list (back to front; child windows with their parents): the last one
+  // containing the point is what the eye sees there.
+  for (ImGuiWindow* w : GImGui->Windows) {
+    if (!w->Active || w->Hidden || (w->Flags & ImGuiWindowFlags_ChildWindow)) continue;
+    if (w->Rect().Contains(centre)) s.shell.window_over_error = w->Name;
+  }
 }
 
 }  // namespace kvscope::gui

@@ -106,12 +106,15 @@ void draw_policy_panel(AppState& s) {
   s.pending.mode = static_cast<ApplyMode>(mode);
 
   const bool sharing_changed = s.a && s.pending.sharing.str() != s.a->config.sharing.str();
-  // (compared as the session file writes them: every parameter, nothing else)
+  // Compared as the session file writes them (every parameter, nothing
+  // else) with the policy the next step runs under: one applied "from this
+  // step on" is in effect from row `rows`, not yet at the last recorded one.
   const bool policy_changed =
-      s.a && policy_to_json(s.pending.policy) != policy_to_json(policy_at_row(s.a->config, s.a->rows - 1));
+      s.a && policy_to_json(s.pending.policy) != policy_to_json(policy_at_row(s.a->config, s.a->rows));
   const bool replay = s.pending.mode == ApplyMode::Replay || sharing_changed;
   const int row = s.a ? s.a->rows - 1 : 0;
-  if (s.a && (sharing_changed || policy_changed)) {
+  s.shell.unapplied_edits = s.a && (sharing_changed || policy_changed);
+  if (s.shell.unapplied_edits) {
     // Edits not yet applied, and what Apply will do with them, before it
     // does it (a replay of a long run on a real model takes a while).
     ImGui::TextColored({1.0f, 0.8f, 0.3f, 1}, "Not applied yet. Apply will %s",
@@ -122,6 +125,7 @@ void draw_policy_panel(AppState& s) {
                            : ("take effect from step " + std::to_string(row + 1) + " on (steps 0-" +
                               std::to_string(row) + " stay as recorded)")
                                  .c_str());
+    record_item_rect(s, "note.unapplied");
   }
   if (ImGui::Button("Apply") && s.worker && s.a) {
     s.worker->apply(s.pending.policy, s.pending.sharing, s.pending.mode);

@@ -41,6 +41,9 @@ struct ShellState {
   bool grid_filling = false;   // the grid's thumbnails are still downsampling the history
   std::pair<double, double> columns_shown{0, 0};  // the main view's first and last column on screen
   std::pair<double, double> rows_shown{0, 0};     // and its first and last row
+  int columns_total = 0;                          // the positions the main view has (what the fit shows)
+  std::pair<float, float> label_min_px{0, 0};     // the smallest column and row that carry a label
+  bool unapplied_edits = false;  // the policy panel's settings differ from the run's ("Not applied yet")
   std::string last_applied_label;
   // The export panel: the head one export is of (-1: the main view's), the
   // figure formats, and where Save session writes.
@@ -51,6 +54,9 @@ struct ShellState {
   // Errors and messages from the worker, shown until dismissed.
   uint64_t error_serial_seen = 0;
   std::string error_banner;
+  // The window drawn on top at the banner's centre in the last frame
+  // ("##error": the banner itself, as it must be), for the state file.
+  std::string window_over_error;
   uint64_t message_serial_seen = 0;
   std::string message_line;
 

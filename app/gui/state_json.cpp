@@ -19,6 +19,9 @@ nlohmann::json state_json(const AppState& s, int fb_w, int fb_h) {
   j["view"] = view_settings_to_json(s.view);  // what app_settings.cpp saves
   j["policy"] = s.a ? s.a->policy_label : "";
   j["policy_kind"] = s.a ? policy_name(s.a->config.policy.kind) : "";
+  j["sharing"] = s.a ? s.a->config.sharing.str() : "";
+  j["policy_changes"] = s.a ? s.a->config.policy_changes.size() : 0;
+  j["unapplied"] = s.shell.unapplied_edits;  // the policy panel says "Not applied yet"
   j["generation"] = s.a ? s.a->generation : 0;
   j["fork"] = s.b != nullptr;
   j["fork_rows"] = s.b ? s.b->rows : 0;
@@ -26,11 +29,15 @@ nlohmann::json state_json(const AppState& s, int fb_w, int fb_h) {
   j["playing"] = s.status.playing;
   j["busy"] = s.status.busy;
   j["error"] = s.shell.error_banner;
+  j["window_over_error"] = s.shell.window_over_error;  // "##error" when the banner is on top
   j["presenter"] = s.presenter;
   j["font_px"] = s.shell.font_px;
   // The main view's columns on screen (the camera's), for tests of zoom.
   j["columns_shown"] = {s.shell.columns_shown.first, s.shell.columns_shown.second};
   j["rows_shown"] = {s.shell.rows_shown.first, s.shell.rows_shown.second};
+  j["columns_total"] = s.shell.columns_total;
+  // The smallest column and row (pixels) that carry their labels.
+  j["label_min_px"] = {s.shell.label_min_px.first, s.shell.label_min_px.second};
   j["help"] = s.show_help;
   j["export_window"] = s.show_export;
   j["export_dir"] = s.export_dir;

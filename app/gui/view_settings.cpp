@@ -87,6 +87,7 @@ void fit_view(ViewSettings& v) {
   v.view_x0 = v.view_y0 = 0;
   v.follow_latest = true;
   v.open_on_columns.reset();
+  v.open_first_view = false;
 }
 
 }  // namespace kvscope::gui

@@ -53,6 +53,9 @@ struct ViewSettings {
   // Positions [first, last] the next frame opens on (a session file's or
   // lesson's "view.positions"); consumed by the main view's camera.
   std::optional<std::pair<int, int>> open_on_columns;
+  // The next frame opens on views/first_view.h's rule (a session or lesson
+  // that names no positions); consumed by the main view's camera.
+  bool open_first_view = false;
 };
 
 // Back to the fit: every recorded step and every position seen, following

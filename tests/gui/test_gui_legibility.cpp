@@ -27,8 +27,6 @@ using namespace kvscope::test::window;
 
 namespace {
 
-const fs::path kAssets = fs::path(KVSCOPE_GUI_SESSIONS) / ".." / ".." / ".." / "assets";
-
 // A screenshot of the app run with `args` at `size`: the image and its sidecar.
 struct Capture {
   Image image;
@@ -81,19 +79,6 @@ TEST(GuiLegibility, PresenterModeGivesTheRoomTheHeatmap) {
   }
 }
 
-// The bundled model with room for 2,100 positions (its RoPE has no limit of
-// its own; the config's is a check), so a 2,048-position run fits.
-fs::path long_context_model(const TempDir& tmp) {
-  const fs::path src = kAssets / "models" / "kvscope-tiny", dst = tmp / "tiny-long";
-  fs::create_directories(dst);
-  for (const auto& e : fs::directory_iterator(src))
-    if (e.path().filename() != "config.json") fs::create_symlink(fs::absolute(e.path()), dst / e.path().filename());
-  json cfg = load_json(src / "config.json");
-  cfg["max_position_embeddings"] = 2100;
-  kvscope::test::write_file(dst / "config.json", cfg.dump(2));
-  return dst;
-}
-
 // The power spectrum along each pixel row of the rectangle (luminance,
 // mean removed, the first N = 2^k pixels), averaged over the rows.
 std::vector<double> row_spectrum(const Image& img, Rect r, int& n) {
@@ -141,22 +126,20 @@ std::vector<double> row_spectrum(const Image& img, Rect r, int& n) {
 TEST(GuiLegibility, LongRunMarksEvictionsWithoutMoire) {
   REQUIRE_DISPLAY();
   TempDir tmp;
-  std::vector<int> ids;
-  uint32_t state = 12345;
-  for (int i = 0; i < 2000; ++i) {
-    state = state * 1664525u + 1013904223u;
-    ids.push_back(10 + static_cast<int>((state >> 8) % 2000));
-  }
+  const std::vector<int> ids = pseudo_random_ids(2000);
   const fs::path session = tmp / "long.json";
-  kvscope::test::write_file(session, json{{"format", "kvscope-session"},
-                                          {"version", 1},
-                                          {"model", long_context_model(tmp).string()},
-                                          {"prompt_ids", ids},
-                                          {"max_new_tokens", 48},
-                                          {"stop_at_eos", false},
-                                          {"policy", {{"name", "h2o"}, {"budget", "25%"}}},
-                                          {"view", {{"layer", 1}, {"head", 0}, {"mode", "attention"}}}}
-                                         .dump());
+  kvscope::test::write_file(session,
+                            json{{"format", "kvscope-session"},
+                                 {"version", 1},
+                                 {"model", long_context_model(tmp).string()},
+                                 {"prompt_ids", ids},
+                                 {"max_new_tokens", 48},
+                                 {"stop_at_eos", false},
+                                 {"policy", {{"name", "h2o"}, {"budget", "25%"}}},
+                                 // The whole run (what Home shows), not the
+                                 // legible first view of a long prompt.
+                                 {"view", {{"layer", 1}, {"head", 0}, {"mode", "attention"}, {"positions", {0, 2047}}}}}
+                                .dump());
   const Capture marked = capture(tmp, "marked", "--session " + quoted(session.string()), "1280x720");
   // The same run with evicted cells not marked (the session's view block).
   json unmarked = load_json(session);
@@ -220,12 +203,6 @@ TEST(GuiLegibility, LessonStepsMoveTheView) {
   EXPECT_NE(out.find("--lesson-step"), std::string::npos) << out;
 }
 
-bool xdo(const std::string& args) {
-  return std::system(("DISPLAY=" + shared_display().display() + " xdotool " + args + " > /dev/null 2>&1").c_str()) == 0;
-}
-
-double span(const json& pair) { return pair[1].get<double>() - pair[0].get<double>(); }
-
 // The Gemma 3 lesson's shape: few rows over many positions. The wheel over
 // the position labels zooms across only (it did nothing when rows were at
 // their largest), over the step labels down only; Home fits again.
@@ -240,50 +217,139 @@ TEST(GuiLegibility, WheelZoomsTheAxisUnderThePointer) {
                                           {"max_new_tokens", 4},
                                           {"policy", {{"name", "tova"}, {"budget", "50%"}}}}
                                          .dump());
-  const fs::path state_file = tmp / "state.json";
-  const std::string cmd = app_env(tmp) + "exec timeout 60 " + quoted(kApp.string()) + " --session " +
-                          quoted(session.string()) + " --size 1600x1000 --state-file " + quoted(state_file.string()) +
-                          " > " + quoted((tmp / "app.log").string()) + " 2>&1";
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  struct Reaper {
-    pid_t pid;
-    ~Reaper() {
-      int status = 0;
-      ::kill(pid, SIGTERM);
-      ::waitpid(pid, &status, 0);
-    }
-  } reaper{pid};
+  const LiveWindow app(tmp, "--session " + quoted(session.string()) + " --size 1600x1000");
+  ASSERT_TRUE(app.started());
   auto ready = [](const json& s) {
     return s.value("rows", 0) == 5 && !s.value("busy", true) && s["rects"].contains("cells.A");
   };
-  json s = wait_for_state(state_file, ready);
-  ASSERT_TRUE(ready(s)) << s.dump() << kvscope::test::read_file(tmp / "app.log");
+  json s = app.wait(ready);
+  ASSERT_TRUE(ready(s)) << s.dump() << app.log();
+  // From the fit (a prompt this long opens on its newest positions).
+  auto fitted = [](const json& j) {
+    return j["columns_shown"][0] == 0 &&
+           std::abs(j["columns_shown"][1].get<double>() - j.value("columns_total", -1)) < 1e-6;
+  };
+  ASSERT_TRUE(xdo("key Home"));
+  s = app.wait(fitted);
+  ASSERT_TRUE(fitted(s)) << "Home did not fit the view: " << s.dump();
   const double cols0 = span(s["columns_shown"]), rows0 = span(s["rows_shown"]);
   const Rect cells = rect_of(s, "cells.A");
 
   // Over the position labels (just above the cells): across only.
   const std::string over_cols = std::to_string(cells.x + cells.w / 2) + " " + std::to_string(cells.y - 6);
   ASSERT_TRUE(xdo("mousemove " + over_cols + " sleep 0.2 click 4 sleep 0.1 click 4 sleep 0.1 click 4"));
-  s = wait_for_state(state_file, [&](const json& j) { return span(j["columns_shown"]) < cols0 * 0.8; });
+  s = app.wait([&](const json& j) { return span(j["columns_shown"]) < cols0 * 0.8; });
   EXPECT_LT(span(s["columns_shown"]), cols0 * 0.8) << "the wheel over the position labels did not zoom across";
   EXPECT_NEAR(span(s["rows_shown"]), rows0, 1e-6) << "zooming across changed the rows";
 
   // Home: the fit again.
   ASSERT_TRUE(xdo("key Home"));
-  s = wait_for_state(state_file, [&](const json& j) { return std::abs(span(j["columns_shown"]) - cols0) < 1e-6; });
+  s = app.wait([&](const json& j) { return std::abs(span(j["columns_shown"]) - cols0) < 1e-6; });
   EXPECT_NEAR(span(s["columns_shown"]), cols0, 1e-6) << "Home did not fit the view";
 
   // Over the cells: both axes while they can; the rows of a 5-step run are
   // already as tall as they get, and the columns still zoom.
   const std::string over_cells = std::to_string(cells.x + cells.w / 2) + " " + std::to_string(cells.y + cells.h / 2);
   ASSERT_TRUE(xdo("mousemove " + over_cells + " sleep 0.2 click 4 sleep 0.1 click 4 sleep 0.1 click 4"));
-  s = wait_for_state(state_file, [&](const json& j) { return span(j["columns_shown"]) < cols0 * 0.8; });
+  s = app.wait([&](const json& j) { return span(j["columns_shown"]) < cols0 * 0.8; });
   EXPECT_LT(span(s["columns_shown"]), cols0 * 0.8) << "the wheel over the cells is dead with few rows";
+}
+
+}  // namespace
+
+namespace {
+
+// A session of `prompt_ids` on the bundled model (made long enough for it).
+fs::path long_prompt_session(const TempDir& tmp, int prompt_tokens, int new_tokens) {
+  const fs::path session = tmp / "long_prompt.json";
+  kvscope::test::write_file(session, json{{"format", "kvscope-session"},
+                                          {"version", 1},
+                                          {"model", long_context_model(tmp).string()},
+                                          {"prompt_ids", pseudo_random_ids(prompt_tokens)},
+                                          {"max_new_tokens", new_tokens},
+                                          {"stop_at_eos", false},
+                                          {"policy", {{"name", "tova"}, {"budget", "50%"}}}}
+                                         .dump());
+  return session;
+}
+
+// A right-button drag draws a box over the cells; the view then shows about
+// the box's columns and rows (a cell either way), and Home the fit again.
+TEST(GuiLegibility, RightDragZoomsToTheBox) {
+  REQUIRE_DISPLAY();
+  ASSERT_FALSE(kvscope::test::find_on_path("xdotool").empty()) << "install xdotool";
+  TempDir tmp;
+  const LiveWindow app(tmp, "--session " + quoted(long_prompt_session(tmp, 100, 24).string()) + " --size 1600x1000");
+  ASSERT_TRUE(app.started());
+  auto ready = [](const json& j) {
+    return !j.value("busy", true) && j.value("rows", 0) == 25 && j["rects"].contains("cells.A");
+  };
+  json s = app.wait(ready);
+  ASSERT_TRUE(ready(s)) << s.dump() << app.log();
+  auto fitted = [](const json& j) {
+    return !j.value("busy", true) && j.value("rows", 0) == 25 && j["rects"].contains("cells.A") &&
+           j["columns_shown"][0] == 0 && j["rows_shown"][0] == 0 &&
+           std::abs(j["columns_shown"][1].get<double>() - j.value("columns_total", -1)) < 1e-6 &&
+           std::abs(j["rows_shown"][1].get<double>() - 25) < 1e-6;
+  };
+  // From the fit (124 positions: small cells, each a few pixels).
+  ASSERT_TRUE(xdo("mousemove " + centre_of(rect_of(s, "cells.A")) + " sleep 0.2 key Home"));
+  s = app.wait(fitted);
+  ASSERT_TRUE(fitted(s)) << "Home did not fit the view: " << s.dump();
+  const Rect cells = rect_of(s, "cells.A");
+  const double cols = s["columns_total"], rows = 25;
+
+  // The box: across from a quarter to a half of the columns, down from a
+  // fifth to four fifths of the rows (each cell then under 64 pixels, the
+  // largest a zoom makes it).
+  const int x1 = cells.x + cells.w / 4, x2 = cells.x + cells.w / 2;
+  const int y1 = cells.y + cells.h / 5, y2 = cells.y + cells.h * 4 / 5;
+  ASSERT_TRUE(xdo("mousemove " + std::to_string(x1) + " " + std::to_string(y1) + " sleep 0.3 mousedown 3 sleep 0.3 " +
+                  "mousemove " + std::to_string((x1 + x2) / 2) + " " + std::to_string((y1 + y2) / 2) + " sleep 0.3 " +
+                  "mousemove " + std::to_string(x2) + " " + std::to_string(y2) + " sleep 0.3 mouseup 3"));
+  s = app.wait([&](const json& j) { return span(j["columns_shown"]) < cols * 0.5; });
+  const double col_px = cells.w / cols, row_px = cells.h / rows;  // a cell at the fit, in pixels
+  EXPECT_NEAR(s["columns_shown"][0].get<double>(), (x1 - cells.x) / col_px, 1.0) << s["columns_shown"];
+  EXPECT_NEAR(s["columns_shown"][1].get<double>(), (x2 - cells.x) / col_px, 1.0) << s["columns_shown"];
+  EXPECT_NEAR(s["rows_shown"][0].get<double>(), (y1 - cells.y) / row_px, 1.0) << s["rows_shown"];
+  EXPECT_NEAR(s["rows_shown"][1].get<double>(), (y2 - cells.y) / row_px, 1.0) << s["rows_shown"];
+
+  ASSERT_TRUE(xdo("key Home"));
+  s = app.wait(fitted);
+  EXPECT_TRUE(fitted(s)) << "Home did not fit the view: " << s["columns_shown"] << s["rows_shown"];
+}
+
+// A 600-token prompt without a lesson: the fit would give its columns under
+// two pixels each, where no token can be written. It opens on its newest
+// positions at a size that carries their labels (views/first_view.h), all
+// five rows; Home shows every position.
+TEST(GuiLegibility, LongPromptOpensOnLegibleNewestPositions) {
+  REQUIRE_DISPLAY();
+  ASSERT_FALSE(kvscope::test::find_on_path("xdotool").empty()) << "install xdotool";
+  TempDir tmp;
+  const LiveWindow app(tmp, "--session " + quoted(long_prompt_session(tmp, 600, 4).string()) + " --size 1600x1000");
+  ASSERT_TRUE(app.started());
+  auto ready = [](const json& j) {
+    return !j.value("busy", true) && j.value("rows", 0) == 5 && j["rects"].contains("cells.A") &&
+           j.value("columns_total", 0) >= 600;
+  };
+  json s = app.wait(ready);
+  ASSERT_TRUE(ready(s)) << s.dump() << app.log();
+  const Rect cells = rect_of(s, "cells.A");
+  const double cols = s["columns_total"];
+  const double min_col_px = s["label_min_px"][0];
+  ASSERT_GT(min_col_px, 4.0);
+  ASSERT_LT(cells.w / cols, min_col_px) << "the fit would be legible: the prompt is not long enough to test this";
+  // The first view: columns wide enough for their tokens, ending at the newest.
+  EXPECT_GE(cells.w / span(s["columns_shown"]), min_col_px - 1e-6) << s["columns_shown"];
+  EXPECT_NEAR(s["columns_shown"][1].get<double>(), cols, 1e-6) << "not the newest positions";
+  EXPECT_NEAR(span(s["rows_shown"]), 5, 1e-6) << "a 5-step run shows all its steps";
+
+  ASSERT_TRUE(xdo("mousemove " + centre_of(cells) + " sleep 0.2 key Home"));
+  s = app.wait(
+      [&](const json& j) { return j["columns_shown"][0] == 0 && std::abs(span(j["columns_shown"]) - cols) < 1e-6; });
+  EXPECT_NEAR(span(s["columns_shown"]), cols, 1e-6) << "Home did not show every position";
+  EXPECT_EQ(s["columns_shown"][0], 0);
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -31,6 +33,7 @@ using nlohmann::json;
 inline const fs::path kApp = KVSCOPE_APP_PATH;
 inline const fs::path kCli = KVSCOPE_CLI_PATH;
 inline const fs::path kSessions = KVSCOPE_GUI_SESSIONS;
+inline const fs::path kAssets = fs::path(KVSCOPE_GUI_SESSIONS) / ".." / ".." / ".." / "assets";
 
 // One Xvfb for the whole program (started on first use, stopped at exit).
 inline kvscope::test::XvfbDisplay& shared_display() {
@@ -131,6 +134,77 @@ inline json wait_for_state(const fs::path& file, Pred pred) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return last;
+}
+
+// xdotool on the private display; false when it failed.
+inline bool xdo(const std::string& args) {
+  return std::system(("DISPLAY=" + shared_display().display() + " xdotool " + args + " > /dev/null 2>&1").c_str()) == 0;
+}
+
+// "X Y" of the centre of a rectangle, for xdotool's mousemove.
+inline std::string centre_of(const Rect& r) {
+  return std::to_string(r.x + r.w / 2) + " " + std::to_string(r.y + r.h / 2);
+}
+
+inline double span(const json& pair) { return pair[1].get<double>() - pair[0].get<double>(); }
+
+// The window running on its own (no --exit) with `args` and a state file,
+// for tests that drive it with xdotool; stopped (SIGTERM) however the test ends.
+class LiveWindow {
+ public:
+  LiveWindow(const TempDir& tmp, const std::string& args) : state_file_(tmp / "state.json"), log_(tmp / "app.log") {
+    const std::string cmd = app_env(tmp) + "exec timeout 120 " + quoted(kApp.string()) + " " + args + " --state-file " +
+                            quoted(state_file_.string()) + " > " + quoted(log_.string()) + " 2>&1";
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+  }
+  ~LiveWindow() {
+    if (pid_ <= 0) return;
+    int status = 0;
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, &status, 0);
+  }
+  LiveWindow(const LiveWindow&) = delete;
+  LiveWindow& operator=(const LiveWindow&) = delete;
+
+  bool started() const { return pid_ > 0; }
+  // The state once `pred` holds (or the last one after 20 s).
+  template <class Pred>
+  json wait(Pred pred) const {
+    return wait_for_state(state_file_, pred);
+  }
+  std::string log() const { return kvscope::test::read_file(log_); }
+
+ private:
+  fs::path state_file_, log_;
+  pid_t pid_ = -1;
+};
+
+// The bundled model with room for 2,100 positions (its RoPE has no limit of
+// its own; the config's is a check), so runs longer than its 512 fit.
+inline fs::path long_context_model(const TempDir& tmp) {
+  const fs::path src = kAssets / "models" / "kvscope-tiny", dst = tmp / "tiny-long";
+  fs::create_directories(dst);
+  for (const auto& e : fs::directory_iterator(src))
+    if (e.path().filename() != "config.json") fs::create_symlink(fs::absolute(e.path()), dst / e.path().filename());
+  json cfg = load_json(src / "config.json");
+  cfg["max_position_embeddings"] = 2100;
+  kvscope::test::write_file(dst / "config.json", cfg.dump(2));
+  return dst;
+}
+
+// `n` token ids of the bundled model's vocabulary, the same every run.
+inline std::vector<int> pseudo_random_ids(int n) {
+  std::vector<int> ids;
+  uint32_t state = 12345;
+  for (int i = 0; i < n; ++i) {
+    state = state * 1664525u + 1013904223u;
+    ids.push_back(10 + static_cast<int>((state >> 8) % 2000));
+  }
+  return ids;
 }
 
 }  // namespace kvscope::test::window

@@ -78,7 +78,7 @@ void draw_column_labels(ImDrawList* dl, ImVec2 origin, float width, const Camera
   const int first = std::max(0, int(std::floor(cam.x0))), last = std::min(spec.visible_cols - 1, int(cam.x0 + width * cam.cells_per_px_x));
   dl->PushClipRect(ImVec2(origin.x, origin.y - col_label_height()), ImVec2(origin.x + width, origin.y), true);
   const float y = origin.y - line - 2;
-  if (spec.run && px_per_col >= ImGui::CalcTextSize("ab").x) {
+  if (spec.run && px_per_col >= column_label_min_px()) {
     // Token text, clipped to its column.
     for (int p = first; p <= last; ++p) {
       const float x = origin.x + float((p - cam.x0) * px_per_col);
@@ -136,6 +136,8 @@ float row_margin(const HeatmapPanelSpec& spec) {
   return spec.row_label_w > 0 ? spec.row_label_w : row_label_width(spec.row_tokens);
 }
 float col_label_height() { return ImGui::GetTextLineHeight() + 4; }
+float column_label_min_px() { return ImGui::CalcTextSize("ab").x; }  // two characters of the token
+float row_label_min_px() { return ImGui::GetTextLineHeight(); }
 
 PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRenderCache& cache, ViewGpu& gpu,
                               ImVec2 size, AppState& s) {

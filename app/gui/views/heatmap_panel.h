@@ -59,6 +59,12 @@ struct PanelHover {
 float row_label_width(bool with_tokens);
 float row_margin(const HeatmapPanelSpec& spec);  // row_label_width(spec.row_tokens), or the narrow margin
 float col_label_height();
+// The smallest cell that carries its label: a column its token's text
+// (narrower ones get position numbers every few columns), a row a text
+// line (the step's query token beside its number). views/first_view.h
+// opens long runs at these sizes.
+float column_label_min_px();
+float row_label_min_px();
 
 // Draws the panel at the cursor in `size` (labels included) and handles
 // zoom/pan on it, changing `cam`; returns the hovered cell. The cells are

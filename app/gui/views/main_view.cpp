@@ -13,6 +13,7 @@
 #include "views/cell_tooltip.h"
 #include "views/color_range.h"
 #include "views/colorbar.h"
+#include "views/first_view.h"
 #include "views/heatmap_panel.h"
 #include "views/hover.h"
 #include "views/palette.h"
@@ -64,12 +65,27 @@ Camera camera_for(AppState& s, ImVec2 cells_size, int rows, int cols) {
     // columns across the panel, every row down.
     const auto [first, last] = *v.open_on_columns;
     v.open_on_columns.reset();
+    v.open_first_view = false;  // named positions win (a lesson's step after its session's open)
     const double span = std::clamp(last - first + 1, 1, std::max(cols, 1));
     v.zoom = std::min(fit_x, span / double(cells_size.x));
     v.zoom_aspect = fit_y / v.zoom;
     v.view_x0 = std::clamp(first, 0, std::max(0, cols - 1));
     v.view_y0 = 0;
     v.follow_latest = false;
+  }
+  if (v.open_first_view) {
+    // Nothing names the positions to open on: the fit, or where the fit's
+    // labels could not show, the newest cells at a legible size.
+    v.open_first_view = false;
+    const FirstView first =
+        first_view(rows, cols, cells_size.x, cells_size.y, column_label_min_px(), row_label_min_px());
+    if (!first.fit) {
+      v.zoom = first.cells_per_px_x;
+      v.zoom_aspect = first.cells_per_px_y / first.cells_per_px_x;
+      v.view_x0 = first.x0;
+      v.view_y0 = first.y0;
+      v.follow_latest = true;
+    }
   }
   if (v.zoom <= 0) {
     cam.cells_per_px_x = fit_x;
@@ -296,8 +312,14 @@ void draw_main_view(AppState& s, ViewCaches& caches) {
   // Step labels carry the query's token only when a row is a text line
   // tall (at the fit, or at the current zoom); otherwise numbers, in a
   // narrow margin that leaves the width to the cells.
-  const double px_per_row = s.view.zoom > 0 ? 1.0 / (s.view.zoom * s.view.zoom_aspect) : avail.y / double(last_row + 1);
-  const bool row_tokens = px_per_row >= ImGui::GetTextLineHeight();
+  const double fit_px_per_row = avail.y / double(last_row + 1);
+  double px_per_row = s.view.zoom > 0 ? 1.0 / (s.view.zoom * s.view.zoom_aspect) : fit_px_per_row;
+  // A view that opens this frame sets the zoom only below (camera_for):
+  // judge by its rows, not the old zoom's, or the label margin and so the
+  // cells' width would change once more on the next frame.
+  if (s.view.open_on_columns) px_per_row = fit_px_per_row;  // every row, at the fit
+  else if (s.view.open_first_view) px_per_row = std::max<double>(fit_px_per_row, row_label_min_px());
+  const bool row_tokens = px_per_row >= row_label_min_px();
   float label_w = row_label_width(row_tokens);
   if (row_tokens) {
     // As wide as the labels of the rows on screen (a text line tall each,
@@ -426,6 +448,8 @@ void draw_main_view(AppState& s, ViewCaches& caches) {
   store_camera(s, before, cam);
   s.shell.columns_shown = {cam.x0, std::min<double>(cols, cam.x0 + cells_size.x * cam.cells_per_px_x)};
   s.shell.rows_shown = {cam.y0, std::min<double>(last_row + 1, cam.y0 + cells_size.y * cam.cells_per_px_y)};
+  s.shell.columns_total = cols;
+  s.shell.label_min_px = {column_label_min_px(), row_label_min_px()};
   if (hover.hovered) {
     note_hovered_position(s, hover.col);
     show_cell_tooltip(tip, hover.row, hover.col);
