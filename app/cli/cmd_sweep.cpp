@@ -354,6 +354,9 @@ void run_sweep(const SweepArgs& a) {
                       " cells are saved in " + (out / "cells").string() +
                       "; run the same command with --resume to go on");
   };
+  // A Ctrl-C inside a run (its prompt pass checks too) ends as one between
+  // cells does: with what was saved and how to go on.
+  try {
   for (std::size_t pi = 0; pi < kinds.size(); ++pi) {
     const std::vector<uint64_t> seeds = cell_seeds(pi);
     const int cell_runs = per_run * static_cast<int>(seeds.size());
@@ -427,6 +430,10 @@ void run_sweep(const SweepArgs& a) {
       save_cell(out, c);
       cells.push_back(std::move(c));
     }
+  }
+  } catch (const Interrupted&) {
+    stop_if_interrupted();
+    throw;
   }
   bar.finish();
   // The results go to the staging folder and are swapped in together

@@ -53,6 +53,11 @@ struct ForwardOptions {
   // so it may read kv(), slot_stats() and the captures and call retain(),
   // but not read the logits or call anything else on the backend.
   std::function<void()> alongside_head;
+  // Called on the calling thread after each layer of the call (`layer`
+  // done). It may throw to abandon the call, which leaves the backend
+  // unusable: a session's prompt pass checks for Ctrl-C here, so a long
+  // prompt stops within one layer instead of after the whole pass.
+  std::function<void(int layer)> between_layers;
 };
 
 struct ForwardOutput {

@@ -1,10 +1,13 @@
 #include "session/session.h"
 
+#include "io/interrupt.h"
+
 #include <algorithm>
 #include <cmath>
 
 #include "backend/parallel.h"
 #include "common/error.h"
+#include "io/interrupt.h"
 #include "policy/selection.h"
 #include "session/generator.h"
 #include "session/session_config.h"
@@ -20,6 +23,14 @@ std::vector<float> by_position(const AttentionRows& a, int head, const std::vect
   for (int j = 0; j < a.row_len[head]; ++j)
     if (pos[j] < positions) out[pos[j]] = r[j];
   return out;
+}
+
+// Between the layers of the prompt's pass: a front end's Ctrl-C
+// (io/interrupt.h) stops a long prompt within a layer. The test pause
+// point lets the tests send the signal at a known moment inside the pass.
+void prompt_pass_check(int layer) {
+  if (layer == 0) test_pause_point("prompt", "");
+  check_interrupt();
 }
 
 }  // namespace
@@ -178,6 +189,7 @@ ForwardOptions Session::forward_options(bool capture, std::function<void()> alon
   fo.logits_to_host = metrics_ || !continuation_.empty();
   StepContext ctx{std::max(row_, 0), planned_new_};
   fo.stats = policy_->stat_rule(ctx);
+  if (row_ <= 0) fo.between_layers = prompt_pass_check;
   return fo;
 }
 
@@ -192,6 +204,7 @@ ForwardOptions Session::shadow_options() const {
   so.capture_layers = capture_layers();
   so.capture_last_query_only = true;
   so.capture_logits = false;
+  if (row_ <= 0) so.between_layers = prompt_pass_check;
   return so;
 }
 

@@ -201,6 +201,36 @@ TEST(CliOutputs, CtrlCOrSigtermWhileComputingSaysNothingWasWritten) {
   }
 }
 
+// Ctrl-C inside the prompt's forward pass (between two of its layers, where
+// a long prompt spends minutes) stops there: the test pauses the pass at
+// its first layer and signals it, so the check inside the pass is the only
+// one that can see the signal before the pass ends.
+TEST(CliOutputs, CtrlCInsideThePromptPassStopsThere) {
+  test::TempDir dir;
+  const fs::path out = dir / "new";
+  const std::string wait_then_kill = " & pid=$!; for i in $(seq 600); do grep -q 'paused at prompt' " +
+                                     q(dir / "err.txt") + " && break; sleep 0.05; done; kill -INT $pid; wait $pid; echo $?";
+  const auto r = test::run_shell("KVSCOPE_TEST_PAUSE_AT=prompt " + std::string(KVSCOPE_CLI_PATH) + " " + generate(out) +
+                                 " >/dev/null 2>" + q(dir / "err.txt") + wait_then_kill);
+  const std::string err = test::read_file(dir / "err.txt");
+  EXPECT_EQ(std::stoi(r.output), 130) << err;
+  EXPECT_NE(err.find("paused at prompt"), std::string::npos) << err;
+  EXPECT_NE(err.find("kvscope-cli: interrupted: nothing written; " + out.string() + " was not created"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(listing(dir.path()), std::vector<std::string>{"err.txt"});
+  // A sweep's run stopped in its prompt pass says what was saved and how to go on.
+  const auto assets = (test::data_dir() / ".." / ".." / "assets").lexically_normal();
+  const auto s = test::run_shell("KVSCOPE_TEST_PAUSE_AT=prompt " + std::string(KVSCOPE_CLI_PATH) + " sweep " +
+                                 q(assets / "sessions" / "story_h2o.json") + " --dataset " +
+                                 q(assets / "eval" / "story.jsonl") + " --limit 2 --policies h2o --budgets 50% --out " +
+                                 q(dir / "sweep") + " >/dev/null 2>" + q(dir / "err.txt") + wait_then_kill);
+  const std::string serr = test::read_file(dir / "err.txt");
+  EXPECT_EQ(std::stoi(s.output), 130) << serr;
+  EXPECT_NE(serr.find("interrupted: 0 of 1 cells are saved in"), std::string::npos) << serr;
+  EXPECT_NE(serr.find("run the same command with --resume"), std::string::npos) << serr;
+}
+
 TEST(CliOutputs, AStaleLockAndStaleStagingFoldersOfDeadProcessesAreTakenOver) {
   test::TempDir dir;
   const fs::path out = dir / "out";

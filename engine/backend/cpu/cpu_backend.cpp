@@ -309,6 +309,8 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
       if (cfg.sandwich_norm) cpu::rms_norm(mlp_.data(), N, d, L.post_mlp_norm_w.data(), cfg.norm_eps, mlp_.data());
       for (size_t j = 0; j < size_t(N) * d; ++j) x_[j] += mlp_[j];
     }
+    for (const Lane& ln : lanes)
+      if (ln.opt->between_layers) ln.opt->between_layers(l);
   }
   for (const Lane& ln : lanes)
     if (ln.opt->stats.active()) ln.be->finish_stats(ln.n, ln.opt->stats);

@@ -473,6 +473,9 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
       norm(L.mlp_norm_w, L.mlp_norm_b, x, n, hbuf);
       mlp(L);
     }
+    // As the layer's work is queued (the device runs it later): a prompt
+    // pass on a GPU is short, the host loop is what a check can cut.
+    if (opt.between_layers) opt.between_layers(l);
   }
 
   norm(model_->final_norm_w, model_->final_norm_b, x + std::size_t(first_row) * d, rows, hbuf);
