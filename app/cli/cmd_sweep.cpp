@@ -357,80 +357,80 @@ void run_sweep(const SweepArgs& a) {
   // A Ctrl-C inside a run (its prompt pass checks too) ends as one between
   // cells does: with what was saved and how to go on.
   try {
-  for (std::size_t pi = 0; pi < kinds.size(); ++pi) {
-    const std::vector<uint64_t> seeds = cell_seeds(pi);
-    const int cell_runs = per_run * static_cast<int>(seeds.size());
-    // --heatmaps cells hold a picture that is not saved with the numbers: they run again.
-    std::vector<std::optional<Cell>> saved(amounts.size());
-    if (a.resume && !a.heatmaps)
-      for (std::size_t bi = 0; bi < amounts.size(); ++bi)
-        if (!runs_once(pi) || bi == 0) saved[bi] = load_cell(out, policies[pi], budgets[bi], amounts[bi].value);
-    // With a dataset, this policy's budgets and seeds run item by item
-    // together, so each prompt's forward pass is shared among them
-    // (evaluate_many); each result is that of its own run, bit for bit.
-    std::vector<EvalResult> evaluated;
-    std::vector<std::pair<std::size_t, uint64_t>> evaluated_runs;  // (budget, seed) of each result
-    if (!items.empty()) {
-      std::vector<SessionConfig> configs;
-      for (std::size_t bi = 0; bi < amounts.size(); ++bi) {
-        if ((runs_once(pi) && bi > 0) || saved[bi]) continue;
-        for (const uint64_t seed : seeds) {
-          configs.push_back(cell_config(pi, bi, seed));
-          evaluated_runs.push_back({bi, seed});
-        }
-      }
-      stop_if_interrupted();
-      const int before = done;
-      evaluated = evaluate_many(bundle, configs, items, [&](int k) {
-        stop_if_interrupted();
-        bar.update(before + k);
-      });
-      done = before + static_cast<int>(configs.size() * items.size());
-    }
-    for (std::size_t bi = 0; bi < amounts.size(); ++bi) {
-      stop_if_interrupted();
-      if (runs_once(pi) && bi > 0) {  // the first budget's run, as this budget's
-        Cell c = cells.back();
-        c.budget = budgets[bi];
-        c.budget_value = amounts[bi].value;
-        for (auto& r : c.items) r.budget = budgets[bi];
-        cells.push_back(std::move(c));
-        continue;
-      }
-      if (saved[bi]) {
-        cells.push_back(std::move(*saved[bi]));
-        done += cell_runs;
-        bar.update(done);
-        continue;
-      }
-      Cell c{policies[pi], budgets[bi], amounts[bi].value, {}, {}, {}};
-      for (const uint64_t seed : seeds) {
-        if (items.empty()) {
-          std::unique_ptr<Session> s = first ? std::move(first) : make_session(pi, bi, seed);
-          s->run_to_end();
-          c.items.push_back({1, policies[pi], budgets[bi], seed, session_means(*s)});
-          if (a.heatmaps && seed == seeds.front()) {
-            // The first cell's most informative head, unless the session names
-            // one: every cell draws the same head, so their pictures compare.
-            if (!heatmap_head) {
-              const HeadChoice h = informative_head(*s);
-              heatmap_head = {h.layer, h.head};
-            }
-            const auto [l, h] = *heatmap_head;
-            c.heatmap = attention_heatmap_data(*s, l, h);
-            c.heatmap_title = figure_title(*s, l, h, c.heatmap.rows);
+    for (std::size_t pi = 0; pi < kinds.size(); ++pi) {
+      const std::vector<uint64_t> seeds = cell_seeds(pi);
+      const int cell_runs = per_run * static_cast<int>(seeds.size());
+      // --heatmaps cells hold a picture that is not saved with the numbers: they run again.
+      std::vector<std::optional<Cell>> saved(amounts.size());
+      if (a.resume && !a.heatmaps)
+        for (std::size_t bi = 0; bi < amounts.size(); ++bi)
+          if (!runs_once(pi) || bi == 0) saved[bi] = load_cell(out, policies[pi], budgets[bi], amounts[bi].value);
+      // With a dataset, this policy's budgets and seeds run item by item
+      // together, so each prompt's forward pass is shared among them
+      // (evaluate_many); each result is that of its own run, bit for bit.
+      std::vector<EvalResult> evaluated;
+      std::vector<std::pair<std::size_t, uint64_t>> evaluated_runs;  // (budget, seed) of each result
+      if (!items.empty()) {
+        std::vector<SessionConfig> configs;
+        for (std::size_t bi = 0; bi < amounts.size(); ++bi) {
+          if ((runs_once(pi) && bi > 0) || saved[bi]) continue;
+          for (const uint64_t seed : seeds) {
+            configs.push_back(cell_config(pi, bi, seed));
+            evaluated_runs.push_back({bi, seed});
           }
-          bar.update(++done);
-        } else {
-          const auto at = std::find(evaluated_runs.begin(), evaluated_runs.end(), std::pair{bi, seed});
-          const auto rows = item_rows(evaluated[at - evaluated_runs.begin()], policies[pi], budgets[bi], seed);
-          c.items.insert(c.items.end(), rows.begin(), rows.end());
         }
+        stop_if_interrupted();
+        const int before = done;
+        evaluated = evaluate_many(bundle, configs, items, [&](int k) {
+          stop_if_interrupted();
+          bar.update(before + k);
+        });
+        done = before + static_cast<int>(configs.size() * items.size());
       }
-      save_cell(out, c);
-      cells.push_back(std::move(c));
+      for (std::size_t bi = 0; bi < amounts.size(); ++bi) {
+        stop_if_interrupted();
+        if (runs_once(pi) && bi > 0) {  // the first budget's run, as this budget's
+          Cell c = cells.back();
+          c.budget = budgets[bi];
+          c.budget_value = amounts[bi].value;
+          for (auto& r : c.items) r.budget = budgets[bi];
+          cells.push_back(std::move(c));
+          continue;
+        }
+        if (saved[bi]) {
+          cells.push_back(std::move(*saved[bi]));
+          done += cell_runs;
+          bar.update(done);
+          continue;
+        }
+        Cell c{policies[pi], budgets[bi], amounts[bi].value, {}, {}, {}};
+        for (const uint64_t seed : seeds) {
+          if (items.empty()) {
+            std::unique_ptr<Session> s = first ? std::move(first) : make_session(pi, bi, seed);
+            s->run_to_end();
+            c.items.push_back({1, policies[pi], budgets[bi], seed, session_means(*s)});
+            if (a.heatmaps && seed == seeds.front()) {
+              // The first cell's most informative head, unless the session names
+              // one: every cell draws the same head, so their pictures compare.
+              if (!heatmap_head) {
+                const HeadChoice h = informative_head(*s);
+                heatmap_head = {h.layer, h.head};
+              }
+              const auto [l, h] = *heatmap_head;
+              c.heatmap = attention_heatmap_data(*s, l, h);
+              c.heatmap_title = figure_title(*s, l, h, c.heatmap.rows);
+            }
+            bar.update(++done);
+          } else {
+            const auto at = std::find(evaluated_runs.begin(), evaluated_runs.end(), std::pair{bi, seed});
+            const auto rows = item_rows(evaluated[at - evaluated_runs.begin()], policies[pi], budgets[bi], seed);
+            c.items.insert(c.items.end(), rows.begin(), rows.end());
+          }
+        }
+        save_cell(out, c);
+        cells.push_back(std::move(c));
+      }
     }
-  }
   } catch (const Interrupted&) {
     stop_if_interrupted();
     throw;

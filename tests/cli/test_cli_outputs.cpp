@@ -209,7 +209,8 @@ TEST(CliOutputs, CtrlCInsideThePromptPassStopsThere) {
   test::TempDir dir;
   const fs::path out = dir / "new";
   const std::string wait_then_kill = " & pid=$!; for i in $(seq 600); do grep -q 'paused at prompt' " +
-                                     q(dir / "err.txt") + " && break; sleep 0.05; done; kill -INT $pid; wait $pid; echo $?";
+                                     q(dir / "err.txt") +
+                                     " && break; sleep 0.05; done; kill -INT $pid; wait $pid; echo $?";
   const auto r = test::run_shell("KVSCOPE_TEST_PAUSE_AT=prompt " + std::string(KVSCOPE_CLI_PATH) + " " + generate(out) +
                                  " >/dev/null 2>" + q(dir / "err.txt") + wait_then_kill);
   const std::string err = test::read_file(dir / "err.txt");
