@@ -55,11 +55,16 @@ bool typed(char c) {
 
 void handle_keyboard(AppState& s) {
   const ImGuiIO& io = ImGui::GetIO();
-  if (pressed(s, GLFW_KEY_F1)) s.show_help = !s.show_help;
+  // F1 and Esc in the order they were pressed: on a slow frame both can
+  // arrive together, and Esc (leaving a field) then F1 must open the help.
+  // Esc belongs to a text field that has the keyboard.
+  for (const auto& k : s.shell.pressed_keys) {
+    if (k.key == GLFW_KEY_F1) s.show_help = !s.show_help;
+    if (k.key == GLFW_KEY_ESCAPE && !io.WantTextInput) s.show_help = false;
+  }
   if (pressed(s, GLFW_KEY_Q, GLFW_MOD_CONTROL)) s.shell.want_quit = true;
   if (pressed(s, GLFW_KEY_E, GLFW_MOD_CONTROL)) s.show_export = !s.show_export;
   if (io.WantTextInput) return;
-  if (pressed(s, GLFW_KEY_ESCAPE)) s.show_help = false;
   if (pressed(s, GLFW_KEY_SPACE)) action_toggle_play(s);
   if (pressed(s, GLFW_KEY_HOME)) fit_view(s.view);
   // Each press or auto-repeat of an arrow counts once.
