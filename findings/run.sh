@@ -44,8 +44,11 @@ session() {  # session NAME POLICY_JSON
 JSON
 }
 sweep() {  # sweep NAME SESSION DATASET POLICIES BUDGETS [more sweep flags]
-  rm -rf "$W/sweep_$1"
-  $NICE "$B" sweep "$W/$2.json" --policies "$4" --budgets "$5" --dataset "$3" --out "$W/sweep_$1" --dpi 110 "${@:6}" >/dev/null
+  # RESUME=1 goes on with an interrupted sweep of the same settings (its
+  # finished cells are kept in $W/sweep_NAME/cells) instead of starting over.
+  local resume=()
+  if [ -n "${RESUME:-}" ] && [ -f "$W/sweep_$1/cells/sweep.json" ]; then resume=(--resume); else rm -rf "$W/sweep_$1"; fi
+  $NICE "$B" sweep "$W/$2.json" --policies "$4" --budgets "$5" --dataset "$3" --out "$W/sweep_$1" --dpi 110 "${@:6}" "${resume[@]}" >/dev/null
   cp "$W/sweep_$1/sweep.csv" "$F/data/sweep_$1.csv"
   cp "$W/sweep_$1/sweep_items.csv" "$F/data/sweep_$1_items.csv"
 }
