@@ -4,6 +4,7 @@
 // launch_script.cpp.
 #include <cfloat>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -20,10 +21,12 @@
 #include "fonts.h"
 #include "launch_options.h"
 #include "frame_bench.h"
+#include "frame_skip.h"
 #include "launch_script.h"
 #include "panels.h"
 #include "reports/provenance.h"
 #include "state_json.h"
+#include "views/gl.h"
 #include "io/json_file.h"
 
 namespace gui = kvscope::gui;
@@ -51,6 +54,13 @@ void on_drop(GLFWwindow* window, int count, const char** paths) {
 void on_key(GLFWwindow* window, int key, int, int action, int mods) {
   auto* s = static_cast<gui::AppState*>(glfwGetWindowUserPointer(window));
   if (s && action != GLFW_RELEASE) s->shell.pressed_keys.push_back({key, mods});
+}
+
+// The window system lost the window's contents (uncovered, resized): the
+// next frame is drawn whatever it shows.
+gui::FrameSkip* g_frame_skip = nullptr;
+void on_refresh(GLFWwindow*) {
+  if (g_frame_skip) g_frame_skip->invalidate();
 }
 
 // Remembers what the next start restores; a scripted run leaves it alone.
@@ -144,6 +154,10 @@ int main(int argc, char** argv) {
   bool was_presenter = s.presenter;
   gui::FrameBench bench(opts.bench_frames);
   bool benching = false;  // once the script's run is done
+  gui::FrameSkip frame_skip;
+  g_frame_skip = &frame_skip;
+  glfwSetWindowRefreshCallback(window, on_refresh);
+  int last_fb_w = 0, last_fb_h = 0;
   while (!glfwWindowShouldClose(window) && !s.shell.want_quit) {
     // Sleep between events when nothing moves; keep frames coming while the
     // engine works, plays or the script waits, so new rows show at once.
@@ -163,6 +177,7 @@ int main(int argc, char** argv) {
     ImGui_ImplGlfw_NewFrame();
     // A scripted capture shows no hover tooltip wherever Xvfb left the pointer.
     if (script.active() && !opts.screenshot.empty()) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+    if (benching) bench.place_pointer(s, io.MousePos.x, io.MousePos.y);
     ImGui::NewFrame();
     ImGui::PushFont(s.presenter ? fonts.presenter : fonts.normal);
     frame->draw(s);
@@ -173,10 +188,19 @@ int main(int argc, char** argv) {
 
     int fb_w = 0, fb_h = 0;
     glfwGetFramebufferSize(window, &fb_w, &fb_h);
-    glViewport(0, 0, fb_w, fb_h);
-    glClearColor(0.08f, 0.08f, 0.10f, 1.0f);
-    glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (fb_w != last_fb_w || fb_h != last_fb_h) frame_skip.invalidate();
+    last_fb_w = fb_w;
+    last_fb_h = fb_h;
+    // A scripted run draws every frame: its screenshots read the back buffer.
+    const bool rasterise =
+        (script.active() && !benching) || !frame_skip.same_as_presented(*ImGui::GetDrawData(), gui::gl_content_serial());
+    const auto built = std::chrono::steady_clock::now();
+    if (rasterise) {
+      glViewport(0, 0, fb_w, fb_h);
+      glClearColor(0.08f, 0.08f, 0.10f, 1.0f);
+      glClear(GL_COLOR_BUFFER_BIT);
+      ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    }
 
     if (!opts.state_file.empty()) {
       std::string state = kvscope::json_text(gui::state_json(s, fb_w, fb_h)) + "\n";
@@ -185,18 +209,31 @@ int main(int argc, char** argv) {
     bool quit = false;
     if (benching) glFinish();  // the rasteriser's work belongs to the frame
     else quit = script.after_render(s, fb_w, fb_h);
-    glfwSwapBuffers(window);
+    const auto rasterised = std::chrono::steady_clock::now();
+    if (rasterise) glfwSwapBuffers(window);
     if (bench.enabled() && !benching && !script.active() && s.worker->idle()) {
       benching = true;  // the run is drawn: from the next frame on, measure
       quit = false;
     }
 
-    s.frame_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count();
-    s.shell.frame_ms_smooth = s.shell.frame_ms_smooth == 0 ? s.frame_ms : 0.9 * s.shell.frame_ms_smooth + 0.1 * s.frame_ms;
-    if (benching && bench.after_frame(s.frame_ms)) break;
+    const auto done = std::chrono::steady_clock::now();
+    using ms = std::chrono::duration<double, std::milli>;
+    const gui::FramePhases phases{ms(built - frame_start).count(), ms(rasterised - built).count(),
+                                  ms(done - rasterised).count()};
+    // The status bar's frame time is that of the last frame drawn (a
+    // skipped frame's would change the text, and so the frame, each time).
+    if (rasterise) {
+      s.frame_ms = phases.total();
+      s.shell.frame_ms_smooth =
+          s.shell.frame_ms_smooth == 0 ? s.frame_ms : 0.9 * s.shell.frame_ms_smooth + 0.1 * s.frame_ms;
+      double& shown = s.shell.frame_ms_shown;
+      if (shown == 0 || std::abs(s.shell.frame_ms_smooth - shown) > 0.2 * shown) shown = s.shell.frame_ms_smooth;
+    }
+    if (benching && bench.after_frame(phases, rasterise)) break;
     if (quit) break;
   }
 
+  g_frame_skip = nullptr;
   if (!opts.scripted()) save_settings(window, s, settings);
   frame.reset();  // frees the views' GL objects while the context exists
   ImGui_ImplOpenGL3_Shutdown();

@@ -15,6 +15,14 @@
 
 namespace kvscope::gui {
 
+// Counts writes into textures a frame may show (render targets drawn,
+// cells uploaded, textures made): a frame whose draw data is unchanged is
+// presented again only when this changed too (frame_skip.h).
+inline std::uint64_t& gl_content_serial() {
+  static std::uint64_t serial = 0;
+  return serial;
+}
+
 inline ImTextureID texture_id(GLuint tex) { return reinterpret_cast<ImTextureID>(static_cast<intptr_t>(tex)); }
 
 // A w x h 2D texture with nearest filtering and clamped edges, filled from
@@ -23,6 +31,7 @@ inline ImTextureID texture_id(GLuint tex) { return reinterpret_cast<ImTextureID>
 // formats cannot be filtered linearly), colormaps are looked up by index,
 // and render targets are shown 1:1, where filtering would only blur.
 inline GLuint make_nearest_texture(GLint internal_format, GLenum format, GLenum type, int w, int h, const void* data) {
+  ++gl_content_serial();
   GLuint tex = 0;
   glGenTextures(1, &tex);
   glBindTexture(GL_TEXTURE_2D, tex);

@@ -56,6 +56,7 @@ void HeatmapTexture::allocate(int rows, int cols) {
 
 void HeatmapTexture::upload(int row0, int n, const float* values, const uint8_t* codes) {
   if (n <= 0) return;
+  ++gl_content_serial();
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
   glPixelStorei(GL_UNPACK_ROW_LENGTH, cols_);  // the buffers are whole rows; a tile takes its columns
   for (const HeatmapTile& t : tiles_) {
