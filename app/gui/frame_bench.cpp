@@ -75,8 +75,10 @@ bool FrameBench::after_frame(const FramePhases& ms, bool rasterised) {
   if (++frame_ < frames_ + 3) return false;
   frame_ = 0;
   if (++case_ < kCases) return false;
-  std::fprintf(stderr, "frame time over %d frames per case (ms, median / 90th percentile; medians of build + raster + present):\n",
-               frames_);
+  std::fprintf(
+      stderr,
+      "frame time over %d frames per case (ms, median / 90th percentile; medians of build + raster + present):\n",
+      frames_);
   for (int c = 0; c < kCases; ++c) {
     std::vector<double> totals;
     for (const FramePhases& f : times_[c]) totals.push_back(f.total());

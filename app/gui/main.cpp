@@ -192,8 +192,8 @@ int main(int argc, char** argv) {
     last_fb_w = fb_w;
     last_fb_h = fb_h;
     // A scripted run draws every frame: its screenshots read the back buffer.
-    const bool rasterise =
-        (script.active() && !benching) || !frame_skip.same_as_presented(*ImGui::GetDrawData(), gui::gl_content_serial());
+    const bool rasterise = (script.active() && !benching) ||
+                           !frame_skip.same_as_presented(*ImGui::GetDrawData(), gui::gl_content_serial());
     const auto built = std::chrono::steady_clock::now();
     if (rasterise) {
       glViewport(0, 0, fb_w, fb_h);
