@@ -66,11 +66,10 @@ void FrameBench::place_pointer(const AppState& s, float& x, float& y) const {
   y = r.y + t * r.h;
 }
 
-bool FrameBench::after_frame(const FramePhases& ms, bool rasterised) {
+bool FrameBench::after_frame(const FramePhases& ms) {
   // The first frames of a case settle textures; they are not counted.
   if (frame_ >= 3) {
     times_[case_].push_back(ms);
-    rasterised_[case_] += rasterised ? 1 : 0;
   }
   if (++frame_ < frames_ + 3) return false;
   frame_ = 0;
@@ -82,12 +81,12 @@ bool FrameBench::after_frame(const FramePhases& ms, bool rasterised) {
   for (int c = 0; c < kCases; ++c) {
     std::vector<double> totals;
     for (const FramePhases& f : times_[c]) totals.push_back(f.total());
-    std::fprintf(stderr, "  %-45s %7.1f / %7.1f   (%.1f + %.1f + %.1f, %d of %d rasterised)\n", kCaseNames[c],
+    std::fprintf(stderr, "  %-45s %7.1f / %7.1f   (%.1f + %.1f + %.1f; %3.0f%% of the pixels drawn)\n", kCaseNames[c],
                  percentile(totals, 0.5), percentile(totals, 0.9),
                  median_of(times_[c], [](const FramePhases& f) { return f.build; }),
                  median_of(times_[c], [](const FramePhases& f) { return f.raster; }),
-                 median_of(times_[c], [](const FramePhases& f) { return f.present; }), rasterised_[c],
-                 int(times_[c].size()));
+                 median_of(times_[c], [](const FramePhases& f) { return f.present; }),
+                 100 * median_of(times_[c], [](const FramePhases& f) { return f.drawn_share; }));
   }
   return true;
 }

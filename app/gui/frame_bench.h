@@ -22,6 +22,7 @@ namespace kvscope::gui {
 // One frame's milliseconds by phase.
 struct FramePhases {
   double build = 0, raster = 0, present = 0;
+  float drawn_share = 0;  // of the window's pixels drawn again (frame_damage.h)
   double total() const { return build + raster + present; }
 };
 
@@ -36,12 +37,11 @@ class FrameBench {
   void place_pointer(const AppState& s, float& x, float& y) const;
   // After glFinish and the swap: records the frame. True when all cases
   // are done (the report is printed to stderr).
-  bool after_frame(const FramePhases& ms, bool rasterised);
+  bool after_frame(const FramePhases& ms);
 
  private:
   int frames_ = 0, frame_ = 0, case_ = 0;
   std::vector<std::vector<FramePhases>> times_{4};
-  std::vector<int> rasterised_ = std::vector<int>(4, 0);
 };
 
 }  // namespace kvscope::gui

@@ -21,12 +21,12 @@
 #include "fonts.h"
 #include "launch_options.h"
 #include "frame_bench.h"
-#include "frame_skip.h"
+#include "frame_damage.h"
 #include "launch_script.h"
 #include "panels.h"
 #include "reports/provenance.h"
 #include "state_json.h"
-#include "views/gl.h"
+#include "views/heatmap_renderer.h"
 #include "io/json_file.h"
 
 namespace gui = kvscope::gui;
@@ -58,9 +58,9 @@ void on_key(GLFWwindow* window, int key, int, int action, int mods) {
 
 // The window system lost the window's contents (uncovered, resized): the
 // next frame is drawn whatever it shows.
-gui::FrameSkip* g_frame_skip = nullptr;
+gui::FrameDamage* g_frame_damage = nullptr;
 void on_refresh(GLFWwindow*) {
-  if (g_frame_skip) g_frame_skip->invalidate();
+  if (g_frame_damage) g_frame_damage->invalidate();
 }
 
 // Remembers what the next start restores; a scripted run leaves it alone.
@@ -138,6 +138,8 @@ int main(int argc, char** argv) {
   ImGui_ImplOpenGL3_Init("#version 330 core");
   std::optional<gui::AppFrame> frame;
   frame.emplace();  // the views' GL objects, now that the context exists
+  std::optional<gui::RenderTarget> canvas;
+  canvas.emplace();  // the frame kept between frames (frame_damage.h)
 
   s.worker = std::make_unique<gui::EngineWorker>();
   s.presenter = opts.presenter || settings.presenter;
@@ -154,10 +156,9 @@ int main(int argc, char** argv) {
   bool was_presenter = s.presenter;
   gui::FrameBench bench(opts.bench_frames);
   bool benching = false;  // once the script's run is done
-  gui::FrameSkip frame_skip;
-  g_frame_skip = &frame_skip;
+  gui::FrameDamage frame_damage;
+  g_frame_damage = &frame_damage;
   glfwSetWindowRefreshCallback(window, on_refresh);
-  int last_fb_w = 0, last_fb_h = 0;
   while (!glfwWindowShouldClose(window) && !s.shell.want_quit) {
     // Sleep between events when nothing moves; keep frames coming while the
     // engine works, plays or the script waits, so new rows show at once.
@@ -188,19 +189,11 @@ int main(int argc, char** argv) {
 
     int fb_w = 0, fb_h = 0;
     glfwGetFramebufferSize(window, &fb_w, &fb_h);
-    if (fb_w != last_fb_w || fb_h != last_fb_h) frame_skip.invalidate();
-    last_fb_w = fb_w;
-    last_fb_h = fb_h;
-    // A scripted run draws every frame: its screenshots read the back buffer.
-    const bool rasterise = (script.active() && !benching) ||
-                           !frame_skip.same_as_presented(*ImGui::GetDrawData(), gui::gl_content_serial());
+    // A scripted run draws every frame (its screenshots read the back
+    // buffer, whose contents a swap leaves undefined).
+    if (script.active() && !benching) frame_damage.invalidate();
     const auto built = std::chrono::steady_clock::now();
-    if (rasterise) {
-      glViewport(0, 0, fb_w, fb_h);
-      glClearColor(0.08f, 0.08f, 0.10f, 1.0f);
-      glClear(GL_COLOR_BUFFER_BIT);
-      ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    }
+    const float drawn_share = gui::draw_damaged(frame_damage, *canvas, *ImGui::GetDrawData(), fb_w, fb_h);
 
     if (!opts.state_file.empty()) {
       std::string state = kvscope::json_text(gui::state_json(s, fb_w, fb_h)) + "\n";
@@ -210,7 +203,7 @@ int main(int argc, char** argv) {
     if (benching) glFinish();  // the rasteriser's work belongs to the frame
     else quit = script.after_render(s, fb_w, fb_h);
     const auto rasterised = std::chrono::steady_clock::now();
-    if (rasterise) glfwSwapBuffers(window);
+    if (drawn_share > 0) glfwSwapBuffers(window);
     if (bench.enabled() && !benching && !script.active() && s.worker->idle()) {
       benching = true;  // the run is drawn: from the next frame on, measure
       quit = false;
@@ -219,21 +212,22 @@ int main(int argc, char** argv) {
     const auto done = std::chrono::steady_clock::now();
     using ms = std::chrono::duration<double, std::milli>;
     const gui::FramePhases phases{ms(built - frame_start).count(), ms(rasterised - built).count(),
-                                  ms(done - rasterised).count()};
+                                  ms(done - rasterised).count(), drawn_share};
     // The status bar's frame time is that of the last frame drawn (a
     // skipped frame's would change the text, and so the frame, each time).
-    if (rasterise) {
+    if (drawn_share > 0) {
       s.frame_ms = phases.total();
       s.shell.frame_ms_smooth =
           s.shell.frame_ms_smooth == 0 ? s.frame_ms : 0.9 * s.shell.frame_ms_smooth + 0.1 * s.frame_ms;
       double& shown = s.shell.frame_ms_shown;
       if (shown == 0 || std::abs(s.shell.frame_ms_smooth - shown) > 0.2 * shown) shown = s.shell.frame_ms_smooth;
     }
-    if (benching && bench.after_frame(phases, rasterise)) break;
+    if (benching && bench.after_frame(phases)) break;
     if (quit) break;
   }
 
-  g_frame_skip = nullptr;
+  g_frame_damage = nullptr;
+  canvas.reset();
   if (!opts.scripted()) save_settings(window, s, settings);
   frame.reset();  // frees the views' GL objects while the context exists
   ImGui_ImplOpenGL3_Shutdown();

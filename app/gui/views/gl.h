@@ -10,17 +10,27 @@
 #include <GL/glext.h>
 
 #include <cstdint>
+#include <unordered_map>
 
 #include "imgui.h"
 
 namespace kvscope::gui {
 
-// Counts writes into textures a frame may show (render targets drawn,
-// cells uploaded, textures made): a frame whose draw data is unchanged is
-// presented again only when this changed too (frame_skip.h).
-inline std::uint64_t& gl_content_serial() {
-  static std::uint64_t serial = 0;
-  return serial;
+// Which textures a frame shows had their pixels written, and when: a
+// window whose draw data did not change is drawn again only when one of its
+// textures did (frame_damage.h). Every texture the views make or render
+// into says so here.
+inline std::unordered_map<GLuint, std::uint64_t>& texture_serials() {
+  static std::unordered_map<GLuint, std::uint64_t> serials;
+  return serials;
+}
+inline void note_texture_written(GLuint tex) {
+  static std::uint64_t writes = 0;
+  texture_serials()[tex] = ++writes;
+}
+inline std::uint64_t texture_serial(ImTextureID id) {
+  const auto it = texture_serials().find(static_cast<GLuint>(reinterpret_cast<intptr_t>(id)));
+  return it == texture_serials().end() ? 0 : it->second;
 }
 
 inline ImTextureID texture_id(GLuint tex) { return reinterpret_cast<ImTextureID>(static_cast<intptr_t>(tex)); }
@@ -31,9 +41,9 @@ inline ImTextureID texture_id(GLuint tex) { return reinterpret_cast<ImTextureID>
 // formats cannot be filtered linearly), colormaps are looked up by index,
 // and render targets are shown 1:1, where filtering would only blur.
 inline GLuint make_nearest_texture(GLint internal_format, GLenum format, GLenum type, int w, int h, const void* data) {
-  ++gl_content_serial();
   GLuint tex = 0;
   glGenTextures(1, &tex);
+  note_texture_written(tex);
   glBindTexture(GL_TEXTURE_2D, tex);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
