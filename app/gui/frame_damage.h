@@ -22,8 +22,6 @@
 
 #include <imgui.h>
 
-#include "views/gl.h"
-
 namespace kvscope::gui {
 
 class FrameDamage {
@@ -46,7 +44,7 @@ class FrameDamage {
 
 class RenderTarget;
 
-// Draws what changed of `d` into `canvas` (the frame kept between frames,
+// (frame_canvas.cpp) Draws what changed of `d` into `canvas` (the frame kept between frames,
 // fb_w x fb_h pixels) and copies the canvas to the window's back buffer.
 // Returns the share of the frame's pixels drawn again: 0 when nothing
 // changed (nothing drawn, nothing to present), 1 for a whole frame.
