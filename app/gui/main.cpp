@@ -159,10 +159,15 @@ int main(int argc, char** argv) {
   gui::FrameDamage frame_damage;
   g_frame_damage = &frame_damage;
   glfwSetWindowRefreshCallback(window, on_refresh);
+  bool last_drawn = true;  // the last frame drew something (and so swapped)
   while (!glfwWindowShouldClose(window) && !s.shell.want_quit) {
     // Sleep between events when nothing moves; keep frames coming while the
     // engine works, plays or the script waits, so new rows show at once.
-    if (benching || s.status.busy || s.status.playing || script.active() || !s.worker->idle()) glfwPollEvents();
+    // A frame that drew nothing did not wait for the display either (no
+    // swap, frame_damage.h): wait up to a 60 Hz frame's time instead.
+    if (benching || script.active()) glfwPollEvents();
+    else if (s.status.busy || s.status.playing || !s.worker->idle())
+      last_drawn ? glfwPollEvents() : glfwWaitEventsTimeout(1.0 / 60);
     else glfwWaitEventsTimeout(0.1);
     const auto frame_start = std::chrono::steady_clock::now();
 
@@ -203,7 +208,8 @@ int main(int argc, char** argv) {
     if (benching) glFinish();  // the rasteriser's work belongs to the frame
     else quit = script.after_render(s, fb_w, fb_h);
     const auto rasterised = std::chrono::steady_clock::now();
-    if (drawn_share > 0) glfwSwapBuffers(window);
+    last_drawn = drawn_share > 0;
+    if (last_drawn) glfwSwapBuffers(window);
     if (bench.enabled() && !benching && !script.active() && s.worker->idle()) {
       benching = true;  // the run is drawn: from the next frame on, measure
       quit = false;
