@@ -95,19 +95,27 @@ void main() {
 
   // The largest finite value under this pixel (up to 4 x 4 samples).
   ivec2 steps = clamp(ivec2(ceil(u_view.zw)), ivec2(1), ivec2(4));
-  vec2 stride = max(u_view.zw, vec2(1.0)) / vec2(steps);
   float best = 0.0;
   bool any = false;
-  for (int j = 0; j < steps.y; ++j)
-    for (int i = 0; i < steps.x; ++i) {
-      ivec2 c = ivec2(floor(cellf + vec2(i, j) * stride));
-      if (!in_tile(c) || !visible(c)) continue;
-      float v = texelFetch(u_values, c - u_tile_origin, 0).r;
-      if (isnan(v)) continue;
-      bool better = u_pool_magnitude == 1 ? abs(v) > abs(best) : v > best;
-      best = !any || better ? v : best;
-      any = true;
-    }
+  if (steps == ivec2(1)) {
+    // A cell at least a pixel on both axes: the cell under the pixel's
+    // corner is the only one (the loop below would fetch just it, after
+    // its bookkeeping, which a software rasteriser pays per pixel).
+    best = texelFetch(u_values, cell - u_tile_origin, 0).r;
+    any = !isnan(best);
+  } else {
+    vec2 stride = max(u_view.zw, vec2(1.0)) / vec2(steps);
+    for (int j = 0; j < steps.y; ++j)
+      for (int i = 0; i < steps.x; ++i) {
+        ivec2 c = ivec2(floor(cellf + vec2(i, j) * stride));
+        if (!in_tile(c) || !visible(c)) continue;
+        float v = texelFetch(u_values, c - u_tile_origin, 0).r;
+        if (isnan(v)) continue;
+        bool better = u_pool_magnitude == 1 ? abs(v) > abs(best) : v > best;
+        best = !any || better ? v : best;
+        any = true;
+      }
+  }
   if (!any) { frag_color = vec4(u_background, 1.0); return; }
   vec3 color = colormap(normalized(best));
 

@@ -68,7 +68,7 @@ struct AppState {
   bool presenter = false;   // bigger fonts, expert panels hidden
   bool show_help = false;   // F1 overlay
   float ui_scale = 1.0f;    // HiDPI content scale x presenter factor
-  double frame_ms = 0;      // last frame's CPU time
+  double frame_ms = 0;      // the last frame drawn: build + raster + present (ms)
   std::vector<std::string> recent_models;
   std::optional<LessonConfig> lesson;  // the open lesson, if any
   int lesson_step = -1;                // its step on screen (-1: the introduction)

@@ -4,6 +4,7 @@
 // launch_script.cpp.
 #include <cfloat>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -20,10 +21,12 @@
 #include "fonts.h"
 #include "launch_options.h"
 #include "frame_bench.h"
+#include "frame_damage.h"
 #include "launch_script.h"
 #include "panels.h"
 #include "reports/provenance.h"
 #include "state_json.h"
+#include "views/heatmap_renderer.h"
 #include "io/json_file.h"
 
 namespace gui = kvscope::gui;
@@ -51,6 +54,13 @@ void on_drop(GLFWwindow* window, int count, const char** paths) {
 void on_key(GLFWwindow* window, int key, int, int action, int mods) {
   auto* s = static_cast<gui::AppState*>(glfwGetWindowUserPointer(window));
   if (s && action != GLFW_RELEASE) s->shell.pressed_keys.push_back({key, mods});
+}
+
+// The window system lost the window's contents (uncovered, resized): the
+// next frame is drawn whatever it shows.
+gui::FrameDamage* g_frame_damage = nullptr;
+void on_refresh(GLFWwindow*) {
+  if (g_frame_damage) g_frame_damage->invalidate();
 }
 
 // Remembers what the next start restores; a scripted run leaves it alone.
@@ -128,6 +138,8 @@ int main(int argc, char** argv) {
   ImGui_ImplOpenGL3_Init("#version 330 core");
   std::optional<gui::AppFrame> frame;
   frame.emplace();  // the views' GL objects, now that the context exists
+  std::optional<gui::RenderTarget> canvas;
+  canvas.emplace();  // the frame kept between frames (frame_damage.h)
 
   s.worker = std::make_unique<gui::EngineWorker>();
   s.presenter = opts.presenter || settings.presenter;
@@ -144,10 +156,18 @@ int main(int argc, char** argv) {
   bool was_presenter = s.presenter;
   gui::FrameBench bench(opts.bench_frames);
   bool benching = false;  // once the script's run is done
+  gui::FrameDamage frame_damage;
+  g_frame_damage = &frame_damage;
+  glfwSetWindowRefreshCallback(window, on_refresh);
+  bool last_drawn = true;  // the last frame drew something (and so swapped)
   while (!glfwWindowShouldClose(window) && !s.shell.want_quit) {
     // Sleep between events when nothing moves; keep frames coming while the
     // engine works, plays or the script waits, so new rows show at once.
-    if (benching || s.status.busy || s.status.playing || script.active() || !s.worker->idle()) glfwPollEvents();
+    // A frame that drew nothing did not wait for the display either (no
+    // swap, frame_damage.h): wait up to a 60 Hz frame's time instead.
+    if (benching || script.active()) glfwPollEvents();
+    else if (s.status.busy || s.status.playing || !s.worker->idle())
+      last_drawn ? glfwPollEvents() : glfwWaitEventsTimeout(1.0 / 60);
     else glfwWaitEventsTimeout(0.1);
     const auto frame_start = std::chrono::steady_clock::now();
 
@@ -163,6 +183,7 @@ int main(int argc, char** argv) {
     ImGui_ImplGlfw_NewFrame();
     // A scripted capture shows no hover tooltip wherever Xvfb left the pointer.
     if (script.active() && !opts.screenshot.empty()) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+    if (benching) bench.place_pointer(s, io.MousePos.x, io.MousePos.y);
     ImGui::NewFrame();
     ImGui::PushFont(s.presenter ? fonts.presenter : fonts.normal);
     frame->draw(s);
@@ -173,10 +194,11 @@ int main(int argc, char** argv) {
 
     int fb_w = 0, fb_h = 0;
     glfwGetFramebufferSize(window, &fb_w, &fb_h);
-    glViewport(0, 0, fb_w, fb_h);
-    glClearColor(0.08f, 0.08f, 0.10f, 1.0f);
-    glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    // A scripted run draws every frame (its screenshots read the back
+    // buffer, whose contents a swap leaves undefined).
+    if (script.active() && !benching) frame_damage.invalidate();
+    const auto built = std::chrono::steady_clock::now();
+    const float drawn_share = gui::draw_damaged(frame_damage, *canvas, *ImGui::GetDrawData(), fb_w, fb_h);
 
     if (!opts.state_file.empty()) {
       std::string state = kvscope::json_text(gui::state_json(s, fb_w, fb_h)) + "\n";
@@ -185,18 +207,33 @@ int main(int argc, char** argv) {
     bool quit = false;
     if (benching) glFinish();  // the rasteriser's work belongs to the frame
     else quit = script.after_render(s, fb_w, fb_h);
-    glfwSwapBuffers(window);
+    const auto rasterised = std::chrono::steady_clock::now();
+    last_drawn = drawn_share > 0;
+    if (last_drawn) glfwSwapBuffers(window);
     if (bench.enabled() && !benching && !script.active() && s.worker->idle()) {
       benching = true;  // the run is drawn: from the next frame on, measure
       quit = false;
     }
 
-    s.frame_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count();
-    s.shell.frame_ms_smooth = s.shell.frame_ms_smooth == 0 ? s.frame_ms : 0.9 * s.shell.frame_ms_smooth + 0.1 * s.frame_ms;
-    if (benching && bench.after_frame(s.frame_ms)) break;
+    const auto done = std::chrono::steady_clock::now();
+    using ms = std::chrono::duration<double, std::milli>;
+    const gui::FramePhases phases{ms(built - frame_start).count(), ms(rasterised - built).count(),
+                                  ms(done - rasterised).count(), drawn_share};
+    // The status bar's frame time is that of the last frame drawn (a
+    // skipped frame's would change the text, and so the frame, each time).
+    if (drawn_share > 0) {
+      s.frame_ms = phases.total();
+      s.shell.frame_ms_smooth =
+          s.shell.frame_ms_smooth == 0 ? s.frame_ms : 0.9 * s.shell.frame_ms_smooth + 0.1 * s.frame_ms;
+      double& shown = s.shell.frame_ms_shown;
+      if (shown == 0 || std::abs(s.shell.frame_ms_smooth - shown) > 0.2 * shown) shown = s.shell.frame_ms_smooth;
+    }
+    if (benching && bench.after_frame(phases)) break;
     if (quit) break;
   }
 
+  g_frame_damage = nullptr;
+  canvas.reset();
   if (!opts.scripted()) save_settings(window, s, settings);
   frame.reset();  // frees the views' GL objects while the context exists
   ImGui_ImplOpenGL3_Shutdown();

@@ -22,7 +22,7 @@ void draw_status_bar(AppState& s) {
   ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
   ImGui::Text("step %.1f ms", a.last_step_ms);
   ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
-  ImGui::Text("frame %.1f ms", s.shell.frame_ms_smooth);
+  ImGui::Text("frame %.0f ms", s.shell.frame_ms_shown);
   ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);
   ImGui::TextUnformatted(a.device.c_str());
   ImGui::SameLine(0, ImGui::GetFontSize() * 1.5f);

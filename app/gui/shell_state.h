@@ -78,7 +78,11 @@ struct ShellState {
   bool reset_layout = false;     // one frame of the default panel places
   bool want_quit = false;
   float base_scale = 1.0f;       // HiDPI content scale (ui_scale / presenter factor)
-  double frame_ms_smooth = 0;
+  double frame_ms_smooth = 0;    // drawn frames' time, smoothed
+  // What the status bar shows: follows frame_ms_smooth only when it moves
+  // by more than a fifth, so that showing it does not itself change every
+  // frame (an unchanged frame is not redrawn, frame_skip.h).
+  double frame_ms_shown = 0;
 };
 
 }  // namespace kvscope::gui

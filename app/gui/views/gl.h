@@ -10,10 +10,28 @@
 #include <GL/glext.h>
 
 #include <cstdint>
+#include <unordered_map>
 
 #include "imgui.h"
 
 namespace kvscope::gui {
+
+// Which textures a frame shows had their pixels written, and when: a
+// window whose draw data did not change is drawn again only when one of its
+// textures did (frame_damage.h). Every texture the views make or render
+// into says so here.
+inline std::unordered_map<GLuint, std::uint64_t>& texture_serials() {
+  static std::unordered_map<GLuint, std::uint64_t> serials;
+  return serials;
+}
+inline void note_texture_written(GLuint tex) {
+  static std::uint64_t writes = 0;
+  texture_serials()[tex] = ++writes;
+}
+inline std::uint64_t texture_serial(ImTextureID id) {
+  const auto it = texture_serials().find(static_cast<GLuint>(reinterpret_cast<intptr_t>(id)));
+  return it == texture_serials().end() ? 0 : it->second;
+}
 
 inline ImTextureID texture_id(GLuint tex) { return reinterpret_cast<ImTextureID>(static_cast<intptr_t>(tex)); }
 
@@ -25,6 +43,7 @@ inline ImTextureID texture_id(GLuint tex) { return reinterpret_cast<ImTextureID>
 inline GLuint make_nearest_texture(GLint internal_format, GLenum format, GLenum type, int w, int h, const void* data) {
   GLuint tex = 0;
   glGenTextures(1, &tex);
+  note_texture_written(tex);
   glBindTexture(GL_TEXTURE_2D, tex);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);

@@ -91,6 +91,7 @@ void HeatmapRenderer::release() {
 void HeatmapRenderer::render(RenderTarget& target, const HeatmapTexture& cells, const HeatmapViewport& view,
                              const HeatmapStyle& style, const PaletteTextures& textures) {
   if (!program_.ok() || !target.framebuffer()) return;
+  note_texture_written(target.texture());
   SavedGlState saved;
   glBindFramebuffer(GL_DRAW_FRAMEBUFFER, target.framebuffer());
   glViewport(0, 0, target.width(), target.height());

@@ -62,6 +62,8 @@ void HeatmapTexture::upload(int row0, int n, const float* values, const uint8_t*
     const int r_begin = std::max(row0, t.row0), r_end = std::min(row0 + n, t.row0 + t.rows);
     if (r_begin >= r_end) continue;
     const std::size_t offset = std::size_t(r_begin - row0) * cols_ + t.col0;
+    note_texture_written(t.values);
+    note_texture_written(t.codes);
     glBindTexture(GL_TEXTURE_2D, t.values);
     glTexSubImage2D(GL_TEXTURE_2D, 0, 0, r_begin - t.row0, t.cols, r_end - r_begin, GL_RED, GL_FLOAT, values + offset);
     glBindTexture(GL_TEXTURE_2D, t.codes);
