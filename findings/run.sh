@@ -9,12 +9,15 @@
 # Stages: data passkey kjv ablations streaming sinks masks plots gemma
 # (gemma: the second real model, Gemma 3 270M, fetched the same way), and,
 # run only when named, passkey100 kjv100: every policy x 5 budgets on 100
-# items per set with $SEEDS seeds (default 5) for random and keyformer, for
-# the tables with intervals (tables.py). Their cost, measured on a 2-core
-# machine: about 1.0 CPU-s per item-run on pass-key and 1.2 on KJV; one run
-# per item for full, 5 per deterministic policy, 5 x SEEDS for random and
-# keyformer: 76 runs per item at SEEDS=5, so about 2 CPU-hours per set
-# (findings/run.sh passkey100 kjv100 plots).
+# items per set with $SEEDS seeds (default 3) for random and keyformer, for
+# the tables with intervals (tables.py, pairs.py). One run per item for
+# full, 5 per deterministic policy, 5 x SEEDS for random and keyformer: 56
+# runs per item at SEEDS=3. Measured on a 2-core machine (2026-11-26, the
+# prompt passes shared and the weights prepared once): passkey100 at
+# SEEDS=3 took 3557 s wall, much of it beside builds and another sweep;
+# KJV's answers are 3-4 times longer (about 20 tokens), so kjv100 costs
+# about 3 times as much (findings/run.sh passkey100 kjv100 plots; RESUME=1
+# goes on with an interrupted one).
 # Needs: a built kvscope-cli (build/release), the Debian packages bible-kjv
 # and bible-kjv-text (only for the `data` stage), python3 with numpy and
 # matplotlib (for the `sinks`, `masks` and `plots` stages). The model is fetched with
@@ -29,7 +32,7 @@ W=${FINDINGS_WORK:-/tmp/kvscope-findings}     # big intermediate files (attentio
 mkdir -p "$W" $F/data $F/figures
 NICE="nice -n 10"
 STAGES=${*:-data passkey kjv ablations streaming sinks masks plots gemma}
-SEEDS=${SEEDS:-5}   # seeds per item for the policies that draw random numbers
+SEEDS=${SEEDS:-3}   # seeds per item for the policies that draw random numbers
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 t0=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
@@ -84,6 +87,7 @@ if has passkey100; then
   session base '{"name": "full"}'
   sweep passkey100 base assets/eval/passkey_smollm_100.jsonl $ALL $BUDGETS --seeds "$SEEDS"
   cp "$W/sweep_passkey100/sweep_accuracy.png" $F/figures/passkey100_accuracy.png
+  cp "$W/sweep_passkey100/sweep_answer_nll.png" $F/figures/passkey100_answer_nll.png
 fi
 
 if has kjv100; then
@@ -148,6 +152,11 @@ if has plots; then
   stamp "ablation plots"
   python3 $F/ablations.py $F
   python3 $F/tables.py $F
+  # The paired comparisons the page's claims name, on the 100-item sets.
+  PAIRS=h2o:random,keyformer:h2o,tova:h2o,a2sf:h2o,sink:window,tova:random,keyformer:random
+  for set in passkey100 kjv100; do
+    [ -f $F/data/sweep_${set}_items.csv ] && python3 $F/pairs.py $F/data/sweep_${set}_items.csv $PAIRS > $F/data/pairs_$set.md
+  done
 fi
 if has gemma; then
   stamp "Gemma 3 270M: long pass keys past its sliding window, every policy; each layer's share on the key"
