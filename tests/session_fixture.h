@@ -31,4 +31,13 @@ inline SessionConfig config(PolicyKind kind, const std::string& budget, int new_
   return c;
 }
 
+// The same with sampling (temperature 0.9, top-p 0.95), so that the
+// sampler's draws are part of what a test compares.
+inline SessionConfig sampled_config(PolicyKind kind, const std::string& budget, int new_tokens) {
+  SessionConfig c = config(kind, budget, new_tokens);
+  c.sampling.temperature = 0.9f;
+  c.sampling.top_p = 0.95f;
+  return c;
+}
+
 }  // namespace kvscope::test

@@ -18,13 +18,11 @@ namespace {
 using test::expect_same_bits;
 using test::expect_same_run;
 
-// Sampled (temperature > 0) so the draws matter, with each policy whose
-// state lives somewhere different: accumulated statistics (H2O), none
-// (TOVA), per-step noise (Keyformer), a discounted sum (A2SF).
+// Sampled so the draws matter, with each policy whose state lives somewhere
+// different: accumulated statistics (H2O), none (TOVA), per-step noise
+// (Keyformer), a discounted sum (A2SF).
 SessionConfig sampled(PolicyKind kind, const std::string& budget, const std::string& device = "cpu") {
-  SessionConfig c = test::config(kind, budget, 14);
-  c.sampling.temperature = 0.9f;
-  c.sampling.top_p = 0.95f;
+  SessionConfig c = test::sampled_config(kind, budget, 14);
   c.device = device;
   return c;
 }

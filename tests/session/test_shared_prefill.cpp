@@ -18,9 +18,7 @@ namespace {
 using test::expect_same_run;
 
 SessionConfig sampled(PolicyKind kind, const std::string& budget, uint64_t seed = 11) {
-  SessionConfig c = test::config(kind, budget, 10);
-  c.sampling.temperature = 0.9f;
-  c.sampling.top_p = 0.95f;
+  SessionConfig c = test::sampled_config(kind, budget, 10);
   c.seed = seed;
   return c;
 }
