@@ -1,6 +1,7 @@
 // The Backend base class (backend.h): what every backend does the same way
 // around its kernels, written once so the CPU reference and CUDA cannot
 // disagree on it. The messages are the ones both backends gave before.
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -77,6 +78,8 @@ int Backend::begin_forward(int n, const ForwardOptions& opt, ForwardOutput& out)
   if (opt.stats.active()) {
     row_weight_.resize(n);
     for (int i = 0; i < n; ++i) row_weight_[i] = std::pow(opt.stats.decay, static_cast<float>(n - 1 - i));
+    if (opt.stats.last_rows > 0)  // rows before the observation window weigh nothing
+      std::fill(row_weight_.begin(), row_weight_.begin() + std::max(n - opt.stats.last_rows, 0), 0.0f);
     carry_ = std::pow(opt.stats.decay, static_cast<float>(n));
   }
 

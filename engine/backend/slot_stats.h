@@ -16,7 +16,9 @@
 
 namespace kvscope {
 
-enum class StatSource { None, Attention, GumbelSoftmax };
+// KeyNorm and KeyDiff score slots from the cache's keys alone, after each
+// call (key_scores below); the others accumulate inside attention.
+enum class StatSource { None, Attention, GumbelSoftmax, KeyNorm, KeyDiff };
 enum class NoiseKind { Gumbel, Gaussian, Constant, None };
 enum class ReaderReduce { Mean, Max };
 
@@ -27,9 +29,26 @@ struct SlotStatRule {
   NoiseKind noise = NoiseKind::Gumbel;  // GumbelSoftmax only
   float tau = 1.0f;                     // GumbelSoftmax temperature of this forward call
   uint64_t seed = 0;
+  // Only the last `last_rows` query rows of a call count (0: all): SnapKV's
+  // observation window scores the prompt from its last queries alone. A
+  // decode call has one row, which always counts.
+  int last_rows = 0;
 
   bool active() const { return source != StatSource::None; }
+  bool from_keys() const { return source == StatSource::KeyNorm || source == StatSource::KeyDiff; }
 };
+
+// Scores from the keys of one segment (kvpress's KnormPress and
+// KeyDiffPress), recomputed for every slot after each call, the same
+// sums in the same order on every backend:
+//   norm_j = sqrt(sum_d k_jd^2)
+//   KeyNorm: S_j = -norm_j (a small key is an important one)
+//   KeyDiff: anchor_d = (sum_j k_jd / max(norm_j, 1e-12)) / len,
+//            S_j = -(k_j . anchor) / max(norm_j |anchor|, 1e-8)
+//            (keys unlike the mean direction are kept)
+constexpr float kKeyNormEps = 1e-12f;
+constexpr float kKeyCosEps = 1e-8f;
+
 
 // Keyformer's noise for one (query position, layer, head, key position),
 // drawn from the seeded Philox stream so CPU, CUDA and replays agree:

@@ -1,5 +1,6 @@
 #include "policy/params.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -67,6 +68,10 @@ ResolvedPolicy resolve_policy(const PolicyParams& p, int prompt_len, int context
   const Amount w_default = Amount::parse(rules.window_default.value_or(default_of("window")), "policy.window");
   r.w = amount(p.window.value_or(w_default), r.k);
   r.s = p.sinks.value_or(std::stoi(default_of("sinks")));
+  // A policy's default window in tokens (SnapKV's 64) shrinks to fit a
+  // small budget; a window the user set does not, nor a variant's (A2SF's
+  // latest code keeps its 16 or refuses the budget, as that code would).
+  if (!p.window && !rules.window_default && !w_default.percent && r.evicts) r.w = std::min(r.w, std::max(r.k - r.s, 0));
   r.granularity = p.granularity.value_or(parse_granularity(default_of("granularity")));
   if (r.evicts && r.w + r.s > r.k)
     throw Error::setting("policy.budget", std::to_string(r.k) + " is smaller than the recent window (" + std::to_string(r.w) +

@@ -29,6 +29,10 @@ enum class KeyformerVariant { Paper, Code };
 // once, after the prompt, with a 16-token window, and then never evicts.
 enum class A2sfRevision { Earlier, Latest };
 
+// H2O's score of a key: the attention it has received, summed (the paper),
+// or divided by the queries that could see it (kvpress's ObservedAttention).
+enum class H2oScore { Sum, Mean };
+
 // An absolute count or a percentage ("64", "50%"). A budget's percentage is
 // of the prompt length; a window's is of the budget (H2O's "k/2").
 struct Amount {
@@ -56,6 +60,7 @@ struct PolicyParams {
   float alpha = 0.2f;
   A2sfRevision a2sf_revision = A2sfRevision::Earlier;
   ReaderReduce reduce = ReaderReduce::Mean;
+  H2oScore h2o_score = H2oScore::Sum;
   uint64_t seed = 0;
   // Parameters of the policy table without a field above (policy_table.h),
   // by key; a key not here has its table default.

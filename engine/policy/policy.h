@@ -31,6 +31,15 @@ class Policy {
   virtual Ranking ranking() const = 0;
   // The statistic to accumulate during the forward call of this step.
   virtual SlotStatRule stat_rule(const StepContext&) const { return {}; }
+  // Whether slots are ranked by a function of the statistic rather than the
+  // statistic itself (kvpress's normalisations and pooling), and that
+  // function for one segment: `stat` and `pos` (ascending) of its `len`
+  // slots, of which [j0, j1) compete and the rest are protected; `newest`
+  // is the latest position. Writes out[0, len).
+  virtual bool rescores() const { return false; }
+  virtual void rescore(const float* stat, const int* pos, int len, int j0, int j1, int newest, float* out) const {
+    (void)stat, (void)pos, (void)len, (void)j0, (void)j1, (void)newest, (void)out;
+  }
   const ResolvedPolicy& resolved() const { return r_; }
   PolicyKind kind() const { return r_.params.kind; }
   // Whether slots are really dropped (false for full and ideal).

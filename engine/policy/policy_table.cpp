@@ -21,6 +21,9 @@ std::unique_ptr<Policy> make_h2o_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_tova_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_keyformer_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_a2sf_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_snapkv_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_knorm_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_keydiff_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_random_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_ideal_policy(const ResolvedPolicy& r);
 void keyformer_variant_rules(const PolicyParams& p, ResolveRules& rules, ChoiceQuirks& q);
@@ -164,6 +167,27 @@ std::vector<ParamSpec> make_params() {
   revision.field = enum_field<A2sfRevision, &PolicyParams::a2sf_revision>();
   add(revision);
 
+  ParamSpec h2o_score{"h2o_score", "score", "H2O's score of a key", ParamKind::Choice,
+                      "sum: the attention a key has received, summed over every query so far (the H2O paper). "
+                      "mean: that sum divided by the queries that could see the key, so late keys are not "
+                      "outvoted by early ones (kvpress's ObservedAttentionPress).",
+                      "sum"};
+  h2o_score.noun = "H2O score";
+  h2o_score.choices = {"sum", "mean"};
+  h2o_score.written_at_default = false;
+  h2o_score.field = enum_field<H2oScore, &PolicyParams::h2o_score>();
+  add(h2o_score);
+
+  ParamSpec kernel{"kernel", "pooling kernel", "SnapKV's pooling kernel", ParamKind::Count,
+                   "SnapKV ranks a slot by the mean score of the kernel slots centred on it (zero beyond the "
+                   "competing slots), so neighbours of a strong token stay with it. Odd; 1 turns pooling off.",
+                   "5"};
+  kernel.unit = "slots";
+  kernel.min = 1;
+  kernel.slider_min = 1;
+  kernel.slider_max = 15;
+  add(kernel);
+
   ParamSpec granularity{"granularity", "granularity", "the decision unit", ParamKind::Choice,
                         "Who decides together. kv_head: each KV head alone (H2O's per-head version); layer: all "
                         "heads of a layer share one decision (TOVA's default, better in its Table 3); model: one "
@@ -236,7 +260,7 @@ std::vector<PolicySpec> make_policies() {
   v.push_back({K::H2O, "h2o", "h2o", "Zhang et al. 2023, H2O: Heavy-Hitter Oracle",
                "Heavy-Hitter Oracle: keeps the recent window plus the tokens with the largest accumulated "
                "attention S_t = S_t-1 + A_t.",
-               "accumulated attention (H2O)", true, with({{"granularity"}, {"reduce"}}, {{"window", "50%"}}),
+               "accumulated attention (H2O)", true, with({{"h2o_score"}, {"granularity"}, {"reduce"}}, {{"window", "50%"}}),
                make_h2o_policy});
   v.push_back({K::TOVA, "tova", "tova", "Oren et al. 2024, Transformers are Multi-State RNNs",
                "Token Omission Via Attention: evicts the token with the lowest attention in the current step "
@@ -256,6 +280,20 @@ std::vector<PolicySpec> make_policies() {
                "forgetting-factor attention sum (A2SF)", true,
                with({{"alpha"}, {"a2sf_revision"}, {"granularity"}, {"reduce"}}), make_a2sf_policy,
                a2sf_revision_rules});
+  v.push_back({K::SnapKV, "snapkv", "snapkv", "Li et al. 2024, SnapKV: LLM Knows What You are Looking for Before Generation",
+               "Scores the prompt's keys by the attention of its last w queries (the observation window, also kept "
+               "whole), pooled over neighbouring slots; while decoding, new queries add to the score as in H2O.",
+               "observation-window attention (SnapKV)", true, with({{"kernel"}, {"granularity"}, {"reduce"}}, {{"window", "64"}}),
+               make_snapkv_policy});
+  v.push_back({K::Knorm, "knorm", "knorm",
+               "Devoto et al. 2024, A Simple and Effective L2 Norm-Based Strategy for KV Cache Compression",
+               "Keeps the keys with the smallest L2 norm, S = -|k|: no attention needed, the key alone decides.",
+               "minus the key's norm (Knorm)", true, with({{"granularity"}}), make_knorm_policy});
+  v.push_back({K::KeyDiff, "keydiff", "keydiff", "Park et al. 2025, KeyDiff: Key Similarity-Based KV Cache Eviction",
+               "Keeps the keys least like the others: S = -cos(k, mean direction of the segment's keys), rescored "
+               "after every step as the mean moves.",
+               "minus the key's cosine with the mean key (KeyDiff)", true, with({{"granularity"}}),
+               make_keydiff_policy});
   v.push_back({K::Random, "random", "random", "",
                "Evicts a uniformly random unprotected token (seeded): a baseline.", "random draw", true,
                with({{"granularity"}}), make_random_policy});

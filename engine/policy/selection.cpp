@@ -395,6 +395,25 @@ void choose_slots(const Policy& policy, const KvBook& book,
   // same for any number of threads.
   const int lanes = runs_for(S, book.total_slots());
   auto over_lanes = [&](auto&& segment_work) { parallel_runs(S, lanes, segment_work); };
+  // A policy that ranks by a function of its statistic (kvpress's
+  // normalisations, SnapKV's pooling) ranks every segment by that instead.
+  std::function<const std::vector<float>&(int)> rescored_stats;
+  const auto* ranked_by = &stats;
+  if (statistic && policy.rescores()) {
+    scratch.rescored.resize(S);
+    over_lanes([&](int, int s) {
+      const auto& pos = book.positions(s);
+      const int len = static_cast<int>(pos.size());
+      const int* p = pos.data();
+      const int j0 = static_cast<int>(std::lower_bound(p, p + len, lim.s) - p);
+      const int j1 = std::max(j0, static_cast<int>(std::upper_bound(p, p + len, newest - lim.w) - p));
+      scratch.rescored[s].resize(len);
+      policy.rescore(stats(s).data(), p, len, j0, j1, newest, scratch.rescored[s].data());
+    });
+    rescored_stats = [&scratch](int s) -> const std::vector<float>& { return scratch.rescored[s]; };
+    ranked_by = &rescored_stats;
+  }
+  const auto& ranked = *ranked_by;
   over_lanes([&](int, int s) {
     const int len = book.len(s);
     if (per_segment) c.state[s].resize(len);
@@ -407,15 +426,15 @@ void choose_slots(const Policy& policy, const KvBook& book,
     if (scratch.pivot_hint.size() < static_cast<std::size_t>(S)) scratch.pivot_hint.resize(S, 0);
     if (scratch.lanes.size() < static_cast<std::size_t>(lanes)) scratch.lanes.resize(lanes);
     over_lanes([&](int lane, int s) {
-      choose_in_segment(policy, book, s, statistic ? &stats(s) : nullptr, newest, step, lim, scratch.lanes[lane],
+      choose_in_segment(policy, book, s, statistic ? &ranked(s) : nullptr, newest, step, lim, scratch.lanes[lane],
                         scratch.pivot_hint, c);
     });
   } else {
     for (const auto& unit : decision_units(lay, r.granularity)) {
       if (holds_same_positions(book, unit))
-        choose_in_aligned_unit(policy, book, unit, stats, newest, step, lim, scratch, c);
+        choose_in_aligned_unit(policy, book, unit, ranked, newest, step, lim, scratch, c);
       else
-        choose_in_shared_unit(policy, book, unit, stats, newest, step, lim, c);
+        choose_in_shared_unit(policy, book, unit, ranked, newest, step, lim, c);
     }
   }
   const bool evicts = policy.evicts();

@@ -50,6 +50,7 @@ struct SelectionScratch {
   std::vector<unsigned __int128> keys128, protected_keys128;  // shared decisions: (mean statistic, slot)
   std::vector<double> mean;
   std::vector<uint32_t> words;  // the random policy's draws of a unit
+  std::vector<std::vector<float>> rescored;  // [segment]: Policy::rescore's scores, for policies that rescore
   // Per-segment decisions run as parallel tasks over runs of segments, each
   // with its own keys, protected keys, recency and draws.
   std::vector<SelectionScratch> lanes;

@@ -22,6 +22,9 @@ TEST(CliPolicyTable, EachPolicyTakesTheFlagsItReads) {
       if (value.empty()) value = param.fallback;
       if (value.empty() && param.kind == ParamKind::Choice) value = param.choices.front();
       if (std::string(param.key) == "budget") value = "80%";
+      // A window default in tokens (snapkv's 64) shrinks to a small budget
+      // only while unset: typed, it must fit this short prompt's budget.
+      if (std::string(param.key) == "window" && value.back() != '%') value = "2";
       std::string args = base + " --policy " + policy.name;
       if (policy.uses("budget") && std::string(param.key) != "budget") args += " --budget 80%";
       args += " " + param_flag(param) + " " + test::quote(value);

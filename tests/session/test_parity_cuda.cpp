@@ -12,8 +12,10 @@ namespace {
 TEST(CudaParity, MasksAgreeUpToTiesWithinRounding) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << "no CUDA device: " << why;
-  for (PolicyKind k : {PolicyKind::H2O, PolicyKind::TOVA, PolicyKind::A2SF, PolicyKind::Keyformer}) {
+  for (PolicyKind k : {PolicyKind::H2O, PolicyKind::TOVA, PolicyKind::A2SF, PolicyKind::Keyformer, PolicyKind::SnapKV,
+                       PolicyKind::Knorm, PolicyKind::KeyDiff}) {
     SessionConfig cfg = test::config(k, "50%", 16);
+    if (k == PolicyKind::SnapKV) cfg.policy.window = Amount{4, false};  // an observation window inside the prompt
     cfg.policy.noise = NoiseKind::Gumbel;
     cfg.recording.metrics = false;
     Session cpu(test::bundle("llama_gqa"), cfg);

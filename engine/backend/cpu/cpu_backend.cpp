@@ -146,7 +146,7 @@ int CpuBackend::prepare_forward(int n, const ForwardOptions& opt, ForwardOutput&
   const int S = layout_.n_segments();
   for (int s = 0; s < S; ++s) make_room(s, n);  // before the book counts the new slots
   const int first_pos = begin_forward(n, opt, out);
-  if (opt.stats.active()) {
+  if (opt.stats.active() && !opt.stats.from_keys()) {
     // Mean over readers adds straight into one row; max needs each query
     // row's maximum before rows are combined.
     const int rows = opt.stats.reduce == ReaderReduce::Max ? n : 1;
@@ -516,6 +516,10 @@ void CpuBackend::accumulate_stats(int seg, int row, const float* e, float scale,
 }
 
 void CpuBackend::finish_stats(int n, const SlotStatRule& rule) {
+  if (rule.from_keys()) {
+    for (int seg = 0; seg < layout_.n_segments(); ++seg) key_scores(seg, rule.source);
+    return;
+  }
   const float carry = stat_carry();
   for (int seg = 0; seg < layout_.n_segments(); ++seg) {
     const int len = kv().len(seg);
@@ -535,6 +539,39 @@ void CpuBackend::finish_stats(int n, const SlotStatRule& rule) {
     const int carried = len - n;  // slots from before this call; the call's own tokens start at 0
     for (int j = 0; j < carried; ++j) st[j] = carry * st[j] + total[j];
     for (int j = std::max(carried, 0); j < len; ++j) st[j] = 0.0f + total[j];
+  }
+}
+
+// slot_stats.h's key scores of one segment, in the loop order the CUDA
+// kernel uses (slots, then dimensions, each summed in ascending order).
+void CpuBackend::key_scores(int seg, StatSource source) {
+  const int len = kv().len(seg);
+  float* st = stats_[seg].data();
+  key_norm_.resize(len);
+  for (int j = 0; j < len; ++j) {
+    const float* k = key(seg, j);
+    float sq = 0.0f;
+    for (int d = 0; d < hd_; ++d) sq += k[d] * k[d];
+    key_norm_[j] = std::sqrt(sq);
+  }
+  if (source == StatSource::KeyNorm) {
+    for (int j = 0; j < len; ++j) st[j] = -key_norm_[j];
+    return;
+  }
+  key_anchor_.assign(hd_, 0.0f);
+  for (int d = 0; d < hd_; ++d) {
+    float sum = 0.0f;
+    for (int j = 0; j < len; ++j) sum += key(seg, j)[d] / std::max(key_norm_[j], kKeyNormEps);
+    key_anchor_[d] = sum / static_cast<float>(len);
+  }
+  float an = 0.0f;
+  for (int d = 0; d < hd_; ++d) an += key_anchor_[d] * key_anchor_[d];
+  an = std::sqrt(an);
+  for (int j = 0; j < len; ++j) {
+    const float* k = key(seg, j);
+    float dot = 0.0f;
+    for (int d = 0; d < hd_; ++d) dot += k[d] * key_anchor_[d];
+    st[j] = -dot / std::max(key_norm_[j] * an, kKeyCosEps);
   }
 }
 

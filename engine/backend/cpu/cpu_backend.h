@@ -92,6 +92,7 @@ class CpuBackend final : public Backend {
                   int first_captured, bool capture_logits, HeadScratch& scratch);
   void accumulate_stats(int seg, int row, const float* e, float scale, const SlotStatRule& rule);
   void finish_stats(int n, const SlotStatRule& rule);
+  void key_scores(int seg, StatSource source);
   float* key_mut(int seg, int slot) { return k_.data() + row_of(seg, slot) * hd_; }
   float* value_mut(int seg, int slot) { return v_.data() + row_of(seg, slot) * hd_; }
   // A segment's slots are consecutive rows of its region, from start_[seg].
@@ -114,6 +115,7 @@ class CpuBackend final : public Backend {
   std::vector<float> pair_logits_;  // forward_pair's head output, both rows
   std::vector<std::vector<float>> contrib_;   // [segment][row][slot]: this call's statistic contributions
   std::vector<float> stat_total_;             // one segment's contributions of this call
+  std::vector<float> key_norm_, key_anchor_;  // key_scores: one segment's key norms and mean direction
   std::vector<HeadScratch> head_scratch_;     // one per attention task (parallel.h)
 };
 

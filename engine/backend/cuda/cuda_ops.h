@@ -241,6 +241,10 @@ void clear_stat_acc(const StatArgs& s, int n_kv_heads, int n, int cap, Stream st
 void finish_stats(const StatArgs& s, float carry, const int* seg_len, int seg0, int n_kv_heads, int n, int max_len,
                   float* stats, int cap, Stream stream);
 
+// slot_stats.h's KeyNorm or KeyDiff scores of segments seg0..seg0+n_segments-1
+// into kv.stats (CpuBackend::key_scores), from the keys now in the cache.
+void key_scores(const KvCache& kv, StatSource source, const int* seg_len, int seg0, int n_segments, Stream stream);
+
 // retain() on the device, for several segments at once, one CompactJob per
 // segment. Slot i (< kept) of the segment takes the slot map[i] of before
 // (ascending, map[i] >= i; an identity map when map_offset is -1):

@@ -1,0 +1,98 @@
+// Policies that rank by a function of their statistic, worked by hand:
+// H2O's mean score (kvpress's ObservedAttention) and SnapKV's pooling; and
+// the default window in tokens that shrinks to a small budget.
+#include <gtest/gtest.h>
+
+#include "common/error.h"
+#include "kv_book_fixture.h"
+#include "policy/selection.h"
+
+namespace kvscope {
+namespace {
+
+using test::book_of;
+
+std::vector<int> kept_positions(const KvBook& b, const SlotChoice& c, int seg = 0) {
+  std::vector<int> out;
+  for (int j : c.keep[seg]) out.push_back(b.positions(seg)[j]);
+  return out;
+}
+
+TEST(Rescore, H2OMeanDividesByTheQueriesThatSawEachKey) {
+  // 6 positions, newest 5: key j was seen by 6 - j queries. Sums favour
+  // the early keys; the means favour 4 (1.5 / 2 = 0.75) and 2 (2.0 / 4).
+  const KvBook b = book_of(6);
+  const std::vector<float> S = {3.0f, 2.4f, 2.0f, 0.6f, 1.5f, 0.2f};
+  PolicyParams p;
+  p.kind = PolicyKind::H2O;
+  p.budget = Amount{2, false};
+  p.window = Amount{0, false};
+  auto stats = [&](int) -> const std::vector<float>& { return S; };
+  const auto sum = make_policy(resolve_policy(p, 6, 100));
+  EXPECT_EQ(kept_positions(b, choose_slots(*sum, b, stats, 5, 0)), (std::vector<int>{0, 1}));
+  p.h2o_score = H2oScore::Mean;
+  const auto mean = make_policy(resolve_policy(p, 6, 100));
+  const SlotChoice c = choose_slots(*mean, b, stats, 5, 0);
+  // means: 0.5, 0.48, 0.5, 0.2, 0.75, 0.2 -> 4, then 2 (ties with 0 on 0.5: the newer wins)
+  EXPECT_EQ(kept_positions(b, c), (std::vector<int>{2, 4}));
+  EXPECT_FLOAT_EQ(c.score[0][4], 0.75f);  // the views show the score that ranked
+  EXPECT_FLOAT_EQ(c.score[0][1], 0.48f);
+}
+
+TEST(Rescore, SnapKvPoolsOverTheCompetingSlotsWithZeroPadding) {
+  // 10 positions, window 3 (7, 8, 9 protected), kernel 3, k = 5: two of
+  // positions 0..6 stay, ranked by the mean of S over j-1..j+1 inside
+  // [0, 7), counting outside as 0 and dividing by 3 always.
+  const KvBook b = book_of(10);
+  const std::vector<float> S = {0.0f, 0.0f, 0.9f, 0.0f, 0.0f, 0.3f, 0.6f, 5.0f, 5.0f, 5.0f};
+  PolicyParams p;
+  p.kind = PolicyKind::SnapKV;
+  p.budget = Amount{5, false};
+  p.window = Amount{3, false};
+  p.extra["kernel"] = 3;
+  const auto pol = make_policy(resolve_policy(p, 10, 100));
+  EXPECT_EQ(pol->stat_rule(StepContext{}).last_rows, 3);
+  const SlotChoice c = choose_slots(*pol, b, [&](int) -> const std::vector<float>& { return S; }, 9, 0);
+  // pooled: 0, .3, .3, .3, .1, .3, .3 (6 has no right neighbour: the window's
+  // 5.0 is not pooled in). Ties at 0.3 go to the newer: 6 and 5.
+  EXPECT_EQ(kept_positions(b, c), (std::vector<int>{5, 6, 7, 8, 9}));
+  EXPECT_FLOAT_EQ(c.score[0][6], 0.3f);
+  EXPECT_FLOAT_EQ(c.score[0][4], 0.1f);
+  EXPECT_FLOAT_EQ(c.score[0][8], 5.0f);  // protected: its statistic as it is
+  // Without pooling the two largest single scores stay.
+  p.extra["kernel"] = 1;
+  const auto plain = make_policy(resolve_policy(p, 10, 100));
+  EXPECT_EQ(kept_positions(b, choose_slots(*plain, b, [&](int) -> const std::vector<float>& { return S; }, 9, 0)),
+            (std::vector<int>{2, 6, 7, 8, 9}));
+}
+
+TEST(Rescore, SnapKvRefusesAnEvenKernel) {
+  PolicyParams p;
+  p.kind = PolicyKind::SnapKV;
+  p.budget = Amount{50, true};
+  p.extra["kernel"] = 4;
+  try {
+    make_policy(resolve_policy(p, 100, 1000));
+    FAIL() << "an even kernel was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("policy.kernel"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("odd"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Rescore, ADefaultWindowInTokensShrinksToTheBudgetButASetOneDoesNot) {
+  PolicyParams p;
+  p.kind = PolicyKind::SnapKV;
+  p.budget = Amount{20, false};
+  EXPECT_EQ(resolve_policy(p, 100, 1000).w, 20);  // default 64, k = 20
+  p.budget = Amount{80, false};
+  EXPECT_EQ(resolve_policy(p, 100, 1000).w, 64);
+  p.budget = Amount{20, false};
+  p.sinks = 4;
+  EXPECT_EQ(resolve_policy(p, 100, 1000).w, 16);
+  p.window = Amount{64, false};
+  EXPECT_THROW(resolve_policy(p, 100, 1000), Error);
+}
+
+}  // namespace
+}  // namespace kvscope

@@ -1,0 +1,123 @@
+// kvscope's one-shot prefill eviction against NVIDIA kvpress 0.5.5
+// (tests/data/kvpress/, written by tools/goldens_kvpress.py): for every
+// case of a press kvscope has, the same policy and budget must keep exactly
+// the positions the press keeps, in every (layer, KV head). The press ->
+// policy mapping is docs/policies.md's ("kvpress's presses in kvscope").
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "session_fixture.h"
+
+namespace kvscope {
+namespace {
+
+using nlohmann::json;
+
+// kvpress's number of kept pairs: max(1, int(n (1 - r))), in double as
+// Python computes it (kvpress/utils.py, compute_n_kept).
+int kvpress_kept(int n, double ratio) { return std::max(1, static_cast<int>(n * (1.0 - ratio))); }
+
+// The kvscope policy that reproduces a press with these parameters, or
+// nothing for a press kvscope does not have yet.
+std::optional<PolicyParams> policy_for(const std::string& press, const json& params, int n) {
+  PolicyParams p;
+  const double ratio = params.at("compression_ratio").get<double>();
+  p.budget = Amount{static_cast<double>(kvpress_kept(n, ratio)), false};
+  p.window = Amount{0, false};
+  p.sinks = 0;
+  p.granularity = Granularity::KvHead;
+  if (press == "ObservedAttentionPress") {
+    p.kind = PolicyKind::H2O;
+    p.h2o_score = H2oScore::Mean;
+  } else if (press == "SnapKVPress") {
+    p.kind = PolicyKind::SnapKV;
+    p.window = Amount{params.at("window_size").get<double>(), false};
+    p.extra["kernel"] = params.at("kernel_size").get<double>();
+  } else if (press == "TOVAPress") {
+    // The last query's attention averaged over every query head (one
+    // decision per layer); the last token itself always stays.
+    p.kind = PolicyKind::TOVA;
+    p.granularity = Granularity::Layer;
+    p.window = Amount{1, false};
+  } else if (press == "StreamingLLMPress") {
+    p.kind = PolicyKind::Sink;
+    p.sinks = params.at("n_sink").get<int>();
+  } else if (press == "KnormPress") {
+    p.kind = PolicyKind::Knorm;
+  } else if (press == "KeyDiffPress") {
+    p.kind = PolicyKind::KeyDiff;
+  } else {
+    return std::nullopt;
+  }
+  return p;
+}
+
+std::vector<std::filesystem::path> golden_files() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(test::data_dir() / "kvpress"))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
+  std::map<std::string, int> cells;  // press -> (layer, KV head) cells compared
+  std::map<std::string, int> not_here;  // press -> cases of a press kvscope lacks
+  const auto files = golden_files();
+  ASSERT_GE(files.size(), 3u) << "tests/data/kvpress holds the goldens";
+  for (const auto& file : files) {
+    SCOPED_TRACE(file.filename().string());
+    std::ifstream in(file);
+    const json g = json::parse(in);
+    ASSERT_EQ(g.at("format"), "kvscope-kvpress-goldens");
+    const std::string model = std::filesystem::path(g.at("model").get<std::string>()).filename().string();
+    for (const json& c : g.at("cases")) {
+      const std::string press = c.at("press");
+      const int n = c.at("n");
+      const auto params = policy_for(press, c.at("params"), n);
+      if (!params) {
+        ++not_here[press];
+        continue;
+      }
+      SCOPED_TRACE(press + " " + c.at("params").dump() + " prompt " + std::to_string(c.at("prompt").get<int>()));
+      SessionConfig cfg = test::config(params->kind, "100%", 1);
+      cfg.prompt_ids = g.at("prompts").at(c.at("prompt").get<int>()).get<std::vector<int>>();
+      ASSERT_EQ(static_cast<int>(cfg.prompt_ids.size()), n);
+      cfg.policy = *params;
+      cfg.recording.metrics = false;
+      Session s(test::bundle(model), cfg);
+      s.prefill();
+      const KvLayout& lay = s.recorder().layout();
+      const json& kept = c.at("kept");
+      ASSERT_EQ(static_cast<int>(kept.size()), lay.n_kv_layers);
+      for (int l = 0; l < lay.n_kv_layers; ++l) {
+        ASSERT_EQ(static_cast<int>(kept[l].size()), lay.n_kv_heads);
+        EXPECT_EQ(c.at("n_kept")[l].get<int>(), s.policy().resolved().k) << "kvpress's rounding of the budget";
+        for (int h = 0; h < lay.n_kv_heads; ++h) {
+          const std::vector<int> want = kept[l][h].get<std::vector<int>>();
+          const auto& got = s.backend().kv().positions(lay.segment(l, h));
+          EXPECT_EQ(std::vector<int>(got.begin(), got.end()), want) << "layer " << l << " KV head " << h;
+          ++cells[press];
+        }
+      }
+    }
+  }
+  // Every press kvscope has is compared on every file: none may pass by
+  // being absent from the goldens.
+  for (const char* press :
+       {"ObservedAttentionPress", "SnapKVPress", "TOVAPress", "StreamingLLMPress", "KnormPress", "KeyDiffPress"})
+    EXPECT_GT(cells[press], 0) << press << " has no golden cell";
+  for (const auto& [press, n] : cells) std::printf("kvpress %s: %d cells compared\n", press.c_str(), n);
+  for (const auto& [press, n] : not_here) std::printf("kvpress %s: %d cases not compared (no kvscope policy yet)\n", press.c_str(), n);
+}
+
+}  // namespace
+}  // namespace kvscope
