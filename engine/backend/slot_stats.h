@@ -49,7 +49,6 @@ struct SlotStatRule {
 constexpr float kKeyNormEps = 1e-12f;
 constexpr float kKeyCosEps = 1e-8f;
 
-
 // Keyformer's noise for one (query position, layer, head, key position),
 // drawn from the seeded Philox stream so CPU, CUDA and replays agree:
 // gumbel = -log(-log u); gaussian N(0.5772, 1.2825); constant 0.5772. The

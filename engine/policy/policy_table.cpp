@@ -167,7 +167,10 @@ std::vector<ParamSpec> make_params() {
   revision.field = enum_field<A2sfRevision, &PolicyParams::a2sf_revision>();
   add(revision);
 
-  ParamSpec h2o_score{"h2o_score", "score", "H2O's score of a key", ParamKind::Choice,
+  ParamSpec h2o_score{"h2o_score",
+                      "score",
+                      "H2O's score of a key",
+                      ParamKind::Choice,
                       "sum: the attention a key has received, summed over every query so far (the H2O paper). "
                       "mean: that sum divided by the queries that could see the key, so late keys are not "
                       "outvoted by early ones (kvpress's ObservedAttentionPress).",
@@ -178,7 +181,10 @@ std::vector<ParamSpec> make_params() {
   h2o_score.field = enum_field<H2oScore, &PolicyParams::h2o_score>();
   add(h2o_score);
 
-  ParamSpec kernel{"kernel", "pooling kernel", "SnapKV's pooling kernel", ParamKind::Count,
+  ParamSpec kernel{"kernel",
+                   "pooling kernel",
+                   "SnapKV's pooling kernel",
+                   ParamKind::Count,
                    "SnapKV ranks a slot by the mean score of the kernel slots centred on it (zero beyond the "
                    "competing slots), so neighbours of a strong token stay with it. Odd; 1 turns pooling off.",
                    "5"};
@@ -260,8 +266,8 @@ std::vector<PolicySpec> make_policies() {
   v.push_back({K::H2O, "h2o", "h2o", "Zhang et al. 2023, H2O: Heavy-Hitter Oracle",
                "Heavy-Hitter Oracle: keeps the recent window plus the tokens with the largest accumulated "
                "attention S_t = S_t-1 + A_t.",
-               "accumulated attention (H2O)", true, with({{"h2o_score"}, {"granularity"}, {"reduce"}}, {{"window", "50%"}}),
-               make_h2o_policy});
+               "accumulated attention (H2O)", true,
+               with({{"h2o_score"}, {"granularity"}, {"reduce"}}, {{"window", "50%"}}), make_h2o_policy});
   v.push_back({K::TOVA, "tova", "tova", "Oren et al. 2024, Transformers are Multi-State RNNs",
                "Token Omission Via Attention: evicts the token with the lowest attention in the current step "
                "only; head-averaged (per layer) by default.",
@@ -280,11 +286,12 @@ std::vector<PolicySpec> make_policies() {
                "forgetting-factor attention sum (A2SF)", true,
                with({{"alpha"}, {"a2sf_revision"}, {"granularity"}, {"reduce"}}), make_a2sf_policy,
                a2sf_revision_rules});
-  v.push_back({K::SnapKV, "snapkv", "snapkv", "Li et al. 2024, SnapKV: LLM Knows What You are Looking for Before Generation",
+  v.push_back({K::SnapKV, "snapkv", "snapkv",
+               "Li et al. 2024, SnapKV: LLM Knows What You are Looking for Before Generation",
                "Scores the prompt's keys by the attention of its last w queries (the observation window, also kept "
                "whole), pooled over neighbouring slots; while decoding, new queries add to the score as in H2O.",
-               "observation-window attention (SnapKV)", true, with({{"kernel"}, {"granularity"}, {"reduce"}}, {{"window", "64"}}),
-               make_snapkv_policy});
+               "observation-window attention (SnapKV)", true,
+               with({{"kernel"}, {"granularity"}, {"reduce"}}, {{"window", "64"}}), make_snapkv_policy});
   v.push_back({K::Knorm, "knorm", "knorm",
                "Devoto et al. 2024, A Simple and Effective L2 Norm-Based Strategy for KV Cache Compression",
                "Keeps the keys with the smallest L2 norm, S = -|k|: no attention needed, the key alone decides.",

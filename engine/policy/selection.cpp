@@ -433,8 +433,7 @@ void choose_slots(const Policy& policy, const KvBook& book,
     for (const auto& unit : decision_units(lay, r.granularity)) {
       if (holds_same_positions(book, unit))
         choose_in_aligned_unit(policy, book, unit, ranked, newest, step, lim, scratch, c);
-      else
-        choose_in_shared_unit(policy, book, unit, ranked, newest, step, lim, c);
+      else choose_in_shared_unit(policy, book, unit, ranked, newest, step, lim, c);
     }
   }
   const bool evicts = policy.evicts();

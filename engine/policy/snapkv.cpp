@@ -18,8 +18,7 @@ namespace {
 
 class SnapKvPolicy final : public Policy {
  public:
-  explicit SnapKvPolicy(const ResolvedPolicy& r)
-      : Policy(r), kernel_(static_cast<int>(r.params.number("kernel"))) {}
+  explicit SnapKvPolicy(const ResolvedPolicy& r) : Policy(r), kernel_(static_cast<int>(r.params.number("kernel"))) {}
   Ranking ranking() const override { return Ranking::Statistic; }
   SlotStatRule stat_rule(const StepContext&) const override {
     SlotStatRule rule;

@@ -52,7 +52,8 @@ TEST(Rescore, SnapKvPoolsOverTheCompetingSlotsWithZeroPadding) {
   p.extra["kernel"] = 3;
   const auto pol = make_policy(resolve_policy(p, 10, 100));
   EXPECT_EQ(pol->stat_rule(StepContext{}).last_rows, 3);
-  const SlotChoice c = choose_slots(*pol, b, [&](int) -> const std::vector<float>& { return S; }, 9, 0);
+  const SlotChoice c = choose_slots(
+      *pol, b, [&](int) -> const std::vector<float>& { return S; }, 9, 0);
   // pooled: 0, .3, .3, .3, .1, .3, .3 (6 has no right neighbour: the window's
   // 5.0 is not pooled in). Ties at 0.3 go to the newer: 6 and 5.
   EXPECT_EQ(kept_positions(b, c), (std::vector<int>{5, 6, 7, 8, 9}));
@@ -62,7 +63,8 @@ TEST(Rescore, SnapKvPoolsOverTheCompetingSlotsWithZeroPadding) {
   // Without pooling the two largest single scores stay.
   p.extra["kernel"] = 1;
   const auto plain = make_policy(resolve_policy(p, 10, 100));
-  EXPECT_EQ(kept_positions(b, choose_slots(*plain, b, [&](int) -> const std::vector<float>& { return S; }, 9, 0)),
+  EXPECT_EQ(kept_positions(b, choose_slots(
+                                  *plain, b, [&](int) -> const std::vector<float>& { return S; }, 9, 0)),
             (std::vector<int>{2, 6, 7, 8, 9}));
 }
 

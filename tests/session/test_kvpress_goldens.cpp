@@ -69,7 +69,7 @@ std::vector<std::filesystem::path> golden_files() {
 }
 
 TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
-  std::map<std::string, int> cells;  // press -> (layer, KV head) cells compared
+  std::map<std::string, int> cells;     // press -> (layer, KV head) cells compared
   std::map<std::string, int> not_here;  // press -> cases of a press kvscope lacks
   const auto files = golden_files();
   ASSERT_GE(files.size(), 3u) << "tests/data/kvpress holds the goldens";
@@ -116,7 +116,8 @@ TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
        {"ObservedAttentionPress", "SnapKVPress", "TOVAPress", "StreamingLLMPress", "KnormPress", "KeyDiffPress"})
     EXPECT_GT(cells[press], 0) << press << " has no golden cell";
   for (const auto& [press, n] : cells) std::printf("kvpress %s: %d cells compared\n", press.c_str(), n);
-  for (const auto& [press, n] : not_here) std::printf("kvpress %s: %d cases not compared (no kvscope policy yet)\n", press.c_str(), n);
+  for (const auto& [press, n] : not_here)
+    std::printf("kvpress %s: %d cases not compared (no kvscope policy yet)\n", press.c_str(), n);
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   for (int d = threadIdx.x; d < hd; d += blockDim.x) {
     float sum = 0.0f;
-    for (int j = 0; j < len; ++j) sum = __fadd_rn(sum, __fdiv_rn(to_f32(K[int64_t(j) * hd + d]), fmaxf(st[j], kKeyNormEps)));
+    for (int j = 0; j < len; ++j)
+      sum = __fadd_rn(sum, __fdiv_rn(to_f32(K[int64_t(j) * hd + d]), fmaxf(st[j], kKeyNormEps)));
     anchor[d] = __fdiv_rn(sum, static_cast<float>(len));
   }
   __syncthreads();
