@@ -97,6 +97,18 @@ if has kjv100; then
   cp "$W/sweep_kjv100/sweep_answer_nll.png" $F/figures/kjv100_answer_nll.png
 fi
 
+if has kvpress100; then
+  # The policies kvscope took from kvpress (docs/policies.md, "kvpress's
+  # presses in kvscope") beside H2O and TOVA on the same 100 items; H2O's
+  # mean score (ObservedAttention) is a setting of h2o, so a second sweep.
+  stamp "pass-key sweep: kvpress's policies x 5 budgets x 100 items"
+  session base '{"name": "full"}'
+  sweep passkey100_kvpress base assets/eval/passkey_smollm_100.jsonl full,h2o,tova,snapkv,knorm,keydiff $BUDGETS
+  session h2o_mean '{"name": "h2o", "h2o_score": "mean"}'
+  sweep passkey100_h2o_mean h2o_mean assets/eval/passkey_smollm_100.jsonl h2o $BUDGETS
+  cp "$W/sweep_passkey100_kvpress/sweep_accuracy.png" $F/figures/passkey100_kvpress_accuracy.png
+fi
+
 if has ablations; then
   AB=30%,50%
   stamp "TOVA per KV head (per layer is in the main sweeps)"

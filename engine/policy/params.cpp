@@ -50,6 +50,7 @@ ResolvedPolicy resolve_policy(const PolicyParams& p, int prompt_len, int context
   ResolvedPolicy r;
   r.params = p;
   r.evicts = spec.evicts;
+  r.prompt_len = prompt_len;
   check_param_ranges(p);
   // The table's defaults for this policy, then its variant's rules.
   ResolveRules rules;

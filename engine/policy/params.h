@@ -95,6 +95,7 @@ struct ResolvedPolicy {
   int k = 0;  // slots kept per unit after each step
   int w = 0;  // recent window
   int s = 0;  // sinks
+  int prompt_len = 0;  // what percentages were resolved against
   Granularity granularity = Granularity::KvHead;
   bool evicts = true;  // false for full and ideal
   ChoiceQuirks quirks;

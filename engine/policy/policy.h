@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "kv/kv_layout.h"
 #include "policy/params.h"
 
 namespace kvscope {
@@ -31,6 +32,16 @@ class Policy {
   virtual Ranking ranking() const = 0;
   // The statistic to accumulate during the forward call of this step.
   virtual SlotStatRule stat_rule(const StepContext&) const { return {}; }
+  // The budget of the KV segments of model layer `layer` of `n_layers`:
+  // k for every layer, unless the policy shapes budgets by depth (PyramidKV).
+  virtual int layer_budget(int layer, int n_layers) const {
+    (void)layer, (void)n_layers;
+    return r_.k;
+  }
+  // layer_budget of a segment of `layout` (its owning layer's).
+  int segment_budget(const KvLayout& layout, int seg) const {
+    return layer_budget(layout.owners[seg / layout.n_kv_heads], layout.n_layers);
+  }
   // Whether slots are ranked by a function of the statistic rather than the
   // statistic itself (kvpress's normalisations and pooling), and that
   // function for one segment: `stat` and `pos` (ascending) of its `len`

@@ -22,6 +22,7 @@ std::unique_ptr<Policy> make_tova_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_keyformer_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_a2sf_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_snapkv_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_pyramidkv_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_knorm_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_keydiff_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_random_policy(const ResolvedPolicy& r);
@@ -194,6 +195,17 @@ std::vector<ParamSpec> make_params() {
   kernel.slider_max = 15;
   add(kernel);
 
+  ParamSpec beta{"beta", "pyramid \xce\xb2", "PyramidKV's steepness", ParamKind::Real,
+                 "PyramidKV's steepness: the deepest layer keeps about k / beta slots and the first 2k - k / beta, the "
+                 "layers between on a straight line, so the mean stays k (kvpress's beta). No layer keeps more than "
+                 "the prompt minus the window.",
+                 "20"};
+  beta.min = 1;
+  beta.slider_min = 1;
+  beta.slider_max = 100;
+  beta.log_scale = true;
+  add(beta);
+
   ParamSpec granularity{"granularity", "granularity", "the decision unit", ParamKind::Choice,
                         "Who decides together. kv_head: each KV head alone (H2O's per-head version); layer: all "
                         "heads of a layer share one decision (TOVA's default, better in its Table 3); model: one "
@@ -292,6 +304,12 @@ std::vector<PolicySpec> make_policies() {
                "whole), pooled over neighbouring slots; while decoding, new queries add to the score as in H2O.",
                "observation-window attention (SnapKV)", true,
                with({{"kernel"}, {"granularity"}, {"reduce"}}, {{"window", "64"}}), make_snapkv_policy});
+  v.push_back({K::PyramidKV, "pyramidkv", "pyramidkv",
+               "Cai et al. 2024, PyramidKV: Dynamic KV Cache Compression based on Pyramidal Information Funneling",
+               "SnapKV's scores with a budget per layer that falls with depth (a pyramid whose mean is k): lower "
+               "layers keep more.",
+               "observation-window attention (SnapKV)", true,
+               with({{"kernel"}, {"beta"}, {"granularity"}, {"reduce"}}, {{"window", "64"}}), make_pyramidkv_policy});
   v.push_back({K::Knorm, "knorm", "knorm",
                "Devoto et al. 2024, A Simple and Effective L2 Norm-Based Strategy for KV Cache Compression",
                "Keeps the keys with the smallest L2 norm, S = -|k|: no attention needed, the key alone decides.",

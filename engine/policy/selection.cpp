@@ -426,14 +426,19 @@ void choose_slots(const Policy& policy, const KvBook& book,
     if (scratch.pivot_hint.size() < static_cast<std::size_t>(S)) scratch.pivot_hint.resize(S, 0);
     if (scratch.lanes.size() < static_cast<std::size_t>(lanes)) scratch.lanes.resize(lanes);
     over_lanes([&](int lane, int s) {
-      choose_in_segment(policy, book, s, statistic ? &ranked(s) : nullptr, newest, step, lim, scratch.lanes[lane],
-                        scratch.pivot_hint, c);
+      Limits seg_lim = lim;
+      seg_lim.k += policy.segment_budget(lay, s) - r.k;  // a budget shaped by depth (PyramidKV)
+      choose_in_segment(policy, book, s, statistic ? &ranked(s) : nullptr, newest, step, seg_lim,
+                        scratch.lanes[lane], scratch.pivot_hint, c);
     });
   } else {
     for (const auto& unit : decision_units(lay, r.granularity)) {
+      // A unit of one layer takes that layer's budget; a model-wide unit k.
+      Limits unit_lim = lim;
+      if (r.granularity == Granularity::Layer) unit_lim.k += policy.segment_budget(lay, unit[0]) - r.k;
       if (holds_same_positions(book, unit))
-        choose_in_aligned_unit(policy, book, unit, ranked, newest, step, lim, scratch, c);
-      else choose_in_shared_unit(policy, book, unit, ranked, newest, step, lim, c);
+        choose_in_aligned_unit(policy, book, unit, ranked, newest, step, unit_lim, scratch, c);
+      else choose_in_shared_unit(policy, book, unit, ranked, newest, step, unit_lim, c);
     }
   }
   const bool evicts = policy.evicts();

@@ -14,6 +14,7 @@
 #include "io/npy.h"
 #include "reports/figure_export.h"
 #include "reports/informative_head.h"
+#include "policy/policy.h"
 #include "reports/provenance.h"
 
 namespace kvscope {
@@ -137,6 +138,14 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir, con
                      {"kv_layers", d.m},
                      {"kv_heads", d.g},
                      {"device", s.backend().name()}};
+    // Budgets shaped by depth (pyramidkv): each owning layer's, in KV-layer order.
+    const KvLayout& lay = s.recorder().layout();
+    const auto policy = make_policy(r);
+    std::vector<int> layer_budgets;
+    for (int kvl = 0; kvl < lay.n_kv_layers; ++kvl)
+      layer_budgets.push_back(policy->segment_budget(lay, lay.segment(kvl, 0)));
+    if (std::any_of(layer_budgets.begin(), layer_budgets.end(), [&](int k) { return k != r.k; }))
+      j["resolved"]["layer_budgets"] = layer_budgets;
     j["provenance"] = to_json(provenance);
     write_text_file(path("session.json"), json_text(j) + "\n");
   }

@@ -487,7 +487,8 @@ void Session::attention_metrics(StepMetrics& m) const {
       full = scattered;
     }
     agree[t] = head_agreement({a.prob_row(h, a.n_queries - 1), static_cast<std::size_t>(a.row_len[h])},
-                              backend_->kv().positions(lay.segment_of(a.layer, h)), full, policy_->resolved().k, scratch);
+                              backend_->kv().positions(lay.segment_of(a.layer, h)), full,
+                              policy_->segment_budget(lay, lay.segment_of(a.layer, h)), scratch);
   });
   double recall_sum = 0, sim_sum = 0;
   for (int t = 0; t < n_heads; ++t) {

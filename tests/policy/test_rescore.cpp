@@ -96,5 +96,35 @@ TEST(Rescore, ADefaultWindowInTokensShrinksToTheBudgetButASetOneDoesNot) {
   EXPECT_THROW(resolve_policy(p, 100, 1000), Error);
 }
 
+TEST(Rescore, PyramidKvBudgetsFollowKvpresssFormula) {
+  // q = 80, w = 8, mean m = 40, beta 20: min = 2, max = 78 >= q - w, so
+  // max = 72 and min = 2m - 72 = 8; layers on a line from 72 down to 8.
+  PolicyParams p;
+  p.kind = PolicyKind::PyramidKV;
+  p.budget = Amount{50, true};
+  p.window = Amount{8, false};
+  const auto pol = make_policy(resolve_policy(p, 80, 1000));
+  EXPECT_EQ(pol->layer_budget(0, 2), 72);
+  EXPECT_EQ(pol->layer_budget(1, 2), 8);
+  EXPECT_EQ(pol->layer_budget(1, 3), 40);
+  EXPECT_EQ(pol->layer_budget(0, 1), 72);
+  // q = 162, w = 16, 30%: m = 48.6, min = 2.43 < w: every layer keeps round(m).
+  p.budget = Amount{30, true};
+  p.window = Amount{16, false};
+  const auto flat = make_policy(resolve_policy(p, 162, 1000));
+  for (int l = 0; l < 30; ++l) EXPECT_EQ(flat->layer_budget(l, 30), 49);
+  // beta 2: min = 24.3, max = 72.9; layer 29 of 30 keeps round(24.3) = 24.
+  p.extra["beta"] = 2;
+  const auto steep = make_policy(resolve_policy(p, 162, 1000));
+  EXPECT_EQ(steep->layer_budget(0, 30), 73);
+  EXPECT_EQ(steep->layer_budget(29, 30), 24);
+  // Halves round to even, as Python's round(): m = 12.5 (25% of 50) in the
+  // fallback (min = 0.625 < w = 4) keeps 12, not 13.
+  p.extra.erase("beta");
+  p.budget = Amount{25, true};
+  p.window = Amount{4, false};
+  EXPECT_EQ(make_policy(resolve_policy(p, 50, 1000))->layer_budget(0, 4), 12);
+}
+
 }  // namespace
 }  // namespace kvscope

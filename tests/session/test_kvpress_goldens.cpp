@@ -50,6 +50,13 @@ std::optional<PolicyParams> policy_for(const std::string& press, const json& par
   } else if (press == "StreamingLLMPress") {
     p.kind = PolicyKind::Sink;
     p.sinks = params.at("n_sink").get<int>();
+  } else if (press == "PyramidKVPress") {
+    // SnapKV's scores under kvpress's per-layer budgets, whose mean is
+    // n (1 - ratio) unrounded: the budget as a percentage of the prompt.
+    p.kind = PolicyKind::PyramidKV;
+    p.budget = Amount{100.0 * (1.0 - ratio), true};
+    p.window = Amount{params.at("window_size").get<double>(), false};
+    p.extra["kernel"] = params.at("kernel_size").get<double>();
   } else if (press == "KnormPress") {
     p.kind = PolicyKind::Knorm;
   } else if (press == "KeyDiffPress") {
@@ -70,7 +77,7 @@ std::vector<std::filesystem::path> golden_files() {
 
 TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
   std::map<std::string, int> cells;     // press -> (layer, KV head) cells compared
-  std::map<std::string, int> not_here;  // press -> cases of a press kvscope lacks
+  std::map<std::string, int> not_here;  // press -> cases of a press kvscope lacks (none now; new goldens may add some)
   const auto files = golden_files();
   ASSERT_GE(files.size(), 3u) << "tests/data/kvpress holds the goldens";
   for (const auto& file : files) {
@@ -100,7 +107,8 @@ TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
       ASSERT_EQ(static_cast<int>(kept.size()), lay.n_kv_layers);
       for (int l = 0; l < lay.n_kv_layers; ++l) {
         ASSERT_EQ(static_cast<int>(kept[l].size()), lay.n_kv_heads);
-        EXPECT_EQ(c.at("n_kept")[l].get<int>(), s.policy().resolved().k) << "kvpress's rounding of the budget";
+        EXPECT_EQ(c.at("n_kept")[l].get<int>(), s.policy().segment_budget(lay, lay.segment(l, 0)))
+            << "kvpress's rounding of the budget";
         for (int h = 0; h < lay.n_kv_heads; ++h) {
           const std::vector<int> want = kept[l][h].get<std::vector<int>>();
           const auto& got = s.backend().kv().positions(lay.segment(l, h));
@@ -113,7 +121,8 @@ TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
   // Every press kvscope has is compared on every file: none may pass by
   // being absent from the goldens.
   for (const char* press :
-       {"ObservedAttentionPress", "SnapKVPress", "TOVAPress", "StreamingLLMPress", "KnormPress", "KeyDiffPress"})
+       {"ObservedAttentionPress", "SnapKVPress", "PyramidKVPress", "TOVAPress", "StreamingLLMPress", "KnormPress",
+        "KeyDiffPress"})
     EXPECT_GT(cells[press], 0) << press << " has no golden cell";
   for (const auto& [press, n] : cells) std::printf("kvpress %s: %d cells compared\n", press.c_str(), n);
   for (const auto& [press, n] : not_here)

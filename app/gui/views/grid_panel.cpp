@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/mask_codes.h"
+#include "session/recorder.h"
 #include "views/cell_rows.h"
 #include "views/color_range.h"
 #include "panels.h"
@@ -307,6 +309,19 @@ void draw_grid_panel(AppState& s, ViewCaches& caches) {
         ImGui::Text("layer %d, head %d (KV head %d)%s", l, h, a.session->recorder().layout().kv_head_of(h),
                     l == a.informative_layer && h == a.informative_head ? " \u2014 the most informative head" : "");
         if (!std::isnan(share)) ImGui::Text("attention still held at step %d: %.1f%%", st.summary_row, share * 100);
+        {
+          // This head's cache after that step, from the recorded masks: it
+          // shows a budget shaped by depth (pyramidkv) as it is, layer by layer.
+          const Recorder& rec = a.session->recorder();
+          const int seg = rec.layout().segment_of(l, h);
+          int kept = 0;
+          if (st.summary_row >= 0 && st.summary_row < rec.rows_recorded())
+            for (int p = 0; p < rec.positions(); ++p) {
+              const uint8_t m = rec.mask(st.summary_row, seg, p);
+              kept += m == kMaskKept || m == kMaskProtected;
+            }
+          ImGui::Text("KV slots kept after step %d: %d", st.summary_row, kept);
+        }
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30);
         ImGui::TextDisabled("%s", kHeadSummaryRule);
         ImGui::PopTextWrapPos();
