@@ -195,7 +195,10 @@ std::vector<ParamSpec> make_params() {
   kernel.slider_max = 15;
   add(kernel);
 
-  ParamSpec beta{"beta", "pyramid \xce\xb2", "PyramidKV's steepness", ParamKind::Real,
+  ParamSpec beta{"beta",
+                 "pyramid \xce\xb2",
+                 "PyramidKV's steepness",
+                 ParamKind::Real,
                  "PyramidKV's steepness: the deepest layer keeps about k / beta slots and the first 2k - k / beta, the "
                  "layers between on a straight line, so the mean stays k (kvpress's beta). No layer keeps more than "
                  "the prompt minus the window.",

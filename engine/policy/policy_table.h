@@ -20,7 +20,21 @@
 namespace kvscope {
 
 // Every policy kvscope has, in the order the CLI, the window and the docs list them.
-enum class PolicyKind { Full, Window, Sink, H2O, TOVA, Keyformer, A2SF, SnapKV, PyramidKV, Knorm, KeyDiff, Random, Ideal };
+enum class PolicyKind {
+  Full,
+  Window,
+  Sink,
+  H2O,
+  TOVA,
+  Keyformer,
+  A2SF,
+  SnapKV,
+  PyramidKV,
+  Knorm,
+  KeyDiff,
+  Random,
+  Ideal
+};
 
 struct Amount;
 struct PolicyParams;

@@ -428,8 +428,8 @@ void choose_slots(const Policy& policy, const KvBook& book,
     over_lanes([&](int lane, int s) {
       Limits seg_lim = lim;
       seg_lim.k += policy.segment_budget(lay, s) - r.k;  // a budget shaped by depth (PyramidKV)
-      choose_in_segment(policy, book, s, statistic ? &ranked(s) : nullptr, newest, step, seg_lim,
-                        scratch.lanes[lane], scratch.pivot_hint, c);
+      choose_in_segment(policy, book, s, statistic ? &ranked(s) : nullptr, newest, step, seg_lim, scratch.lanes[lane],
+                        scratch.pivot_hint, c);
     });
   } else {
     for (const auto& unit : decision_units(lay, r.granularity)) {

@@ -120,9 +120,8 @@ TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
   }
   // Every press kvscope has is compared on every file: none may pass by
   // being absent from the goldens.
-  for (const char* press :
-       {"ObservedAttentionPress", "SnapKVPress", "PyramidKVPress", "TOVAPress", "StreamingLLMPress", "KnormPress",
-        "KeyDiffPress"})
+  for (const char* press : {"ObservedAttentionPress", "SnapKVPress", "PyramidKVPress", "TOVAPress", "StreamingLLMPress",
+                            "KnormPress", "KeyDiffPress"})
     EXPECT_GT(cells[press], 0) << press << " has no golden cell";
   for (const auto& [press, n] : cells) std::printf("kvpress %s: %d cells compared\n", press.c_str(), n);
   for (const auto& [press, n] : not_here)
