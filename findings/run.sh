@@ -8,7 +8,9 @@
 #
 # Stages: data passkey kjv ablations streaming sinks masks plots gemma
 # (gemma: the second real model, Gemma 3 270M, fetched the same way), and,
-# run only when named, passkey100 kjv100: every policy x 5 budgets on 100
+# run only when named, kvpress100 (section 9: the policies taken from
+# kvpress on the 100 pass-key items, about 22 minutes) and passkey100
+# kjv100: every policy x 5 budgets on 100
 # items per set with $SEEDS seeds (default 3) for random and keyformer, for
 # the tables with intervals (tables.py, pairs.py). One run per item for
 # full, 5 per deterministic policy, 5 x SEEDS for random and keyformer: 56
@@ -106,6 +108,10 @@ if has kvpress100; then
   sweep passkey100_kvpress base assets/eval/passkey_smollm_100.jsonl full,h2o,tova,snapkv,knorm,keydiff $BUDGETS
   session h2o_mean '{"name": "h2o", "h2o_score": "mean"}'
   sweep passkey100_h2o_mean h2o_mean assets/eval/passkey_smollm_100.jsonl h2o $BUDGETS
+  # SnapKV's observation window at 16 (the question and a little before
+  # it) beside kvpress's default 64 (mostly filler on these prompts).
+  session snapkv_w16 '{"name": "snapkv", "window": 16}'
+  sweep passkey100_snapkv_w16 snapkv_w16 assets/eval/passkey_smollm_100.jsonl snapkv $BUDGETS
   cp "$W/sweep_passkey100_kvpress/sweep_accuracy.png" $F/figures/passkey100_kvpress_accuracy.png
 fi
 
@@ -169,6 +175,11 @@ if has plots; then
   for set in passkey100 kjv100; do
     [ -f $F/data/sweep_${set}_items.csv ] && python3 $F/pairs.py $F/data/sweep_${set}_items.csv $PAIRS > $F/data/pairs_$set.md
   done
+  if [ -f $F/data/sweep_passkey100_kvpress_items.csv ]; then
+    python3 $F/kvpress_merge.py $F/data > $F/data/kvpress100.md
+    python3 $F/pairs.py $F/data/sweep_passkey100_kvpress_all_items.csv \
+      keydiff:tova,keydiff:h2o,snapkv:h2o,snapkv_w16:snapkv,snapkv_w16:h2o,knorm:h2o,h2o_mean:h2o > $F/data/pairs_kvpress100.md
+  fi
 fi
 if has gemma; then
   stamp "Gemma 3 270M: long pass keys past its sliding window, every policy; each layer's share on the key"

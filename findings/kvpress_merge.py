@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Merges the kvpress100 stage's sweeps into one items file, so that
+pairs.py can compare any two of them on the same items: the main sweep
+(full, h2o, tova, snapkv, knorm, keydiff) as it is, H2O with
+--h2o-score mean as `h2o_mean`, SnapKV with a 16-token observation window
+as `snapkv_w16`. Also prints the per-policy means as a markdown table.
+Standard library only.
+
+usage: kvpress_merge.py DATA_DIR  (reads and writes findings/data)
+"""
+import csv
+import os
+import sys
+from collections import defaultdict
+
+PARTS = [("sweep_passkey100_kvpress_items.csv", None),
+         ("sweep_passkey100_h2o_mean_items.csv", "h2o_mean"),
+         ("sweep_passkey100_snapkv_w16_items.csv", "snapkv_w16")]
+BUDGETS = ["10%", "30%", "50%", "70%", "90%"]
+
+
+def main():
+    data = sys.argv[1]
+    rows, fields = [], None
+    for name, rename in PARTS:
+        path = os.path.join(data, name)
+        if not os.path.exists(path):
+            sys.exit(f"kvpress_merge.py: {path} is missing (run findings/run.sh kvpress100)")
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            fields = reader.fieldnames
+            for r in reader:
+                if rename:
+                    r["policy"] = rename
+                rows.append(r)
+    out = os.path.join(data, "sweep_passkey100_kvpress_all_items.csv")
+    with open(out + ".tmp", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(out + ".tmp", out)
+
+    sums = defaultdict(list)
+    for r in rows:
+        sums[(r["policy"], r["budget"], "accuracy")].append(float(r["accuracy"]))
+        sums[(r["policy"], r["budget"], "answer_nll")].append(float(r["answer_nll"]))
+    policies = list(dict.fromkeys(r["policy"] for r in rows))
+    print(f"Pass-key accuracy / answer NLL (nats/token), 100 items, kvpress's policies beside H2O and TOVA "
+          f"(n = {len(sums[(policies[0], BUDGETS[0], 'accuracy')])} items per cell)\n")
+    print("| policy | " + " | ".join(BUDGETS) + " |")
+    print("|---|" + "---:|" * len(BUDGETS))
+    for p in policies:
+        cells = []
+        for b in BUDGETS:
+            acc, nll = sums[(p, b, "accuracy")], sums[(p, b, "answer_nll")]
+            cells.append(f"{100 * sum(acc) / len(acc):.0f}% / {sum(nll) / len(nll):.2f}" if acc else "")
+        print(f"| {p} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
