@@ -193,6 +193,7 @@ std::vector<ParamSpec> make_params() {
   kernel.min = 1;
   kernel.slider_min = 1;
   kernel.slider_max = 15;
+  kernel.written_at_default = false;  // session files of other policies stay as they were
   add(kernel);
 
   ParamSpec beta{"beta",
@@ -207,6 +208,7 @@ std::vector<ParamSpec> make_params() {
   beta.slider_min = 1;
   beta.slider_max = 100;
   beta.log_scale = true;
+  beta.written_at_default = false;
   add(beta);
 
   ParamSpec granularity{"granularity", "granularity", "the decision unit", ParamKind::Choice,

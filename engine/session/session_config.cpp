@@ -111,6 +111,7 @@ nlohmann::json policy_to_json(const PolicyParams& p) {
     else if (s.kind == ParamKind::Amount || s.kind == ParamKind::Choice) j[s.key] = text;
     else if (s.field.optional_count) j[s.key] = **s.field.optional_count(q);
     else if (s.field.real) j[s.key] = json_float(*s.field.real(q));  // 0.2, not 0.20000000298023224
+    else if (s.kind == ParamKind::Count) j[s.key] = static_cast<long long>(param_number(p, s));  // 5, not 5.0
     else j[s.key] = param_number(p, s);
   }
   return j;
