@@ -568,14 +568,14 @@ INSTANTIATE_TEST_SUITE_P(
         StatCase{"Keyformer_gumbel", {StatSource::GumbelSoftmax, 1.0f, ReaderReduce::Mean, NoiseKind::Gumbel, 0.8f, 5}},
         StatCase{"Keyformer_gaussian_max",
                  {StatSource::GumbelSoftmax, 0.9f, ReaderReduce::Max, NoiseKind::Gaussian, 1.5f, 6}},
-        StatCase{"Keyformer_constant", {StatSource::GumbelSoftmax, 1.0f, ReaderReduce::Mean, NoiseKind::Constant, 1.0f, 7}},
+        StatCase{"Keyformer_constant",
+                 {StatSource::GumbelSoftmax, 1.0f, ReaderReduce::Mean, NoiseKind::Constant, 1.0f, 7}},
         StatCase{"Keyformer_none", {StatSource::GumbelSoftmax, 1.0f, ReaderReduce::Mean, NoiseKind::None, 2.0f, 8}},
         // SnapKV's observation window: only a call's last rows count.
         StatCase{"SnapKV_window", {StatSource::Attention, 1.0f, ReaderReduce::Mean, NoiseKind::Gumbel, 1.0f, 0, 6}},
         StatCase{"SnapKV_window_max", {StatSource::Attention, 1.0f, ReaderReduce::Max, NoiseKind::Gumbel, 1.0f, 0, 6}},
         // Key-only scores (key_scores.cu against CpuBackend::key_scores).
-        StatCase{"Knorm", {StatSource::KeyNorm}},
-        StatCase{"KeyDiff", {StatSource::KeyDiff}}),
+        StatCase{"Knorm", {StatSource::KeyNorm}}, StatCase{"KeyDiff", {StatSource::KeyDiff}}),
     [](const auto& info) { return info.param.name; });
 
 // ---- chunked prefill, sliding window --------------------------------------------------------------
