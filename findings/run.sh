@@ -8,7 +8,7 @@
 #
 # Stages: data passkey kjv ablations streaming sinks masks plots gemma
 # (gemma: the second real model, Gemma 3 270M, fetched the same way), and,
-# run only when named, kvpress100 (section 9: the policies taken from
+# run only when named, a2sf100 (section 4 on 100 KJV passages), kvpress100 (section 9: the policies taken from
 # kvpress on the 100 pass-key items, about 22 minutes) and passkey100
 # kjv100: every policy x 5 budgets on 100
 # items per set with $SEEDS seeds (default 3) for random and keyformer, for
@@ -137,6 +137,16 @@ if has ablations; then
   done
 fi
 
+if has a2sf100; then
+  # Section 4 on the 100 KJV passages: A2SF's forgetting factor at 30% and
+  # 50% (alpha = 0.2 is in the kjv100 sweep); a2sf draws no random numbers.
+  stamp "A2SF forgetting factor, 100 KJV passages"
+  for a in 0 0.1 0.5 0.9 1; do
+    session a2sf_$a "{\"name\": \"a2sf\", \"alpha\": $a}"
+    sweep a2sf_${a}_kjv100 a2sf_$a assets/eval/kjv_100.jsonl a2sf 30%,50%
+  done
+fi
+
 if has streaming; then
   stamp "streaming prefill (TOVA's language-modelling protocol) at 30%"
   session stream '{"name": "full", "prefill": "streaming"}'
@@ -175,6 +185,15 @@ if has plots; then
   for set in passkey100 kjv100; do
     [ -f $F/data/sweep_${set}_items.csv ] && python3 $F/pairs.py $F/data/sweep_${set}_items.csv $PAIRS > $F/data/pairs_$set.md
   done
+  if [ -f $F/data/sweep_a2sf_1_kjv100_items.csv ]; then  # section 4 on 100 passages (stage a2sf100)
+    specs=()
+    for a in 0 0.1 0.5 0.9 1; do specs+=("$F/data/sweep_a2sf_${a}_kjv100_items.csv:a2sf=a2sf_$a"); done
+    python3 $F/merge_items.py --budgets 30%,50% $F/data/a2sf_alpha_kjv100_items.csv "${specs[@]}" \
+      $F/data/sweep_kjv100_items.csv:a2sf=a2sf_0.2 $F/data/sweep_kjv100_items.csv:h2o=h2o
+    python3 $F/pairs.py $F/data/a2sf_alpha_kjv100_items.csv \
+      a2sf_0:a2sf_0.2,a2sf_0.1:a2sf_0.2,a2sf_0.5:a2sf_0.2,a2sf_0.9:a2sf_0.2,a2sf_1:a2sf_0.2,a2sf_0.1:h2o,a2sf_0.5:h2o \
+      > $F/data/pairs_a2sf_alpha_kjv100.md
+  fi
   if [ -f $F/data/sweep_passkey100_kvpress_items.csv ]; then
     python3 $F/kvpress_merge.py $F/data > $F/data/kvpress100.md
     python3 $F/pairs.py $F/data/sweep_passkey100_kvpress_all_items.csv \
