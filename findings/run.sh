@@ -8,7 +8,7 @@
 #
 # Stages: data passkey kjv ablations streaming sinks masks plots gemma
 # (gemma: the second real model, Gemma 3 270M, fetched the same way), and,
-# run only when named, a2sf100 (section 4 on 100 KJV passages), kvpress100 (section 9: the policies taken from
+# run only when named, a2sf100 and tova100 (sections 4 and 3 on the 100-item sets), kvpress100 (section 9: the policies taken from
 # kvpress on the 100 pass-key items, about 22 minutes) and passkey100
 # kjv100: every policy x 5 budgets on 100
 # items per set with $SEEDS seeds (default 3) for random and keyformer, for
@@ -147,6 +147,15 @@ if has a2sf100; then
   done
 fi
 
+if has tova100; then
+  # Section 3 on the 100-item sets: TOVA per KV head (per layer is in the
+  # passkey100 and kjv100 sweeps).
+  stamp "TOVA per KV head, 100 items per set"
+  session tova_head '{"name": "tova", "granularity": "kv_head"}'
+  sweep tova_head_kjv100 tova_head assets/eval/kjv_100.jsonl tova $BUDGETS
+  sweep tova_head_passkey100 tova_head assets/eval/passkey_smollm_100.jsonl tova $BUDGETS
+fi
+
 if has streaming; then
   stamp "streaming prefill (TOVA's language-modelling protocol) at 30%"
   session stream '{"name": "full", "prefill": "streaming"}'
@@ -184,6 +193,12 @@ if has plots; then
   PAIRS=h2o:random,keyformer:h2o,tova:h2o,a2sf:h2o,sink:window,tova:random,keyformer:random
   for set in passkey100 kjv100; do
     [ -f $F/data/sweep_${set}_items.csv ] && python3 $F/pairs.py $F/data/sweep_${set}_items.csv $PAIRS > $F/data/pairs_$set.md
+  done
+  for set in kjv100 passkey100; do  # section 3 on the 100-item sets (stage tova100)
+    [ -f $F/data/sweep_tova_head_${set}_items.csv ] || continue
+    python3 $F/merge_items.py $F/data/tova_granularity_${set}_items.csv \
+      $F/data/sweep_${set}_items.csv:tova=tova_layer $F/data/sweep_tova_head_${set}_items.csv:tova=tova_kv_head
+    python3 $F/pairs.py $F/data/tova_granularity_${set}_items.csv tova_layer:tova_kv_head > $F/data/pairs_tova_granularity_$set.md
   done
   if [ -f $F/data/sweep_a2sf_1_kjv100_items.csv ]; then  # section 4 on 100 passages (stage a2sf100)
     specs=()
