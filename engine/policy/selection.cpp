@@ -98,12 +98,19 @@ void rank_entries(const std::vector<Entry>& entries, const std::vector<int>& whi
 // Marks the sinks and the recent window protected and the rest kept, for a
 // unit whose slots hold `pos` (ascending): the sinks are a prefix of the
 // slots and the window a suffix, so the candidates are slots [j0, j1).
-std::pair<int, int> mark_protection(const std::vector<int>& pos, const Limits& r, int newest,
-                                    std::vector<uint8_t>& state) {
+// The competing slots [j0, j1) of a unit whose slots hold `pos`
+// (ascending): after the sinks, before the recent window.
+std::pair<int, int> competing_range(const std::vector<int>& pos, const Limits& r, int newest) {
   const int* p = pos.data();
   const int len = static_cast<int>(pos.size());
   const int j0 = static_cast<int>(std::lower_bound(p, p + len, r.s) - p);
   const int j1 = static_cast<int>(std::upper_bound(p + j0, p + len, newest - r.w) - p);
+  return {j0, j1};
+}
+
+std::pair<int, int> mark_protection(const std::vector<int>& pos, const Limits& r, int newest,
+                                    std::vector<uint8_t>& state) {
+  const auto [j0, j1] = competing_range(pos, r, newest);
   std::fill(state.begin(), state.begin() + j0, kProtected);
   std::fill(state.begin() + j0, state.begin() + j1, kKept);
   std::fill(state.begin() + j1, state.end(), kProtected);
@@ -403,12 +410,10 @@ void choose_slots(const Policy& policy, const KvBook& book,
     scratch.rescored.resize(S);
     over_lanes([&](int, int s) {
       const auto& pos = book.positions(s);
-      const int len = static_cast<int>(pos.size());
-      const int* p = pos.data();
-      const int j0 = static_cast<int>(std::lower_bound(p, p + len, lim.s) - p);
-      const int j1 = std::max(j0, static_cast<int>(std::upper_bound(p, p + len, newest - lim.w) - p));
-      scratch.rescored[s].resize(len);
-      policy.rescore(stats(s).data(), p, len, j0, j1, newest, scratch.rescored[s].data());
+      const auto [j0, j1] = competing_range(pos, lim, newest);
+      scratch.rescored[s].resize(pos.size());
+      policy.rescore(stats(s).data(), pos.data(), static_cast<int>(pos.size()), j0, j1, newest,
+                     scratch.rescored[s].data());
     });
     rescored_stats = [&scratch](int s) -> const std::vector<float>& { return scratch.rescored[s]; };
     ranked_by = &rescored_stats;
