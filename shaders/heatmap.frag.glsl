@@ -105,16 +105,37 @@ void main() {
     any = !isnan(best);
   } else {
     vec2 stride = max(u_view.zw, vec2(1.0)) / vec2(steps);
-    for (int j = 0; j < steps.y; ++j)
-      for (int i = 0; i < steps.x; ++i) {
-        ivec2 c = ivec2(floor(cellf + vec2(i, j) * stride));
-        if (!in_tile(c) || !visible(c)) continue;
-        float v = texelFetch(u_values, c - u_tile_origin, 0).r;
-        if (isnan(v)) continue;
-        bool better = u_pool_magnitude == 1 ? abs(v) > abs(best) : v > best;
-        best = !any || better ? v : best;
-        any = true;
+    ivec2 last = ivec2(floor(cellf + vec2(steps - 1) * stride));
+    if (in_tile(last) && visible(last)) {
+      // The whole footprint lies in this tile and in what was seen (the
+      // usual case): no per-sample bounds checks.
+      ivec2 base = cell - u_tile_origin;
+      vec2 frac = cellf - vec2(cell);
+      best = uintBitsToFloat(0xff800000u);   // -infinity
+      float low = uintBitsToFloat(0x7f800000u);  // +infinity
+      for (int j = 0; j < steps.y; ++j) {
+        int y = base.y + int(frac.y + float(j) * stride.y);
+        for (int i = 0; i < steps.x; ++i) {
+          float v = texelFetch(u_values, ivec2(base.x + int(frac.x + float(i) * stride.x), y), 0).r;
+          bool seen = !isnan(v);  // NaN: no value
+          best = seen ? max(best, v) : best;
+          low = seen ? min(low, v) : low;
+        }
       }
+      any = best >= low;
+      if (u_pool_magnitude == 1 && -low > best) best = low;
+    } else {
+      for (int j = 0; j < steps.y; ++j)
+        for (int i = 0; i < steps.x; ++i) {
+          ivec2 c = ivec2(floor(cellf + vec2(i, j) * stride));
+          if (!in_tile(c) || !visible(c)) continue;
+          float v = texelFetch(u_values, c - u_tile_origin, 0).r;
+          if (isnan(v)) continue;
+          bool better = u_pool_magnitude == 1 ? abs(v) > abs(best) : v > best;
+          best = !any || better ? v : best;
+          any = true;
+        }
+    }
   }
   if (!any) { frag_color = vec4(u_background, 1.0); return; }
   vec3 color = colormap(normalized(best));

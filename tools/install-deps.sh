@@ -8,7 +8,7 @@ packages=(
   libopenblas-dev libpcre2-dev libutf8proc-dev librandom123-dev
   nlohmann-json3-dev libcli11-dev libstb-dev
   libcairo2-dev libpango1.0-dev fonts-dejavu-core
-  libimgui-dev libglfw3-dev libgl-dev
+  libimgui-dev libglfw3-dev libgl-dev libx11-dev
   xvfb xauth libgl1-mesa-dri xdotool
   libgtest-dev libgmock-dev libbenchmark-dev clang clang-format
 )

@@ -1,9 +1,11 @@
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include <backends/imgui_impl_opengl3.h>
 
 #include "frame_damage.h"
+#include "frame_present.h"
 #include "views/heatmap_renderer.h"
 
 namespace kvscope::gui {
@@ -29,11 +31,11 @@ void render_draw_data_in(ImDrawData& d, const ImVec4& rect) {
 
 }  // namespace
 
-float draw_damaged(FrameDamage& damage, RenderTarget& canvas, ImDrawData& d, int fb_w, int fb_h) {
+std::vector<PixelRect> draw_damaged(FrameDamage& damage, RenderTarget& canvas, ImDrawData& d, int fb_w, int fb_h) {
   if (canvas.width() != fb_w || canvas.height() != fb_h) damage.invalidate();
   const std::vector<ImVec4> rects = damage.damaged(d);
-  if (rects.empty()) return 0;
-  float drawn = 0;
+  std::vector<PixelRect> drawn;
+  if (rects.empty()) return drawn;
   canvas.ensure(fb_w, fb_h);
   glBindFramebuffer(GL_FRAMEBUFFER, canvas.framebuffer());
   glViewport(0, 0, fb_w, fb_h);
@@ -41,22 +43,28 @@ float draw_damaged(FrameDamage& damage, RenderTarget& canvas, ImDrawData& d, int
   const ImVec2 scale = d.FramebufferScale;
   for (const ImVec4& r : rects) {
     // The rectangle in framebuffer pixels, GL's origin at the bottom.
-    const int x0 = int((r.x - d.DisplayPos.x) * scale.x), x1 = int((r.z - d.DisplayPos.x) * scale.x);
-    const int y0 = int((r.y - d.DisplayPos.y) * scale.y), y1 = int((r.w - d.DisplayPos.y) * scale.y);
+    const int x0 = std::clamp(int((r.x - d.DisplayPos.x) * scale.x), 0, fb_w);
+    const int x1 = std::clamp(int(std::ceil((r.z - d.DisplayPos.x) * scale.x)), x0, fb_w);
+    const int y0 = std::clamp(int((r.y - d.DisplayPos.y) * scale.y), 0, fb_h);
+    const int y1 = std::clamp(int(std::ceil((r.w - d.DisplayPos.y) * scale.y)), y0, fb_h);
+    const PixelRect px{x0, fb_h - y1, x1 - x0, y1 - y0};
+    if (px.w <= 0 || px.h <= 0) continue;
     glEnable(GL_SCISSOR_TEST);
-    glScissor(x0, fb_h - y1, x1 - x0, y1 - y0);
+    glScissor(px.x, px.y, px.w, px.h);
     glClear(GL_COLOR_BUFFER_BIT);
     render_draw_data_in(d, r);
-    drawn += (r.z - r.x) * (r.w - r.y);
+    drawn.push_back(px);
   }
   glDisable(GL_SCISSOR_TEST);
-  // The whole canvas to the back buffer: what a swap leaves in it is not
-  // defined, so the back buffer is made whole every time.
-  glBindFramebuffer(GL_READ_FRAMEBUFFER, canvas.framebuffer());
-  glBindFramebuffer(GL_DRAW_FRAMEBUFFER, 0);
-  glBlitFramebuffer(0, 0, fb_w, fb_h, 0, 0, fb_w, fb_h, GL_COLOR_BUFFER_BIT, GL_NEAREST);
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
-  return std::max(drawn / std::max(1.f, d.DisplaySize.x * d.DisplaySize.y), 1e-6f);
+  return drawn;
+}
+
+float drawn_share(const std::vector<PixelRect>& rects, int fb_w, int fb_h) {
+  double area = 0;
+  for (const PixelRect& r : rects) area += double(r.w) * r.h;
+  if (rects.empty()) return 0;
+  return float(std::max(area / std::max(1.0, double(fb_w) * fb_h), 1e-6));
 }
 
 }  // namespace kvscope::gui

@@ -43,11 +43,14 @@ class FrameDamage {
 };
 
 class RenderTarget;
+struct PixelRect;
 
-// (frame_canvas.cpp) Draws what changed of `d` into `canvas` (the frame kept between frames,
-// fb_w x fb_h pixels) and copies the canvas to the window's back buffer.
-// Returns the share of the frame's pixels drawn again: 0 when nothing
-// changed (nothing drawn, nothing to present), 1 for a whole frame.
-float draw_damaged(FrameDamage& damage, RenderTarget& canvas, ImDrawData& d, int fb_w, int fb_h);
+// (frame_canvas.cpp) Draws what changed of `d` into `canvas` (the frame kept
+// between frames, fb_w x fb_h pixels). Returns the rectangles drawn again
+// (frame_present.h shows them): none when nothing changed.
+std::vector<PixelRect> draw_damaged(FrameDamage& damage, RenderTarget& canvas, ImDrawData& d, int fb_w, int fb_h);
+
+// The share of a fb_w x fb_h frame's pixels that `rects` cover (0: none).
+float drawn_share(const std::vector<PixelRect>& rects, int fb_w, int fb_h);
 
 }  // namespace kvscope::gui

@@ -22,6 +22,7 @@
 #include "launch_options.h"
 #include "frame_bench.h"
 #include "frame_damage.h"
+#include "frame_present.h"
 #include "launch_script.h"
 #include "panels.h"
 #include "reports/provenance.h"
@@ -140,6 +141,8 @@ int main(int argc, char** argv) {
   frame.emplace();  // the views' GL objects, now that the context exists
   std::optional<gui::RenderTarget> canvas;
   canvas.emplace();  // the frame kept between frames (frame_damage.h)
+  gui::FramePresenter presenter;  // how it reaches the window (frame_present.h)
+  presenter.init();
 
   s.worker = std::make_unique<gui::EngineWorker>();
   s.presenter = opts.presenter || settings.presenter;
@@ -167,7 +170,7 @@ int main(int argc, char** argv) {
     // swap, frame_damage.h): wait up to a 60 Hz frame's time instead.
     if (benching || script.active()) glfwPollEvents();
     else if (s.status.busy || s.status.playing || !s.worker->idle())
-      last_drawn ? glfwPollEvents() : glfwWaitEventsTimeout(1.0 / 60);
+      last_drawn && !presenter.partial() ? glfwPollEvents() : glfwWaitEventsTimeout(1.0 / 60);
     else glfwWaitEventsTimeout(0.1);
     const auto frame_start = std::chrono::steady_clock::now();
 
@@ -198,18 +201,20 @@ int main(int argc, char** argv) {
     // buffer, whose contents a swap leaves undefined).
     if (script.active() && !benching) frame_damage.invalidate();
     const auto built = std::chrono::steady_clock::now();
-    const float drawn_share = gui::draw_damaged(frame_damage, *canvas, *ImGui::GetDrawData(), fb_w, fb_h);
+    const std::vector<gui::PixelRect> drawn = gui::draw_damaged(frame_damage, *canvas, *ImGui::GetDrawData(), fb_w, fb_h);
+    const float drawn_share = gui::drawn_share(drawn, fb_w, fb_h);
+    const bool shown = presenter.present(*canvas, drawn, fb_w, fb_h);
 
     if (!opts.state_file.empty()) {
       std::string state = kvscope::json_text(gui::state_json(s, fb_w, fb_h)) + "\n";
       if (state != last_state && gui::write_text_atomically(opts.state_file, state)) last_state = std::move(state);
     }
     bool quit = false;
-    if (benching) glFinish();  // the rasteriser's work belongs to the frame
+    if (benching) glFinish();  // the rasteriser's work belongs to the frame (a partial present's copy included)
     else quit = script.after_render(s, fb_w, fb_h);
     const auto rasterised = std::chrono::steady_clock::now();
     last_drawn = drawn_share > 0;
-    if (last_drawn) glfwSwapBuffers(window);
+    if (!shown) glfwSwapBuffers(window);
     if (bench.enabled() && !benching && !script.active() && s.worker->idle()) {
       benching = true;  // the run is drawn: from the next frame on, measure
       quit = false;
