@@ -201,7 +201,8 @@ int main(int argc, char** argv) {
     // buffer, whose contents a swap leaves undefined).
     if (script.active() && !benching) frame_damage.invalidate();
     const auto built = std::chrono::steady_clock::now();
-    const std::vector<gui::PixelRect> drawn = gui::draw_damaged(frame_damage, *canvas, *ImGui::GetDrawData(), fb_w, fb_h);
+    const std::vector<gui::PixelRect> drawn =
+        gui::draw_damaged(frame_damage, *canvas, *ImGui::GetDrawData(), fb_w, fb_h);
     const float drawn_share = gui::drawn_share(drawn, fb_w, fb_h);
     const bool shown = presenter.present(*canvas, drawn, fb_w, fb_h);
 
