@@ -3,10 +3,11 @@
 // texture and a mask-code texture, for the window's main view and the grid.
 //
 // Each fragment covers cells_per_pixel cells; when zoomed out it takes the
-// largest value (or, for differences, the largest in magnitude) of up to
-// 4 x 4 cells under it (so a thin bright stripe of attention does not
-// vanish between samples) and the mask code of its
-// centre cell. Two ways to colour:
+// largest value (or, for differences, the largest in magnitude) of the
+// cells under it (so a thin bright stripe of attention does not vanish
+// between samples): from a reduced level of blocks about a pixel in size
+// where the view has one (the main view), else of up to 4 x 4 sampled
+// cells; and the mask code of its corner cell. Two ways to colour:
 //   u_categorical = 0: value -> [lo, hi] on a linear or log scale -> the
 //     256-entry colormap texture, entry floor(t * 256) exactly like
 //     engine/io/colormap (so window and exported figures agree), with the
@@ -27,6 +28,15 @@ uniform ivec2 u_tile_size;      // columns, rows held by the tile
 
 uniform vec4 u_view;            // x0, y0 (cells at the top-left pixel), cells per pixel x, y
 uniform ivec2 u_limit;          // columns >= x and rows > y are background (timeline row)
+
+// Zoomed out in the value views: a reduced level (heatmap_pool.frag.glsl),
+// blocks of 2^level cells at least the pixel's size on each axis, so the
+// pixel's cells lie in at most 2 x 2 texels (each texel a block's largest
+// and smallest value): every peak shows, blurred by at most a block.
+uniform int u_use_pooled;
+uniform sampler2D u_pooled;     // RG32F (largest, smallest) per block
+uniform ivec2 u_pool_level;     // log2 of the block's columns, rows
+uniform ivec2 u_pool_size;      // texels of the level
 
 uniform int u_categorical;
 uniform int u_pool_magnitude;   // 1: zoomed out, keep the value largest in magnitude (differences: a
@@ -93,7 +103,8 @@ void main() {
     return;
   }
 
-  // The largest finite value under this pixel (up to 4 x 4 samples).
+  // The largest finite value under this pixel (up to 4 x 4 samples, or
+  // 2 x 2 texels of a reduced level).
   ivec2 steps = clamp(ivec2(ceil(u_view.zw)), ivec2(1), ivec2(4));
   float best = 0.0;
   bool any = false;
@@ -103,6 +114,24 @@ void main() {
     // its bookkeeping, which a software rasteriser pays per pixel).
     best = texelFetch(u_values, cell - u_tile_origin, 0).r;
     any = !isnan(best);
+  } else if (u_use_pooled == 1) {
+    // The cells under the pixel: from its corner cell to the last one its
+    // footprint reaches, within the tile and what is visible.
+    ivec2 first = cell - u_tile_origin;
+    ivec2 last_visible = min(u_tile_size - 1, ivec2(u_limit.x - 1, u_limit.y) - u_tile_origin);
+    ivec2 last = min(ivec2(ceil(cellf + u_view.zw)) - 1 - u_tile_origin, last_visible);
+    ivec2 a = min(first >> u_pool_level, u_pool_size - 1), b = min(max(last, first) >> u_pool_level, u_pool_size - 1);
+    vec2 t00 = texelFetch(u_pooled, a, 0).rg, t10 = texelFetch(u_pooled, ivec2(b.x, a.y), 0).rg;
+    vec2 t01 = texelFetch(u_pooled, ivec2(a.x, b.y), 0).rg, t11 = texelFetch(u_pooled, b, 0).rg;
+    // GLSL leaves max/min of a NaN undefined: blocks with nothing seen are skipped.
+    best = uintBitsToFloat(0xff800000u);
+    float low = uintBitsToFloat(0x7f800000u);
+    if (!isnan(t00.r)) { best = max(best, t00.r); low = min(low, t00.g); }
+    if (!isnan(t10.r)) { best = max(best, t10.r); low = min(low, t10.g); }
+    if (!isnan(t01.r)) { best = max(best, t01.r); low = min(low, t01.g); }
+    if (!isnan(t11.r)) { best = max(best, t11.r); low = min(low, t11.g); }
+    any = best >= low;
+    if (u_pool_magnitude == 1 && -low > best) best = low;
   } else {
     vec2 stride = max(u_view.zw, vec2(1.0)) / vec2(steps);
     ivec2 last = ivec2(floor(cellf + vec2(steps - 1) * stride));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <imgui.h>
+#include <imgui_internal.h>  // the main view's window rectangle and title bar (its background)
 
 #include "launch_options.h"
 #include "panels.h"
@@ -120,6 +121,53 @@ AppFrame::AppFrame() { caches_.init(); }
 
 AppFrame::~AppFrame() { caches_.release(); }
 
+void AppFrame::draw_main_view_around_background(AppState& s) {
+  // The window background ImGui would have drawn (imgui.cpp's
+  // RenderWindowDecorations: below the title bar, its bottom corners
+  // rounded) less the opaque heatmaps, which hide it anyway: the same
+  // pixels with a third fewer filled when the view pans or zooms
+  // (background_fill.h). ImGuiWindowFlags_NoBackground leaves out the
+  // outer border as well, so the window keeps its background flag and
+  // the colour is made transparent for Begin instead (begin_panel's caller).
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  // The view's contents on layer 1, the background after them on layer 0
+  // (where the heatmaps are is known only once they are drawn) ...
+  ImDrawListSplitter layers;
+  layers.Split(dl, 2);
+  layers.SetCurrentChannel(dl, 1);
+  s.shell.opaque_cells.clear();
+  draw_main_view(s, caches_);
+  layers.SetCurrentChannel(dl, 0);
+  dl->AddDrawCmd();  // the background's own commands
+  const unsigned bg_begin = unsigned(dl->IdxBuffer.Size);
+  const ImGuiWindow* w = ImGui::GetCurrentWindow();
+  const bool title_bar = !(w->Flags & ImGuiWindowFlags_NoTitleBar);
+  const Box outer{w->Pos.x, w->Pos.y + w->TitleBarHeight(), w->Pos.x + w->Size.x, w->Pos.y + w->Size.y};
+  const float rounding = w->WindowRounding;
+  dl->PushClipRect(ImVec2(outer.x0, outer.y0), ImVec2(outer.x1, outer.y1), false);
+  for (const Box& b : boxes_around(outer, s.shell.opaque_cells)) {
+    // The window's own corners rounded where a box reaches them.
+    ImDrawFlags corners = 0;
+    const bool left = b.x0 == outer.x0, right = b.x1 == outer.x1, top = b.y0 == outer.y0 && !title_bar,
+               bottom = b.y1 == outer.y1;
+    if (top && left) corners |= ImDrawFlags_RoundCornersTopLeft;
+    if (top && right) corners |= ImDrawFlags_RoundCornersTopRight;
+    if (bottom && left) corners |= ImDrawFlags_RoundCornersBottomLeft;
+    if (bottom && right) corners |= ImDrawFlags_RoundCornersBottomRight;
+    dl->AddRectFilled(ImVec2(b.x0, b.y0), ImVec2(b.x1, b.y1), main_view_background_,
+                      corners ? rounding : 0.f, corners ? corners : ImDrawFlags_RoundCornersNone);
+  }
+  dl->PopClipRect();
+  const unsigned bg_end = unsigned(dl->IdxBuffer.Size);
+  layers.Merge(dl);
+  // ... and then first of all: before Begin's title bar, border and resize
+  // grip, as ImGui orders them. Commands carry their own index ranges, so
+  // their order in the list is the order they are drawn in.
+  std::stable_partition(dl->CmdBuffer.begin(), dl->CmdBuffer.end() - 1, [&](const ImDrawCmd& c) {
+    return c.ElemCount > 0 && c.IdxOffset >= bg_begin && c.IdxOffset < bg_end;
+  });
+}
+
 void AppFrame::draw(AppState& s) {
   s.shell.rects.clear();  // only what is on screen this frame (a dismissed banner, a gone Cancel button drop out)
   s.shell.grid_filling = false;  // set again by the grid, when it is drawn and still filling
@@ -148,9 +196,13 @@ void AppFrame::draw(AppState& s) {
   if (begin_panel(s, "Transport", "transport", PanelSlot::Transport)) draw_transport_panel(s);
   ImGui::End();
 
-  if (begin_panel(s, "Main view", "main_view", PanelSlot::MainView,
-                  ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse))
-    draw_main_view(s, caches_);
+  // Begin draws no background (a transparent one); the view draws it around its heatmaps.
+  main_view_background_ = ImGui::GetColorU32(ImGuiCol_WindowBg);
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, IM_COL32(0, 0, 0, 0));
+  const bool main_open = begin_panel(s, "Main view", "main_view", PanelSlot::MainView,
+                                     ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  ImGui::PopStyleColor();
+  if (main_open) draw_main_view_around_background(s);
   ImGui::End();
 
   if (shown(PanelSlot::Grid)) {

@@ -4,6 +4,8 @@
 // their GL objects and caches (views/view_caches.h).
 #pragma once
 
+#include <imgui.h>
+
 #include "app_state.h"
 #include "views/view_caches.h"
 
@@ -35,7 +37,11 @@ class AppFrame {
   void draw(AppState& s);
 
  private:
+  // The main view's contents and its background around its heatmaps.
+  void draw_main_view_around_background(AppState& s);
+
   ViewCaches caches_;
+  ImU32 main_view_background_ = 0;  // the style's window background, for the main view to draw
 };
 
 }  // namespace kvscope::gui

@@ -150,6 +150,7 @@ int main(int argc, char** argv) {
   s.recent_models = settings.recent_models;
   s.shell.lessons = gui::find_lessons();
   s.shell.base_scale = scale;
+  s.shell.partial_present = presenter.partial();
   s.shell.message_line = settings_warning;
   if (!fonts.unicode) s.shell.message_line = "DejaVu Sans not found (fonts-dejavu-core): token text beyond ASCII shows as '?'";
   gui::LaunchScript script(opts);

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "views/background_fill.h"
+
 namespace kvscope::gui {
 
 // A rectangle on the screen in framebuffer pixels (what a screenshot shows).
@@ -28,6 +30,9 @@ struct ShellState {
   // Panels and a few widgets ("panel.main_view", "button.step"), this
   // frame, for the screenshot's sidecar and the state file (tests click them).
   std::map<std::string, ScreenRect> rects;
+  // This frame's opaque heatmap images in the main view (ImGui's display
+  // coordinates, as clipped): its background is drawn around them.
+  std::vector<Box> opaque_cells;
 
   // Panel edits that are not engine settings.
   std::string model_path;      // the model field ("" = the bundled model)
@@ -83,6 +88,7 @@ struct ShellState {
   // by more than a fifth, so that showing it does not itself change every
   // frame (an unchanged frame is not redrawn, frame_skip.h).
   double frame_ms_shown = 0;
+  bool partial_present = false;  // frames reach the window as changed rectangles (frame_present.h)
 };
 
 }  // namespace kvscope::gui

@@ -31,6 +31,7 @@ nlohmann::json state_json(const AppState& s, int fb_w, int fb_h) {
   j["error"] = s.shell.error_banner;
   j["window_over_error"] = s.shell.window_over_error;  // "##error" when the banner is on top
   j["presenter"] = s.presenter;
+  j["partial_present"] = s.shell.partial_present;
   j["font_px"] = s.shell.font_px;
   // The main view's columns on screen (the camera's), for tests of zoom.
   j["columns_shown"] = {s.shell.columns_shown.first, s.shell.columns_shown.second};

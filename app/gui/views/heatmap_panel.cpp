@@ -169,11 +169,20 @@ PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRe
     vp.cells_per_px_y = cam.cells_per_px_y / fb_scale.y;
     vp.visible_cols = spec.visible_cols;
     vp.last_row = spec.last_row;
+    vp.reduced_levels = true;  // redrawn as it pans and zooms
     gpu.render(cache.target, spec.cells->texture(), vp, spec.style);
     cache.last = inputs;
   }
   ImGui::SetCursorScreenPos(origin);
   ImGui::Image(texture_id(cache.target.texture()), cells_size);
+  {
+    // Every pixel of the image is opaque (heatmap.frag.glsl writes alpha 1,
+    // the target is cleared opaque): the panel's background need not be
+    // drawn under it, as far as the image itself is drawn (its clip).
+    const ImVec2 lo = dl->GetClipRectMin(), hi = dl->GetClipRectMax();
+    s.shell.opaque_cells.push_back({std::max(origin.x, lo.x), std::max(origin.y, lo.y),
+                                    std::min(origin.x + cells_size.x, hi.x), std::min(origin.y + cells_size.y, hi.y)});
+  }
   // An invisible button over the image takes the mouse (drag to pan) so
   // the window does not move with it.
   ImGui::SetCursorScreenPos(origin);

@@ -1,5 +1,7 @@
 #include "views/heatmap_renderer.h"
 
+#include <algorithm>
+
 #include "figures/heatmap_panel.h"
 #include "io/colormap.h"
 
@@ -11,7 +13,7 @@ namespace {
 struct SavedGlState {
   GLint framebuffer = 0, program = 0, vao = 0, active_texture = 0, viewport[4] = {};
   GLboolean blend = GL_FALSE, scissor = GL_FALSE, depth = GL_FALSE, cull = GL_FALSE;
-  GLint texture[4] = {};
+  GLint texture[5] = {};
   SavedGlState() {
     glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &framebuffer);
     glGetIntegerv(GL_CURRENT_PROGRAM, &program);
@@ -22,13 +24,13 @@ struct SavedGlState {
     scissor = glIsEnabled(GL_SCISSOR_TEST);
     depth = glIsEnabled(GL_DEPTH_TEST);
     cull = glIsEnabled(GL_CULL_FACE);
-    for (int unit = 0; unit < 4; ++unit) {
+    for (int unit = 0; unit < 5; ++unit) {
       glActiveTexture(GL_TEXTURE0 + unit);
       glGetIntegerv(GL_TEXTURE_BINDING_2D, &texture[unit]);
     }
   }
   ~SavedGlState() {
-    for (int unit = 0; unit < 4; ++unit) {
+    for (int unit = 0; unit < 5; ++unit) {
       glActiveTexture(GL_TEXTURE0 + unit);
       glBindTexture(GL_TEXTURE_2D, texture[unit]);
     }
@@ -49,14 +51,16 @@ void set_rgb(GLint location, kvscope::Rgb c) { glUniform3f(location, c.r / 255.f
 
 }  // namespace
 
-void RenderTarget::ensure(int width, int height) {
+void RenderTarget::ensure(int width, int height, GLint internal_format) {
   width = std::max(width, 1);
   height = std::max(height, 1);
-  if (fbo_ && width == w_ && height == h_) return;
+  if (fbo_ && width == w_ && height == h_ && internal_format == format_) return;
   release();
   w_ = width;
   h_ = height;
-  color_ = make_nearest_texture(GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, w_, h_, nullptr);
+  format_ = internal_format;
+  color_ = internal_format == GL_RG32F ? make_nearest_texture(GL_RG32F, GL_RG, GL_FLOAT, w_, h_, nullptr)
+                                       : make_nearest_texture(GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, w_, h_, nullptr);
   GLint previous = 0;
   glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &previous);
   glGenFramebuffers(1, &fbo_);
@@ -78,14 +82,81 @@ bool HeatmapRenderer::init(std::string& error) {
     error = program_.error();
     return false;
   }
+  if (!pool_program_.build("fullscreen.vert.glsl", "heatmap_pool.frag.glsl")) {
+    error = pool_program_.error();
+    return false;
+  }
   glGenVertexArrays(1, &vao_);
   return true;
 }
 
 void HeatmapRenderer::release() {
   program_.destroy();
+  pool_program_.destroy();
+  levels_.clear();
   if (vao_) glDeleteVertexArrays(1, &vao_);
   vao_ = 0;
+}
+
+int HeatmapRenderer::reduced_level_for(double cells_per_px) {
+  int level = 0;
+  while (level < 30 && double(1 << level) < cells_per_px) ++level;
+  return level;
+}
+
+const HeatmapRenderer::ReducedLevel& HeatmapRenderer::reduced_level(const HeatmapTile& tile, const HeatmapViewport& view,
+                                                                    int level_x, int level_y) {
+  const std::uint64_t serial = texture_serial(texture_id(tile.values));
+  const int visible_cols = std::min(view.visible_cols, tile.col0 + tile.cols);
+  const int last_row = std::min(view.last_row, tile.row0 + tile.rows - 1);
+  ReducedLevel* slot = nullptr;
+  for (auto& l : levels_)
+    if (l->values == tile.values && l->level_x == level_x && l->level_y == level_y) slot = l.get();
+  if (slot && slot->serial == serial && slot->visible_cols == visible_cols && slot->last_row == last_row) {
+    slot->used = ++uses_;
+    return *slot;
+  }
+  if (!slot) {
+    // A few levels: the A, B and A - B panels, and a zoom that goes back
+    // and forth across a power of two, each keep theirs.
+    constexpr std::size_t kMostLevels = 6;
+    if (levels_.size() < kMostLevels) {
+      levels_.push_back(std::make_unique<ReducedLevel>());
+      slot = levels_.back().get();
+    } else {
+      slot = std::min_element(levels_.begin(), levels_.end(), [](const auto& a, const auto& b) { return a->used < b->used; })->get();
+    }
+  }
+  slot->values = tile.values;
+  slot->serial = serial;
+  slot->visible_cols = visible_cols;
+  slot->last_row = last_row;
+  slot->level_x = level_x;
+  slot->level_y = level_y;
+  slot->used = ++uses_;
+  const int w = (tile.cols + (1 << level_x) - 1) >> level_x, h = (tile.rows + (1 << level_y) - 1) >> level_y;
+  slot->target.ensure(w, h, GL_RG32F);
+
+  SavedGlState saved;
+  glBindFramebuffer(GL_DRAW_FRAMEBUFFER, slot->target.framebuffer());
+  glViewport(0, 0, w, h);
+  glDisable(GL_BLEND);
+  glDisable(GL_SCISSOR_TEST);
+  glDisable(GL_DEPTH_TEST);
+  glDisable(GL_CULL_FACE);
+  glUseProgram(pool_program_.id());
+  glBindVertexArray(vao_);
+  GlProgram& p = pool_program_;
+  glUniform2f(p.uniform("u_target_size"), float(w), float(h));
+  glUniform2i(p.uniform("u_tile_origin"), tile.col0, tile.row0);
+  glUniform2i(p.uniform("u_tile_size"), tile.cols, tile.rows);
+  glUniform2i(p.uniform("u_limit"), visible_cols, last_row);
+  glUniform2i(p.uniform("u_block"), 1 << level_x, 1 << level_y);
+  glUniform1i(p.uniform("u_values"), 0);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_2D, tile.values);
+  glDrawArrays(GL_TRIANGLES, 0, 3);
+  return *slot;
 }
 
 void HeatmapRenderer::render(RenderTarget& target, const HeatmapTexture& cells, const HeatmapViewport& view,
@@ -128,6 +199,25 @@ void HeatmapRenderer::render(RenderTarget& target, const HeatmapTexture& cells, 
   glBindTexture(GL_TEXTURE_2D, textures.colormap(style.colormap));
   glActiveTexture(GL_TEXTURE3);
   glBindTexture(GL_TEXTURE_2D, textures.palette());
+  // Reduced levels: one tile (tiles would need blocks across their
+  // seams), values coloured by the colormap, and cells under a pixel.
+  const int level_x = reduced_level_for(view.cells_per_px_x), level_y = reduced_level_for(view.cells_per_px_y);
+  const bool reduced = view.reduced_levels && cells.tiles().size() == 1 && style.coloring == CellColoring::Values &&
+                       (level_x > 0 || level_y > 0);
+  glUniform1i(p.uniform("u_use_pooled"), reduced ? 1 : 0);
+  glUniform1i(p.uniform("u_pooled"), 4);
+  if (reduced) {
+    const ReducedLevel& level = reduced_level(cells.tiles().front(), view, level_x, level_y);
+    // (reduced_level drew with its own program: this pass's state back)
+    glBindFramebuffer(GL_DRAW_FRAMEBUFFER, target.framebuffer());
+    glViewport(0, 0, target.width(), target.height());
+    glUseProgram(program_.id());
+    glBindVertexArray(vao_);
+    glUniform2i(p.uniform("u_pool_level"), level_x, level_y);
+    glUniform2i(p.uniform("u_pool_size"), level.target.width(), level.target.height());
+    glActiveTexture(GL_TEXTURE4);
+    glBindTexture(GL_TEXTURE_2D, level.target.texture());
+  }
   for (const HeatmapTile& tile : cells.tiles()) {
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_2D, tile.values);

@@ -3,7 +3,10 @@
 // ImGui::Image: one draw call per tile, whatever the number of cells.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "figures/color_scale.h"
 #include "views/gl.h"
@@ -13,14 +16,15 @@
 
 namespace kvscope::gui {
 
-// An FBO with one RGBA8 colour texture, resized on demand.
+// An FBO with one colour texture (RGBA8, or RG32F for reduced levels),
+// resized on demand.
 class RenderTarget {
  public:
   RenderTarget() = default;
   RenderTarget(const RenderTarget&) = delete;
   RenderTarget& operator=(const RenderTarget&) = delete;
   ~RenderTarget() { release(); }
-  void ensure(int width, int height);
+  void ensure(int width, int height, GLint internal_format = GL_RGBA8);
   void release();
   GLuint texture() const { return color_; }
   GLuint framebuffer() const { return fbo_; }
@@ -30,6 +34,7 @@ class RenderTarget {
  private:
   GLuint fbo_ = 0, color_ = 0;
   int w_ = 0, h_ = 0;
+  GLint format_ = GL_RGBA8;
 };
 
 // Which cells land on which pixels.
@@ -38,6 +43,10 @@ struct HeatmapViewport {
   double cells_per_px_x = 1, cells_per_px_y = 1;
   int visible_cols = 1 << 30;              // columns from here on are background
   int last_row = 1 << 30;                  // rows after this are background (the timeline row)
+  // Zoomed out, read reduced levels (heatmap_pool.frag.glsl) instead of
+  // sampling cells: worth it for a view redrawn as it pans and zooms (each
+  // level is built once, from every cell), not for a thumbnail drawn once.
+  bool reduced_levels = false;
 };
 
 enum class CellColoring { Values, Codes };  // colormap of the value, or palette of the code
@@ -64,9 +73,27 @@ class HeatmapRenderer {
   void render(RenderTarget& target, const HeatmapTexture& cells, const HeatmapViewport& view, const HeatmapStyle& style,
               const PaletteTextures& textures);
 
+  // The smallest power-of-two block, log2, at least `cells_per_px` cells
+  // wide: 0 when a cell is at least a pixel.
+  static int reduced_level_for(double cells_per_px);
+
  private:
-  GlProgram program_;
+  // A reduced level of one tile's values, kept while what it was built
+  // from (the texture's contents, the visible limits, the block) holds.
+  struct ReducedLevel {
+    GLuint values = 0;          // the cells' texture
+    std::uint64_t serial = 0;   // its contents when built (texture_serial)
+    int visible_cols = 0, last_row = 0, level_x = 0, level_y = 0;
+    RenderTarget target;        // RG32F, one texel per block
+    std::uint64_t used = 0;     // for dropping the least recently used
+  };
+  // The level for `tile` at blocks of 2^level_x x 2^level_y cells, built now if needed.
+  const ReducedLevel& reduced_level(const HeatmapTile& tile, const HeatmapViewport& view, int level_x, int level_y);
+
+  GlProgram program_, pool_program_;
   GLuint vao_ = 0;  // core profile: a draw needs a bound vertex array, even an empty one
+  std::vector<std::unique_ptr<ReducedLevel>> levels_;
+  std::uint64_t uses_ = 0;
 };
 
 }  // namespace kvscope::gui
