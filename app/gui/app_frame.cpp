@@ -154,8 +154,8 @@ void AppFrame::draw_main_view_around_background(AppState& s) {
     if (top && right) corners |= ImDrawFlags_RoundCornersTopRight;
     if (bottom && left) corners |= ImDrawFlags_RoundCornersBottomLeft;
     if (bottom && right) corners |= ImDrawFlags_RoundCornersBottomRight;
-    dl->AddRectFilled(ImVec2(b.x0, b.y0), ImVec2(b.x1, b.y1), main_view_background_,
-                      corners ? rounding : 0.f, corners ? corners : ImDrawFlags_RoundCornersNone);
+    dl->AddRectFilled(ImVec2(b.x0, b.y0), ImVec2(b.x1, b.y1), main_view_background_, corners ? rounding : 0.f,
+                      corners ? corners : ImDrawFlags_RoundCornersNone);
   }
   dl->PopClipRect();
   const unsigned bg_end = unsigned(dl->IdxBuffer.Size);

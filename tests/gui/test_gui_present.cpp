@@ -26,7 +26,8 @@ namespace {
 
 // The window titled "kvscope" on the test display (xdotool finds it).
 unsigned long kvscope_window() {
-  const std::string cmd = "DISPLAY=" + shared_display().display() + " xdotool search --sync --name '^kvscope$' 2>/dev/null";
+  const std::string cmd =
+      "DISPLAY=" + shared_display().display() + " xdotool search --sync --name '^kvscope$' 2>/dev/null";
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return 0;
   unsigned long id = 0;
@@ -60,11 +61,14 @@ TEST(GuiPresent, WhatTheServerShowsEqualsAWholeRedraw) {
                                          .dump());
   const LiveWindow app(tmp, "--session " + quoted(session.string()) + " --size 1600x1000");
   ASSERT_TRUE(app.started());
-  auto ready = [](const json& s) { return s.value("rows", 0) == 7 && !s.value("busy", true) && s["rects"].contains("cells.A"); };
+  auto ready = [](const json& s) {
+    return s.value("rows", 0) == 7 && !s.value("busy", true) && s["rects"].contains("cells.A");
+  };
   json s = app.wait(ready);
   ASSERT_TRUE(ready(s)) << s.dump() << app.log();
   // Xvfb's GLX is Mesa's with llvmpipe: the partial presents are what is tested here.
-  ASSERT_TRUE(s.value("partial_present", false)) << "the window swaps whole frames under Xvfb; nothing partial to check";
+  ASSERT_TRUE(s.value("partial_present", false))
+      << "the window swaps whole frames under Xvfb; nothing partial to check";
 
   // A tooltip that follows the pointer over the cells, zooms, the tooltip
   // gone again: each frame presents only what it changed.
@@ -72,8 +76,9 @@ TEST(GuiPresent, WhatTheServerShowsEqualsAWholeRedraw) {
   auto at = [&](double fx, double fy) {
     return std::to_string(cells.x + int(cells.w * fx)) + " " + std::to_string(cells.y + int(cells.h * fy));
   };
-  ASSERT_TRUE(xdo("mousemove " + at(0.3, 0.3) + " sleep 0.3 mousemove " + at(0.5, 0.6) + " sleep 0.3 click 4 sleep 0.2 click 4" +
-                  " sleep 0.2 mousemove " + at(0.7, 0.4) + " sleep 0.3 click 5 sleep 0.3 mousemove 5 995 sleep 0.8"));
+  ASSERT_TRUE(xdo("mousemove " + at(0.3, 0.3) + " sleep 0.3 mousemove " + at(0.5, 0.6) +
+                  " sleep 0.3 click 4 sleep 0.2 click 4" + " sleep 0.2 mousemove " + at(0.7, 0.4) +
+                  " sleep 0.3 click 5 sleep 0.3 mousemove 5 995 sleep 0.8"));
 
   Display* dpy = XOpenDisplay(shared_display().display().c_str());
   ASSERT_NE(dpy, nullptr);
@@ -87,7 +92,8 @@ TEST(GuiPresent, WhatTheServerShowsEqualsAWholeRedraw) {
 
   // Unmapped and mapped again: the contents are gone, the next frame is
   // drawn and presented whole (FrameDamage::invalidate).
-  ASSERT_TRUE(xdo("windowunmap --sync " + std::to_string(window) + " windowmap --sync " + std::to_string(window) + " sleep 1"));
+  ASSERT_TRUE(
+      xdo("windowunmap --sync " + std::to_string(window) + " windowmap --sync " + std::to_string(window) + " sleep 1"));
   const std::vector<unsigned> whole = server_pixels(dpy, window, w, h);
   XCloseDisplay(dpy);
   ASSERT_EQ(whole.size(), shown.size());

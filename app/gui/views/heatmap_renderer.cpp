@@ -104,8 +104,9 @@ int HeatmapRenderer::reduced_level_for(double cells_per_px) {
   return level;
 }
 
-const HeatmapRenderer::ReducedLevel& HeatmapRenderer::reduced_level(const HeatmapTile& tile, const HeatmapViewport& view,
-                                                                    int level_x, int level_y) {
+const HeatmapRenderer::ReducedLevel& HeatmapRenderer::reduced_level(const HeatmapTile& tile,
+                                                                    const HeatmapViewport& view, int level_x,
+                                                                    int level_y) {
   const std::uint64_t serial = texture_serial(texture_id(tile.values));
   const int visible_cols = std::min(view.visible_cols, tile.col0 + tile.cols);
   const int last_row = std::min(view.last_row, tile.row0 + tile.rows - 1);
@@ -124,7 +125,9 @@ const HeatmapRenderer::ReducedLevel& HeatmapRenderer::reduced_level(const Heatma
       levels_.push_back(std::make_unique<ReducedLevel>());
       slot = levels_.back().get();
     } else {
-      slot = std::min_element(levels_.begin(), levels_.end(), [](const auto& a, const auto& b) { return a->used < b->used; })->get();
+      slot = std::min_element(levels_.begin(), levels_.end(), [](const auto& a, const auto& b) {
+               return a->used < b->used;
+             })->get();
     }
   }
   slot->values = tile.values;

@@ -81,11 +81,11 @@ class HeatmapRenderer {
   // A reduced level of one tile's values, kept while what it was built
   // from (the texture's contents, the visible limits, the block) holds.
   struct ReducedLevel {
-    GLuint values = 0;          // the cells' texture
-    std::uint64_t serial = 0;   // its contents when built (texture_serial)
+    GLuint values = 0;         // the cells' texture
+    std::uint64_t serial = 0;  // its contents when built (texture_serial)
     int visible_cols = 0, last_row = 0, level_x = 0, level_y = 0;
-    RenderTarget target;        // RG32F, one texel per block
-    std::uint64_t used = 0;     // for dropping the least recently used
+    RenderTarget target;     // RG32F, one texel per block
+    std::uint64_t used = 0;  // for dropping the least recently used
   };
   // The level for `tile` at blocks of 2^level_x x 2^level_y cells, built now if needed.
   const ReducedLevel& reduced_level(const HeatmapTile& tile, const HeatmapViewport& view, int level_x, int level_y);
