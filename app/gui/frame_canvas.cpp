@@ -6,7 +6,7 @@
 
 #include "frame_damage.h"
 #include "frame_present.h"
-#include "views/heatmap_renderer.h"
+#include "views/gl.h"
 
 namespace kvscope::gui {
 
@@ -31,13 +31,11 @@ void render_draw_data_in(ImDrawData& d, const ImVec4& rect) {
 
 }  // namespace
 
-std::vector<PixelRect> draw_damaged(FrameDamage& damage, RenderTarget& canvas, ImDrawData& d, int fb_w, int fb_h) {
-  if (canvas.width() != fb_w || canvas.height() != fb_h) damage.invalidate();
+std::vector<PixelRect> draw_damaged(FrameDamage& damage, GLuint target, ImDrawData& d, int fb_w, int fb_h) {
   const std::vector<ImVec4> rects = damage.damaged(d);
   std::vector<PixelRect> drawn;
   if (rects.empty()) return drawn;
-  canvas.ensure(fb_w, fb_h);
-  glBindFramebuffer(GL_FRAMEBUFFER, canvas.framebuffer());
+  glBindFramebuffer(GL_FRAMEBUFFER, target);
   glViewport(0, 0, fb_w, fb_h);
   glClearColor(0.08f, 0.08f, 0.10f, 1.0f);
   const ImVec2 scale = d.FramebufferScale;

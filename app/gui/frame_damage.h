@@ -3,8 +3,8 @@
 // Under a software rasteriser (Mesa llvmpipe: a VM, remote desktop, CI)
 // filling a 1600 x 1000 window costs 15-30 ms of CPU per frame, most of it
 // the panels' backgrounds and text, even where nothing moved; and the loop
-// wakes at least ten times a second (main.cpp). So the frame is drawn into
-// an offscreen copy that persists (main.cpp), and each frame ImGui still
+// wakes at least ten times a second (main.cpp). So the frame is drawn where
+// the last one persists (frame_present.h), and each frame ImGui still
 // builds on the CPU (about a millisecond) is compared, draw list by draw
 // list (window by window), with the last one drawn: its vertices, indices,
 // textures (and their contents, texture_serial() in views/gl.h) and clip
@@ -42,13 +42,13 @@ class FrameDamage {
   std::vector<ListPicture> lists_, now_;
 };
 
-class RenderTarget;
 struct PixelRect;
 
-// (frame_canvas.cpp) Draws what changed of `d` into `canvas` (the frame kept
-// between frames, fb_w x fb_h pixels). Returns the rectangles drawn again
-// (frame_present.h shows them): none when nothing changed.
-std::vector<PixelRect> draw_damaged(FrameDamage& damage, RenderTarget& canvas, ImDrawData& d, int fb_w, int fb_h);
+// (frame_canvas.cpp) Draws what changed of `d` into the framebuffer
+// `target` (fb_w x fb_h pixels, holding the last frame: FramePresenter::
+// target). Returns the rectangles drawn again (FramePresenter::present
+// shows them): none when nothing changed.
+std::vector<PixelRect> draw_damaged(FrameDamage& damage, unsigned target, ImDrawData& d, int fb_w, int fb_h);
 
 // The share of a fb_w x fb_h frame's pixels that `rects` cover (0: none).
 float drawn_share(const std::vector<PixelRect>& rects, int fb_w, int fb_h);

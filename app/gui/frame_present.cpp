@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "frame_damage.h"
 #include "views/gl.h"
 #include "views/heatmap_renderer.h"
 
@@ -35,24 +36,36 @@ void FramePresenter::init() {
 #endif
 }
 
-bool FramePresenter::present(const RenderTarget& canvas, const std::vector<PixelRect>& changed, int fb_w, int fb_h) {
+FramePresenter::FramePresenter() = default;
+FramePresenter::~FramePresenter() = default;
+
+void FramePresenter::release() { canvas_.reset(); }
+
+unsigned FramePresenter::target(int fb_w, int fb_h, FrameDamage& damage) {
+  if (fb_w != w_ || fb_h != h_) damage.invalidate();  // a new back buffer (or canvas) holds nothing yet
+  w_ = fb_w;
+  h_ = fb_h;
+  if (partial()) return 0;
+  if (!canvas_) canvas_ = std::make_unique<RenderTarget>();
+  canvas_->ensure(fb_w, fb_h);
+  return canvas_->framebuffer();
+}
+
+bool FramePresenter::present(const std::vector<PixelRect>& changed, int fb_w, int fb_h) {
   if (changed.empty()) return true;
-  glBindFramebuffer(GL_READ_FRAMEBUFFER, canvas.framebuffer());
-  glBindFramebuffer(GL_DRAW_FRAMEBUFFER, 0);
   if (!partial()) {
     // The whole canvas: what a swap leaves in the back buffer is not
     // defined, so it is made whole every time.
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, canvas_->framebuffer());
+    glBindFramebuffer(GL_DRAW_FRAMEBUFFER, 0);
     glBlitFramebuffer(0, 0, fb_w, fb_h, 0, 0, fb_w, fb_h, GL_COLOR_BUFFER_BIT, GL_NEAREST);
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     return false;
   }
 #ifdef KVSCOPE_HAVE_GLX
   // The back buffer is never swapped, so outside `changed` it still holds
-  // the canvas as last copied (the first frame, and any after the window
+  // the last frames' pixels (the first frame, and any after the window
   // lost its contents, is a whole one: FrameDamage::invalidate).
-  for (const PixelRect& r : changed)
-    glBlitFramebuffer(r.x, r.y, r.x + r.w, r.y + r.h, r.x, r.y, r.x + r.w, r.y + r.h, GL_COLOR_BUFFER_BIT, GL_NEAREST);
-  glBindFramebuffer(GL_FRAMEBUFFER, 0);
   Display* display = glXGetCurrentDisplay();
   const GLXDrawable drawable = glXGetCurrentDrawable();
   using CopySubBuffer = void (*)(Display*, GLXDrawable, int x, int y, int width, int height);

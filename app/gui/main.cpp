@@ -139,9 +139,7 @@ int main(int argc, char** argv) {
   ImGui_ImplOpenGL3_Init("#version 330 core");
   std::optional<gui::AppFrame> frame;
   frame.emplace();  // the views' GL objects, now that the context exists
-  std::optional<gui::RenderTarget> canvas;
-  canvas.emplace();  // the frame kept between frames (frame_damage.h)
-  gui::FramePresenter presenter;  // how it reaches the window (frame_present.h)
+  gui::FramePresenter presenter;  // where frames are drawn and how they reach the window (frame_present.h)
   presenter.init();
 
   s.worker = std::make_unique<gui::EngineWorker>();
@@ -203,9 +201,9 @@ int main(int argc, char** argv) {
     if (script.active() && !benching) frame_damage.invalidate();
     const auto built = std::chrono::steady_clock::now();
     const std::vector<gui::PixelRect> drawn =
-        gui::draw_damaged(frame_damage, *canvas, *ImGui::GetDrawData(), fb_w, fb_h);
+        gui::draw_damaged(frame_damage, presenter.target(fb_w, fb_h, frame_damage), *ImGui::GetDrawData(), fb_w, fb_h);
     const float drawn_share = gui::drawn_share(drawn, fb_w, fb_h);
-    const bool shown = presenter.present(*canvas, drawn, fb_w, fb_h);
+    const bool shown = presenter.present(drawn, fb_w, fb_h);
 
     if (!opts.state_file.empty()) {
       std::string state = kvscope::json_text(gui::state_json(s, fb_w, fb_h)) + "\n";
@@ -240,7 +238,7 @@ int main(int argc, char** argv) {
   }
 
   g_frame_damage = nullptr;
-  canvas.reset();
+  presenter.release();
   if (!opts.scripted()) save_settings(window, s, settings);
   frame.reset();  // frees the views' GL objects while the context exists
   ImGui_ImplOpenGL3_Shutdown();
