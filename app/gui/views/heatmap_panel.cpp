@@ -174,7 +174,13 @@ PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRe
     cache.last = inputs;
   }
   ImGui::SetCursorScreenPos(origin);
+  // Drawn without blending: every pixel of the picture is opaque (the
+  // shader writes alpha 1 over a target cleared opaque), so the result is
+  // the same, and a software rasteriser skips reading what lies beneath
+  // (1-2 ms of a frame that pans, bench/README.md).
+  dl->AddCallback([](const ImDrawList*, const ImDrawCmd*) { glDisable(GL_BLEND); }, nullptr);
   ImGui::Image(texture_id(cache.target.texture()), cells_size);
+  dl->AddCallback(ImDrawCallback_ResetRenderState, nullptr);  // ImGui's own state (blending) back
   {
     // Every pixel of the image is opaque (heatmap.frag.glsl writes alpha 1,
     // the target is cleared opaque): the panel's background need not be
