@@ -34,7 +34,8 @@ void FrameBench::before_frame(AppState& s) {
     case 0:
     case 3:
       v.follow_latest = true;
-      v.zoom = 0;  // fit
+      v.zoom = 0;  // fit, and it stays (however illegible)
+      v.fit_while_legible = false;
       break;
     case 1:
       // Half a cell per pixel, moving a few cells right and down each frame.

@@ -88,6 +88,7 @@ void fit_view(ViewSettings& v) {
   v.follow_latest = true;
   v.open_on_columns.reset();
   v.open_first_view = false;
+  v.fit_while_legible = false;  // the user's fit stays
 }
 
 }  // namespace kvscope::gui

@@ -56,6 +56,11 @@ struct ViewSettings {
   // The next frame opens on views/first_view.h's rule (a session or lesson
   // that names no positions); consumed by the main view's camera.
   bool open_first_view = false;
+  // The fit on screen is first_view's choice, not the user's: when the run
+  // grows past what the fit can label (a short prompt generating hundreds
+  // of tokens), the rule applies again and the view moves to the newest
+  // cells at a legible size. Any zoom, pan or "fit" of the user's ends it.
+  bool fit_while_legible = false;
 };
 
 // Back to the fit: every recorded step and every position seen, following

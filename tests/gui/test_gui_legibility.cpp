@@ -352,4 +352,48 @@ TEST(GuiLegibility, LongPromptOpensOnLegibleNewestPositions) {
   EXPECT_EQ(s["columns_shown"][0], 0);
 }
 
+// A short prompt opens on the fit; generating hundreds of tokens grows it
+// past what the fit can label, and the view then moves to the newest
+// positions at a legible size (views/first_view.h) instead of staying on
+// an unreadable fit. A fit the user asks for (Home) stays.
+TEST(GuiLegibility, AShortPromptThatGrowsLongMovesToLegibleNewestPositions) {
+  REQUIRE_DISPLAY();
+  ASSERT_FALSE(kvscope::test::find_on_path("xdotool").empty()) << "install xdotool";
+  TempDir tmp;
+  // 4 steps at the open (the fit labels all 12 positions), then 160 more with "Run N".
+  const LiveWindow app(tmp, "--session " + quoted(long_prompt_session(tmp, 8, 200).string()) + " --steps 4 --size 1600x1000");
+  ASSERT_TRUE(app.started());
+  auto fitted = [](const json& j) {
+    return j["columns_shown"][0] == 0 && std::abs(span(j["columns_shown"]) - j.value("columns_total", -1.0)) < 1e-6;
+  };
+  auto opened = [](const json& j) { return !j.value("busy", true) && j.value("rows", 0) == 5 && j["rects"].contains("cells.A"); };
+  json s = app.wait(opened);
+  ASSERT_TRUE(opened(s)) << s.dump() << app.log();
+  ASSERT_TRUE(fitted(s)) << "a short prompt did not open on the fit: " << s["columns_shown"];
+  const Rect cells = rect_of(s, "cells.A");
+  const double min_col_px = s["label_min_px"][0];
+  ASSERT_TRUE(s["rects"].contains("button.run_n")) << s.dump();
+  const std::string run_n = centre_of(rect_of(s, "button.run_n"));
+  auto rows_are = [](int n) { return [n](const json& j) { return !j.value("busy", true) && j.value("rows", 0) == n; }; };
+  for (int rows = 21; rows <= 165; rows += 16) {
+    ASSERT_TRUE(xdo("mousemove " + run_n + " sleep 0.1 click 1"));
+    s = app.wait(rows_are(rows));
+    ASSERT_TRUE(rows_are(rows)(s)) << "Run N did not reach " << rows << " rows: " << s.dump();
+  }
+  const double cols = s["columns_total"];
+  ASSERT_LT(cells.w / cols, min_col_px) << "the run did not grow past a legible fit: nothing to test";
+  EXPECT_GE(cells.w / span(s["columns_shown"]), min_col_px - 1e-6) << "still on an illegible fit: " << s["columns_shown"];
+  EXPECT_NEAR(s["columns_shown"][1].get<double>(), cols, 1e-6) << "not following the newest positions";
+
+  // Home: the fit, the user's own, which stays as the run grows further.
+  ASSERT_TRUE(xdo("mousemove " + centre_of(cells) + " sleep 0.2 key Home"));
+  s = app.wait(fitted);
+  ASSERT_TRUE(fitted(s)) << "Home did not fit: " << s["columns_shown"];
+  ASSERT_TRUE(xdo("mousemove " + run_n + " sleep 0.1 click 1"));
+  s = app.wait(rows_are(181));
+  ASSERT_TRUE(rows_are(181)(s)) << s.dump();
+  EXPECT_TRUE(fitted(s)) << "the user's fit was left as the run grew: " << s["columns_shown"] << " of "
+                         << s["columns_total"];
+}
+
 }  // namespace

@@ -66,6 +66,7 @@ Camera camera_for(AppState& s, ImVec2 cells_size, int rows, int cols) {
     const auto [first, last] = *v.open_on_columns;
     v.open_on_columns.reset();
     v.open_first_view = false;  // named positions win (a lesson's step after its session's open)
+    v.fit_while_legible = false;
     const double span = std::clamp(last - first + 1, 1, std::max(cols, 1));
     v.zoom = std::min(fit_x, span / double(cells_size.x));
     v.zoom_aspect = fit_y / v.zoom;
@@ -73,12 +74,14 @@ Camera camera_for(AppState& s, ImVec2 cells_size, int rows, int cols) {
     v.view_y0 = 0;
     v.follow_latest = false;
   }
-  if (v.open_first_view) {
-    // Nothing names the positions to open on: the fit, or where the fit's
-    // labels could not show, the newest cells at a legible size.
+  // Nothing names the positions to open on (or the fit it chose then still
+  // holds while the run grows): the fit, or where the fit's labels could
+  // not show, the newest cells at a legible size.
+  if (v.open_first_view || (v.fit_while_legible && v.zoom <= 0)) {
     v.open_first_view = false;
     const FirstView first =
         first_view(rows, cols, cells_size.x, cells_size.y, column_label_min_px(), row_label_min_px());
+    v.fit_while_legible = first.fit;
     if (!first.fit) {
       v.zoom = first.cells_per_px_x;
       v.zoom_aspect = first.cells_per_px_y / first.cells_per_px_x;
@@ -116,6 +119,7 @@ Camera camera_for(AppState& s, ImVec2 cells_size, int rows, int cols) {
 
 void store_camera(AppState& s, const Camera& before, const Camera& after) {
   if (after == before) return;
+  s.view.fit_while_legible = false;  // the user moved the view: theirs from now on
   s.view.zoom = after.cells_per_px_x;
   s.view.zoom_aspect = after.cells_per_px_y / after.cells_per_px_x;
   s.view.view_x0 = after.x0;
