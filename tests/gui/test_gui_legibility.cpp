@@ -361,12 +361,15 @@ TEST(GuiLegibility, AShortPromptThatGrowsLongMovesToLegibleNewestPositions) {
   ASSERT_FALSE(kvscope::test::find_on_path("xdotool").empty()) << "install xdotool";
   TempDir tmp;
   // 4 steps at the open (the fit labels all 12 positions), then 160 more with "Run N".
-  const LiveWindow app(tmp, "--session " + quoted(long_prompt_session(tmp, 8, 200).string()) + " --steps 4 --size 1600x1000");
+  const LiveWindow app(
+      tmp, "--session " + quoted(long_prompt_session(tmp, 8, 200).string()) + " --steps 4 --size 1600x1000");
   ASSERT_TRUE(app.started());
   auto fitted = [](const json& j) {
     return j["columns_shown"][0] == 0 && std::abs(span(j["columns_shown"]) - j.value("columns_total", -1.0)) < 1e-6;
   };
-  auto opened = [](const json& j) { return !j.value("busy", true) && j.value("rows", 0) == 5 && j["rects"].contains("cells.A"); };
+  auto opened = [](const json& j) {
+    return !j.value("busy", true) && j.value("rows", 0) == 5 && j["rects"].contains("cells.A");
+  };
   json s = app.wait(opened);
   ASSERT_TRUE(opened(s)) << s.dump() << app.log();
   ASSERT_TRUE(fitted(s)) << "a short prompt did not open on the fit: " << s["columns_shown"];
@@ -374,7 +377,9 @@ TEST(GuiLegibility, AShortPromptThatGrowsLongMovesToLegibleNewestPositions) {
   const double min_col_px = s["label_min_px"][0];
   ASSERT_TRUE(s["rects"].contains("button.run_n")) << s.dump();
   const std::string run_n = centre_of(rect_of(s, "button.run_n"));
-  auto rows_are = [](int n) { return [n](const json& j) { return !j.value("busy", true) && j.value("rows", 0) == n; }; };
+  auto rows_are = [](int n) {
+    return [n](const json& j) { return !j.value("busy", true) && j.value("rows", 0) == n; };
+  };
   for (int rows = 21; rows <= 165; rows += 16) {
     ASSERT_TRUE(xdo("mousemove " + run_n + " sleep 0.1 click 1"));
     s = app.wait(rows_are(rows));
@@ -382,7 +387,8 @@ TEST(GuiLegibility, AShortPromptThatGrowsLongMovesToLegibleNewestPositions) {
   }
   const double cols = s["columns_total"];
   ASSERT_LT(cells.w / cols, min_col_px) << "the run did not grow past a legible fit: nothing to test";
-  EXPECT_GE(cells.w / span(s["columns_shown"]), min_col_px - 1e-6) << "still on an illegible fit: " << s["columns_shown"];
+  EXPECT_GE(cells.w / span(s["columns_shown"]), min_col_px - 1e-6)
+      << "still on an illegible fit: " << s["columns_shown"];
   EXPECT_NEAR(s["columns_shown"][1].get<double>(), cols, 1e-6) << "not following the newest positions";
 
   // Home: the fit, the user's own, which stays as the run grows further.
