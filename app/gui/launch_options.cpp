@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "panels.h"
+#include "state_json.h"
 #include "session/session_config.h"
 
 namespace kvscope::gui {
@@ -116,7 +117,15 @@ std::optional<int> parse_launch_options(int argc, char** argv, LaunchOptions& o)
   if (!o.screenshot.empty()) {
     const auto dir = std::filesystem::absolute(o.screenshot).parent_path();
     if (!std::filesystem::is_directory(dir)) return bad_argument("--screenshot", "no directory " + dir.string());
+    // The screenshot's state goes beside it as OUT.json: never over a file
+    // of the user's (a session file of the same name, say).
+    const std::string sidecar = std::filesystem::path(o.screenshot).replace_extension(".json").string();
+    if (!may_replace_state_file(sidecar))
+      return bad_argument("--screenshot", sidecar + " exists and is not a window state kvscope wrote (the screenshot's "
+                                                    "state goes there): move it or name the screenshot otherwise");
   }
+  if (!o.state_file.empty() && !may_replace_state_file(o.state_file))
+    return bad_argument("--state-file", o.state_file + " exists and is not a window state kvscope wrote");
   return std::nullopt;
 }
 

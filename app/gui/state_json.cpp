@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "session/session_config.h"
@@ -10,6 +11,7 @@ namespace kvscope::gui {
 
 nlohmann::json state_json(const AppState& s, int fb_w, int fb_h) {
   nlohmann::json j;
+  j["format"] = "kvscope-window-state";
   j["rows"] = s.a ? s.a->rows : 0;
   j["shown_row"] = s.shown_row();
   j["timeline_row"] = s.timeline_row;
@@ -52,6 +54,17 @@ nlohmann::json state_json(const AppState& s, int fb_w, int fb_h) {
     rects[name] = {std::lround(r.x), std::lround(r.y), std::lround(r.w), std::lround(r.h)};
   j["rects"] = rects;
   return j;
+}
+
+bool may_replace_state_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return true;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return false;
+  if (j.contains("format")) return j["format"] == "kvscope-window-state";
+  return j.contains("rects") && j.contains("window");
 }
 
 bool write_text_atomically(const std::string& path, const std::string& text) {

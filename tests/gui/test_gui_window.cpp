@@ -333,6 +333,32 @@ TEST(GuiWindow, MalformedSessionIsReportedNotFatal) {
   EXPECT_TRUE(state["rects"].contains("banner.error")) << state.dump();
 }
 
+// --screenshot OUT.png writes the window's state beside it as OUT.json;
+// a user's file there (here the very session being opened) is refused
+// before anything is written, and one kvscope wrote is replaced.
+TEST(GuiWindow, ScreenshotStateNeverReplacesAUsersFile) {
+  REQUIRE_DISPLAY();
+  TempDir tmp;
+  const fs::path session = tmp / "run.json";
+  const std::string text = json{{"format", "kvscope-session"}, {"version", 1}, {"prompt", "hi"}, {"max_new_tokens", 2}}.dump();
+  kvscope::test::write_file(session, text);
+  std::string out;
+  int rc = run_app(tmp, "--session " + quoted(session.string()) + " --screenshot " + quoted((tmp / "run.png").string()) + " --exit", &out);
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("run.json"), std::string::npos) << out;
+  EXPECT_EQ(kvscope::test::read_file(session), text) << "the session file was replaced";
+  EXPECT_FALSE(fs::exists(tmp / "run.png")) << "a screenshot was written after all";
+
+  // Another name: written; and written again over its own state.
+  for (int round = 0; round < 2; ++round) {
+    rc = run_app(tmp, "--session " + quoted(session.string()) + " --screenshot " + quoted((tmp / "shot.png").string()) + " --exit", &out);
+    EXPECT_EQ(rc, 0) << out;
+    ASSERT_TRUE(fs::exists(tmp / "shot.json")) << out;
+    EXPECT_EQ(load_json(tmp / "shot.json").value("format", ""), "kvscope-window-state");
+  }
+  EXPECT_EQ(kvscope::test::read_file(session), text);
+}
+
 // The window offers, for each policy, exactly the parameters of the policy
 // table that the policy reads (the CLI's flags follow the same table:
 // tests/cli/test_cli_policy_table.cpp); the app records each control's
