@@ -121,8 +121,9 @@ std::optional<int> parse_launch_options(int argc, char** argv, LaunchOptions& o)
     // of the user's (a session file of the same name, say).
     const std::string sidecar = std::filesystem::path(o.screenshot).replace_extension(".json").string();
     if (!may_replace_state_file(sidecar))
-      return bad_argument("--screenshot", sidecar + " exists and is not a window state kvscope wrote (the screenshot's "
-                                                    "state goes there): move it or name the screenshot otherwise");
+      return bad_argument("--screenshot", sidecar +
+                                              " exists and is not a window state kvscope wrote (the screenshot's "
+                                              "state goes there): move it or name the screenshot otherwise");
   }
   if (!o.state_file.empty() && !may_replace_state_file(o.state_file))
     return bad_argument("--state-file", o.state_file + " exists and is not a window state kvscope wrote");

@@ -340,10 +340,13 @@ TEST(GuiWindow, ScreenshotStateNeverReplacesAUsersFile) {
   REQUIRE_DISPLAY();
   TempDir tmp;
   const fs::path session = tmp / "run.json";
-  const std::string text = json{{"format", "kvscope-session"}, {"version", 1}, {"prompt", "hi"}, {"max_new_tokens", 2}}.dump();
+  const std::string text =
+      json{{"format", "kvscope-session"}, {"version", 1}, {"prompt", "hi"}, {"max_new_tokens", 2}}.dump();
   kvscope::test::write_file(session, text);
   std::string out;
-  int rc = run_app(tmp, "--session " + quoted(session.string()) + " --screenshot " + quoted((tmp / "run.png").string()) + " --exit", &out);
+  int rc = run_app(
+      tmp, "--session " + quoted(session.string()) + " --screenshot " + quoted((tmp / "run.png").string()) + " --exit",
+      &out);
   EXPECT_EQ(rc, 2) << out;
   EXPECT_NE(out.find("run.json"), std::string::npos) << out;
   EXPECT_EQ(kvscope::test::read_file(session), text) << "the session file was replaced";
@@ -351,7 +354,10 @@ TEST(GuiWindow, ScreenshotStateNeverReplacesAUsersFile) {
 
   // Another name: written; and written again over its own state.
   for (int round = 0; round < 2; ++round) {
-    rc = run_app(tmp, "--session " + quoted(session.string()) + " --screenshot " + quoted((tmp / "shot.png").string()) + " --exit", &out);
+    rc = run_app(
+        tmp,
+        "--session " + quoted(session.string()) + " --screenshot " + quoted((tmp / "shot.png").string()) + " --exit",
+        &out);
     EXPECT_EQ(rc, 0) << out;
     ASSERT_TRUE(fs::exists(tmp / "shot.json")) << out;
     EXPECT_EQ(load_json(tmp / "shot.json").value("format", ""), "kvscope-window-state");
