@@ -70,9 +70,10 @@ bool evicted(uint code) { return code == kEvictedNow || code == kEvictedEarlier;
 // protected (or both neither): outlines run only where that changes.
 bool same_region(uint a, uint b) { return evicted(a) == evicted(b) && (a == kMaskProtected) == (b == kMaskProtected); }
 
-// Below this many pixels per cell (either axis) a one-pixel outline is a
-// third of the cell, and outlines of scattered cells become a texture.
-const float kMinOutlineCellPixels = 8.0;
+// Below u_min_outline_px pixels per cell (either axis) a one-pixel
+// outline is a third of the cell, and outlines of scattered cells become a
+// texture: a tint instead (kMinOutlineCellPixels in heatmap_renderer.h).
+uniform float u_min_outline_px;
 // The tint: halfway toward a darkened mark colour, so the evicted region
 // recedes behind the kept cells while its values still show through.
 const float kEvictedTint = 0.5;
@@ -172,7 +173,7 @@ void main() {
   if (u_mark == 1 && (evicted(code) || code == kMaskProtected)) {
     vec2 pixels_per_cell = 1.0 / u_view.zw;
     vec3 line = code == kMaskProtected ? u_protected_color : u_evicted_color;
-    if (min(pixels_per_cell.x, pixels_per_cell.y) >= kMinOutlineCellPixels) {
+    if (min(pixels_per_cell.x, pixels_per_cell.y) >= u_min_outline_px) {
       // Outline: the pixels within `width` of an edge where the region
       // (evicted, or protected) ends.
       float width = clamp(min(pixels_per_cell.x, pixels_per_cell.y) * 0.12, 1.0, 3.0);

@@ -11,16 +11,60 @@
 namespace kvscope::gui {
 namespace {
 
-std::string render_inputs(const HeatmapPanelSpec& spec, const Camera& cam, int w, int h) {
+std::string render_inputs(const HeatmapPanelSpec& spec, const HeatmapViewport& vp, int w, int h) {
   const HeatmapKey& k = spec.cells->key();
   char buf[512];
   std::snprintf(buf, sizeof(buf), "%p %llu %d %d %d %p %d | %.9g %.9g %.9g %.9g | %d %d %d %d | %d %s %d %.9g %.9g %d %d",
                 k.source, static_cast<unsigned long long>(k.generation), k.layer, k.head, k.kind, k.extra,
-                spec.cells->filled_rows(), cam.x0, cam.y0, cam.cells_per_px_x, cam.cells_per_px_y, spec.last_row,
-                spec.visible_cols, w, h, static_cast<int>(spec.style.coloring), spec.style.colormap.c_str(),
+                spec.cells->filled_rows(), vp.x0, vp.y0, vp.cells_per_px_x, vp.cells_per_px_y, vp.last_row,
+                vp.visible_cols, w, h, static_cast<int>(spec.style.coloring), spec.style.colormap.c_str(),
                 static_cast<int>(spec.style.scale.kind), spec.style.scale.lo, spec.style.scale.hi,
                 spec.style.outline_evicted, spec.style.pool_by_magnitude);
   return buf;
+}
+
+// What the panel's picture is rendered as: the target's size and viewport,
+// and the part of it ImGui shows across the cells.
+struct PictureLayout {
+  int w = 1, h = 1;
+  HeatmapViewport vp;
+  ImVec2 uv0{0, 0}, uv1{1, 1};
+};
+
+// At a pixel per cell or more, with no outlines to draw (they need the
+// screen's resolution: below kMinOutlineCellPixels cells are tinted, and
+// the code views have none), the picture holds one texel per visible cell
+// and ImGui magnifies it (nearest), which samples the cell under each
+// pixel's centre as the shader would: the same picture for a fraction of
+// the shaded pixels, and panning within a cell renders nothing again.
+// Otherwise one texel per framebuffer pixel.
+PictureLayout picture_layout(const HeatmapPanelSpec& spec, const Camera& cam, int fb_w, int fb_h, ImVec2 fb_scale) {
+  PictureLayout out;
+  const double cpp_x = cam.cells_per_px_x / fb_scale.x, cpp_y = cam.cells_per_px_y / fb_scale.y;
+  out.vp.visible_cols = spec.visible_cols;
+  out.vp.last_row = spec.last_row;
+  out.vp.reduced_levels = true;  // redrawn as it pans and zooms
+  const bool outlines = spec.style.outline_evicted && spec.style.coloring == CellColoring::Values &&
+                        std::min(1 / cpp_x, 1 / cpp_y) >= kMinOutlineCellPixels;
+  if (cpp_x <= 1 && cpp_y <= 1 && !outlines) {
+    const double c0 = std::floor(cam.x0), r0 = std::floor(cam.y0);
+    const double c1 = std::ceil(cam.x0 + fb_w * cpp_x), r1 = std::ceil(cam.y0 + fb_h * cpp_y);
+    out.w = std::max(1, int(c1 - c0));
+    out.h = std::max(1, int(r1 - r0));
+    out.vp.x0 = c0;
+    out.vp.y0 = r0;
+    out.vp.cells_per_px_x = out.vp.cells_per_px_y = 1;
+    out.uv0 = ImVec2(float((cam.x0 - c0) / out.w), float((cam.y0 - r0) / out.h));
+    out.uv1 = ImVec2(float((cam.x0 + fb_w * cpp_x - c0) / out.w), float((cam.y0 + fb_h * cpp_y - r0) / out.h));
+    return out;
+  }
+  out.w = fb_w;
+  out.h = fb_h;
+  out.vp.x0 = cam.x0;
+  out.vp.y0 = cam.y0;
+  out.vp.cells_per_px_x = cpp_x;
+  out.vp.cells_per_px_y = cpp_y;
+  return out;
 }
 
 // Zoom by (fx, fy) around the screen point `at` (relative to the cells'
@@ -159,18 +203,11 @@ PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRe
   // Render at the framebuffer's resolution (HiDPI): cells per framebuffer pixel.
   const ImVec2 fb_scale = ImGui::GetIO().DisplayFramebufferScale;
   const int w = std::max(1, int(cells_size.x * fb_scale.x)), h = std::max(1, int(cells_size.y * fb_scale.y));
-  cache.target.ensure(w, h);
-  const std::string inputs = render_inputs(spec, cam, w, h);
+  const PictureLayout pic = picture_layout(spec, cam, w, h, fb_scale);
+  cache.target.ensure(pic.w, pic.h);
+  const std::string inputs = render_inputs(spec, pic.vp, pic.w, pic.h);
   if (inputs != cache.last) {
-    HeatmapViewport vp;
-    vp.x0 = cam.x0;
-    vp.y0 = cam.y0;
-    vp.cells_per_px_x = cam.cells_per_px_x / fb_scale.x;
-    vp.cells_per_px_y = cam.cells_per_px_y / fb_scale.y;
-    vp.visible_cols = spec.visible_cols;
-    vp.last_row = spec.last_row;
-    vp.reduced_levels = true;  // redrawn as it pans and zooms
-    gpu.render(cache.target, spec.cells->texture(), vp, spec.style);
+    gpu.render(cache.target, spec.cells->texture(), pic.vp, spec.style);
     cache.last = inputs;
   }
   ImGui::SetCursorScreenPos(origin);
@@ -179,7 +216,7 @@ PanelHover draw_heatmap_panel(const HeatmapPanelSpec& spec, Camera& cam, PanelRe
   // the same, and a software rasteriser skips reading what lies beneath
   // (1-2 ms of a frame that pans, bench/README.md).
   dl->AddCallback([](const ImDrawList*, const ImDrawCmd*) { glDisable(GL_BLEND); }, nullptr);
-  ImGui::Image(texture_id(cache.target.texture()), cells_size);
+  ImGui::Image(texture_id(cache.target.texture()), cells_size, pic.uv0, pic.uv1);
   dl->AddCallback(ImDrawCallback_ResetRenderState, nullptr);  // ImGui's own state (blending) back
   {
     // Every pixel of the image is opaque (heatmap.frag.glsl writes alpha 1,

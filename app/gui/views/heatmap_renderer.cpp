@@ -190,6 +190,7 @@ void HeatmapRenderer::render(RenderTarget& target, const HeatmapTexture& cells, 
   glUniform1f(p.uniform("u_lo"), float(style.scale.lo));
   glUniform1f(p.uniform("u_hi"), float(style.scale.hi));
   glUniform1i(p.uniform("u_mark"), style.outline_evicted ? 1 : 0);
+  glUniform1f(p.uniform("u_min_outline_px"), kMinOutlineCellPixels);
   const kvscope::Colormap& cmap = kvscope::colormap(kvscope::unknown_colormap(style.colormap).empty() ? style.colormap : "viridis");
   set_rgb(p.uniform("u_evicted_color"), kvscope::evicted_outline_color(cmap));
   set_rgb(p.uniform("u_protected_color"), kvscope::protected_outline_color(cmap));

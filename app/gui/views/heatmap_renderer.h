@@ -51,6 +51,11 @@ struct HeatmapViewport {
 
 enum class CellColoring { Values, Codes };  // colormap of the value, or palette of the code
 
+// Evicted cells are outlined from this many pixels per cell on both axes;
+// smaller ones get a flat tint (heatmap.frag.glsl: outlines of small
+// scattered cells beat against the grid into moire).
+inline constexpr float kMinOutlineCellPixels = 8;
+
 struct HeatmapStyle {
   CellColoring coloring = CellColoring::Values;
   std::string colormap = "viridis";
