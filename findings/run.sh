@@ -8,7 +8,8 @@
 #
 # Stages: data passkey kjv ablations streaming sinks masks plots gemma
 # (gemma: the second real model, Gemma 3 270M, fetched the same way), and,
-# run only when named, a2sf100 and tova100 (sections 4 and 3 on the 100-item sets), kvpress100 (section 9: the policies taken from
+# run only when named, a2sf100 and tova100 (sections 4 and 3 on the 100-item sets), keyformer100 and streaming100
+# (section 5 and the streaming-prefill check of section 2 on 100 KJV passages), kvpress100 (section 9: the policies taken from
 # kvpress on the 100 pass-key items, about 22 minutes) and passkey100
 # kjv100: every policy x 5 budgets on 100
 # items per set with $SEEDS seeds (default 3) for random and keyformer, for
@@ -154,6 +155,30 @@ if has tova100; then
   session tova_head '{"name": "tova", "granularity": "kv_head"}'
   sweep tova_head_kjv100 tova_head assets/eval/kjv_100.jsonl tova $BUDGETS
   sweep tova_head_passkey100 tova_head assets/eval/passkey_smollm_100.jsonl tova $BUDGETS
+fi
+
+if has keyformer100; then
+  # Section 5 on the 100 KJV passages: Keyformer's noise (Gaussian, none)
+  # and a fixed temperature (1, 2) at 30% and 50%, $SEEDS seeds each (the
+  # default, Gumbel with tau 1 -> 2, is in the kjv100 sweep).
+  stamp "Keyformer noise and temperature, 100 KJV passages, $SEEDS seeds"
+  for n in gaussian none; do
+    session kf_$n "{\"name\": \"keyformer\", \"noise\": \"$n\"}"
+    sweep kf_noise_${n}_kjv100 kf_$n assets/eval/kjv_100.jsonl keyformer 30%,50% --seeds "$SEEDS"
+  done
+  for t in 1 2; do
+    session kf_tau$t "{\"name\": \"keyformer\", \"tau_init\": $t, \"tau_end\": $t, \"tau_schedule\": \"constant\"}"
+    sweep kf_tau_const${t}_kjv100 kf_tau$t assets/eval/kjv_100.jsonl keyformer 30%,50% --seeds "$SEEDS"
+  done
+fi
+
+if has streaming100; then
+  # Section 2's streaming-prefill check (TOVA's language-modelling
+  # protocol) on the 100 KJV passages at 30%: every prompt token is a
+  # decoding step, so about five times a one-shot cell.
+  stamp "streaming prefill at 30%, 100 KJV passages"
+  session stream '{"name": "full", "prefill": "streaming"}'
+  sweep stream_kjv100 stream assets/eval/kjv_100.jsonl tova,h2o,sink,a2sf 30%
 fi
 
 if has streaming; then

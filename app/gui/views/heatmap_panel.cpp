@@ -14,12 +14,12 @@ namespace {
 std::string render_inputs(const HeatmapPanelSpec& spec, const HeatmapViewport& vp, int w, int h) {
   const HeatmapKey& k = spec.cells->key();
   char buf[512];
-  std::snprintf(buf, sizeof(buf), "%p %llu %d %d %d %p %d | %.9g %.9g %.9g %.9g | %d %d %d %d | %d %s %d %.9g %.9g %d %d",
-                k.source, static_cast<unsigned long long>(k.generation), k.layer, k.head, k.kind, k.extra,
-                spec.cells->filled_rows(), vp.x0, vp.y0, vp.cells_per_px_x, vp.cells_per_px_y, vp.last_row,
-                vp.visible_cols, w, h, static_cast<int>(spec.style.coloring), spec.style.colormap.c_str(),
-                static_cast<int>(spec.style.scale.kind), spec.style.scale.lo, spec.style.scale.hi,
-                spec.style.outline_evicted, spec.style.pool_by_magnitude);
+  std::snprintf(
+      buf, sizeof(buf), "%p %llu %d %d %d %p %d | %.9g %.9g %.9g %.9g | %d %d %d %d | %d %s %d %.9g %.9g %d %d",
+      k.source, static_cast<unsigned long long>(k.generation), k.layer, k.head, k.kind, k.extra,
+      spec.cells->filled_rows(), vp.x0, vp.y0, vp.cells_per_px_x, vp.cells_per_px_y, vp.last_row, vp.visible_cols, w, h,
+      static_cast<int>(spec.style.coloring), spec.style.colormap.c_str(), static_cast<int>(spec.style.scale.kind),
+      spec.style.scale.lo, spec.style.scale.hi, spec.style.outline_evicted, spec.style.pool_by_magnitude);
   return buf;
 }
 
