@@ -234,6 +234,23 @@ if has plots; then
       a2sf_0:a2sf_0.2,a2sf_0.1:a2sf_0.2,a2sf_0.5:a2sf_0.2,a2sf_0.9:a2sf_0.2,a2sf_1:a2sf_0.2,a2sf_0.1:h2o,a2sf_0.5:h2o \
       > $F/data/pairs_a2sf_alpha_kjv100.md
   fi
+  if [ -f $F/data/sweep_kf_tau_const2_kjv100_items.csv ]; then  # section 5 on 100 passages (stage keyformer100)
+    specs=()
+    for n in gaussian none; do specs+=("$F/data/sweep_kf_noise_${n}_kjv100_items.csv:keyformer=kf_$n"); done
+    for t in 1 2; do specs+=("$F/data/sweep_kf_tau_const${t}_kjv100_items.csv:keyformer=kf_tau$t"); done
+    python3 $F/merge_items.py --budgets 30%,50% $F/data/keyformer_ablation_kjv100_items.csv "${specs[@]}" \
+      $F/data/sweep_kjv100_items.csv:keyformer=keyformer $F/data/sweep_kjv100_items.csv:h2o=h2o $F/data/sweep_kjv100_items.csv:full=full
+    python3 $F/pairs.py $F/data/keyformer_ablation_kjv100_items.csv \
+      kf_gaussian:keyformer,kf_none:keyformer,kf_tau1:keyformer,kf_tau2:keyformer,keyformer:h2o > $F/data/pairs_keyformer_ablation_kjv100.md
+  fi
+  if [ -f $F/data/sweep_stream_kjv100_items.csv ]; then  # section 2's streaming check on 100 passages (stage streaming100)
+    specs=()
+    for p in tova h2o sink a2sf; do specs+=("$F/data/sweep_stream_kjv100_items.csv:$p=${p}_stream" "$F/data/sweep_kjv100_items.csv:$p=$p"); done
+    python3 $F/merge_items.py --budgets 30% $F/data/streaming_kjv100_items.csv "${specs[@]}"
+    python3 $F/pairs.py $F/data/streaming_kjv100_items.csv \
+      tova_stream:tova,h2o_stream:h2o,sink_stream:sink,a2sf_stream:a2sf,tova_stream:h2o_stream,tova_stream:sink_stream,tova_stream:a2sf_stream,tova:h2o,sink:tova \
+      > $F/data/pairs_streaming_kjv100.md
+  fi
   if [ -f $F/data/sweep_passkey100_kvpress_items.csv ]; then
     python3 $F/kvpress_merge.py $F/data > $F/data/kvpress100.md
     python3 $F/pairs.py $F/data/sweep_passkey100_kvpress_all_items.csv \
