@@ -59,9 +59,9 @@ std::vector<PixelRect> draw_damaged(FrameDamage& damage, GLuint target, ImDrawDa
 }
 
 float drawn_share(const std::vector<PixelRect>& rects, int fb_w, int fb_h) {
+  if (rects.empty()) return 0;
   double area = 0;
   for (const PixelRect& r : rects) area += double(r.w) * r.h;
-  if (rects.empty()) return 0;
   return float(std::max(area / std::max(1.0, double(fb_w) * fb_h), 1e-6));
 }
 
