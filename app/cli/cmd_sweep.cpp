@@ -429,6 +429,7 @@ void run_sweep(const SweepArgs& a) {
         }
         save_cell(out, c);
         cells.push_back(std::move(c));
+        if (cells.size() == 2) test_pause_point("second cell saved", "");  // the tests' Ctrl-C between cells
       }
     }
   } catch (const Interrupted&) {

@@ -52,7 +52,7 @@ void test_pause_point(const char* point, const std::string& what) {
   const char* at = std::getenv("KVSCOPE_TEST_PAUSE_AT");
   if (!at || std::strcmp(at, point) != 0) return;
   std::fprintf(stderr, "kvscope-test: paused at %s\n", point);
-  for (int i = 0; i < 6000 && !g_signal; ++i) ::usleep(10000);
+  for (int i = 0; i < 12000 && !g_signal; ++i) ::usleep(10000);  // two minutes at most
   check_interrupt(what);
 }
 

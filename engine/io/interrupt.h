@@ -44,9 +44,9 @@ bool interrupt_requested();
 void check_interrupt(const std::string& what = "stopped");
 
 // Test-only: when the environment variable KVSCOPE_TEST_PAUSE_AT equals
-// `point` ("computing", "writing"), prints "kvscope-test: paused at POINT"
-// on stderr and waits (up to 60 s) for a signal, then check_interrupt(what).
-// Tests use it to send SIGINT at a known point instead of racing a timer;
+// `point` ("computing", "writing", "prompt", "second cell saved"), prints
+// "kvscope-test: paused at POINT" on stderr and waits (up to two minutes)
+// for a signal, then check_interrupt(what). Tests use it to send SIGINT at a known point instead of racing a timer;
 // no user setting reads it.
 void test_pause_point(const char* point, const std::string& what);
 

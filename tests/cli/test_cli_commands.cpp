@@ -562,12 +562,16 @@ TEST(Cli, InterruptedSweepResumesToTheSameResult) {
   const std::string cmd = std::string(KVSCOPE_CLI_PATH) + " sweep " + session + " --dataset " + data +
                           " --limit 6 --policies h2o,tova,window --budgets 20%,50%,80% --format svg --out ";
   const std::string cells = test::quote((dir / "a" / "cells").string());
-  // Interrupt once two cells are saved (cells/ also holds sweep.json).
-  const auto r = test::run_shell("(" + cmd + test::quote((dir / "a").string()) + " 2>" +
-                                 test::quote((dir / "err.txt").string()) + " & pid=$!; "
-                                 "for i in $(seq 600); do [ $(ls " + cells + " 2>/dev/null | wc -l) -ge 3 ] && break; sleep 0.05; done; "
-                                 "kill -INT $pid; wait $pid; echo rc=$?)");
+  // Interrupt once two cells are saved: the sweep pauses there (io/interrupt.h)
+  // and says so, so the signal never races the sweep's own pace.
+  const std::string err = test::quote((dir / "err.txt").string());
+  const auto r = test::run_shell(": > " + err + "; KVSCOPE_TEST_PAUSE_AT='second cell saved' " + cmd +
+                                 test::quote((dir / "a").string()) + " 2>" + err + " & pid=$!; "
+                                 "for i in $(seq 1200); do grep -q 'paused at second cell saved' " + err +
+                                 " && break; sleep 0.05; done; kill -INT $pid; wait $pid; echo rc=$?");
   ASSERT_NE(r.output.find("rc=130"), std::string::npos) << r.output << test::read_file(dir / "err.txt");
+  EXPECT_NE(test::read_file(dir / "err.txt").find("interrupted: 2 of 9 cells are saved in"), std::string::npos)
+      << test::read_file(dir / "err.txt");
   EXPECT_NE(test::read_file(dir / "err.txt").find("run the same command with --resume"), std::string::npos);
   EXPECT_EQ(test::read_file(dir / "err.txt").find(" done in "), std::string::npos) << "a \"N done\" line after Ctrl-C";
   EXPECT_FALSE(std::filesystem::exists(dir / "a" / "sweep.csv"));

@@ -66,10 +66,18 @@ long dead_pid() {
 
 // A shell line that starts the CLI with `args` in the background, paused
 // at `point` (stderr to `err`), and waits until it says so; $pid is its id.
+// `err` is emptied before the start: a file left by an earlier run says
+// "paused at" already, and the shell would signal the new process before it
+// has installed its handler (a background job of a script ignores SIGINT
+// until then, and would run to the end).
 std::string start_paused(const std::string& args, const std::string& point, const fs::path& err) {
-  return "KVSCOPE_TEST_PAUSE_AT=" + point + " " + std::string(KVSCOPE_CLI_PATH) + " " + args + " >/dev/null 2>" +
-         q(err) + " & pid=$!; for i in $(seq 600); do grep -q 'paused at' " + q(err) + " && break; sleep 0.05; done; ";
+  return ": > " + q(err) + "; KVSCOPE_TEST_PAUSE_AT=" + point + " " + std::string(KVSCOPE_CLI_PATH) + " " + args +
+         " >/dev/null 2>" + q(err) + " & pid=$!; for i in $(seq 1200); do grep -q 'paused at " + point + "' " +
+         q(err) + " && break; sleep 0.05; done; ";
 }
+
+// Then signals it and prints its exit status.
+std::string signal_and_wait(const std::string& sig = "INT") { return "kill -" + sig + " $pid; wait $pid; echo $?"; }
 
 TEST(CliOutputs, AnExportBesideTheUsersFilesKeepsThemByteForByte) {
   test::TempDir dir;
@@ -158,7 +166,7 @@ TEST(CliOutputs, ASecondExportToTheSameFolderIsRefusedThenCtrlCLeavesNothing) {
   const auto r = test::run_shell(start_paused(generate(out, "--export-layer 1"), "writing", dir / "err.txt") +
                                  "echo $pid; ls -A " + q(dir.path()) + " > " + q(dir / "during.txt") + "; " +
                                  KVSCOPE_CLI_PATH + " " + generate(out) + " > " + q(dir / "second.txt") +
-                                 " 2>&1; echo $?; kill -INT $pid; wait $pid; echo $?");
+                                 " 2>&1; echo $?; " + signal_and_wait());
   std::istringstream lines(r.output);
   long pid = 0;
   int second_status = 0, first_status = 0;
@@ -188,10 +196,8 @@ TEST(CliOutputs, CtrlCOrSigtermWhileComputingSaysNothingWasWritten) {
   test::TempDir dir;
   for (const auto& [sig, status] : {std::pair{SIGINT, 130}, std::pair{SIGTERM, 143}}) {
     const fs::path out = dir / ("new" + std::to_string(sig));
-    const auto r = test::run_shell(
-        "KVSCOPE_TEST_PAUSE_AT=computing " + std::string(KVSCOPE_CLI_PATH) + " " + generate(out) + " >/dev/null 2>" +
-        q(dir / "err.txt") + " & pid=$!; for i in $(seq 600); do grep -q 'paused at' " + q(dir / "err.txt") +
-        " && break; sleep 0.05; done; kill -" + std::to_string(sig) + " $pid; wait $pid; echo $?");
+    const auto r = test::run_shell(start_paused(generate(out), "computing", dir / "err.txt") +
+                                   signal_and_wait(std::to_string(sig)));
     EXPECT_EQ(std::stoi(r.output), status) << test::read_file(dir / "err.txt");
     const std::string err = test::read_file(dir / "err.txt");
     EXPECT_NE(err.find("kvscope-cli: interrupted: nothing written; " + out.string() + " was not created"),
@@ -208,11 +214,7 @@ TEST(CliOutputs, CtrlCOrSigtermWhileComputingSaysNothingWasWritten) {
 TEST(CliOutputs, CtrlCInsideThePromptPassStopsThere) {
   test::TempDir dir;
   const fs::path out = dir / "new";
-  const std::string wait_then_kill = " & pid=$!; for i in $(seq 600); do grep -q 'paused at prompt' " +
-                                     q(dir / "err.txt") +
-                                     " && break; sleep 0.05; done; kill -INT $pid; wait $pid; echo $?";
-  const auto r = test::run_shell("KVSCOPE_TEST_PAUSE_AT=prompt " + std::string(KVSCOPE_CLI_PATH) + " " + generate(out) +
-                                 " >/dev/null 2>" + q(dir / "err.txt") + wait_then_kill);
+  const auto r = test::run_shell(start_paused(generate(out), "prompt", dir / "err.txt") + signal_and_wait());
   const std::string err = test::read_file(dir / "err.txt");
   EXPECT_EQ(std::stoi(r.output), 130) << err;
   EXPECT_NE(err.find("paused at prompt"), std::string::npos) << err;
@@ -222,10 +224,11 @@ TEST(CliOutputs, CtrlCInsideThePromptPassStopsThere) {
   EXPECT_EQ(listing(dir.path()), std::vector<std::string>{"err.txt"});
   // A sweep's run stopped in its prompt pass says what was saved and how to go on.
   const auto assets = (test::data_dir() / ".." / ".." / "assets").lexically_normal();
-  const auto s = test::run_shell("KVSCOPE_TEST_PAUSE_AT=prompt " + std::string(KVSCOPE_CLI_PATH) + " sweep " +
-                                 q(assets / "sessions" / "story_h2o.json") + " --dataset " +
-                                 q(assets / "eval" / "story.jsonl") + " --limit 2 --policies h2o --budgets 50% --out " +
-                                 q(dir / "sweep") + " >/dev/null 2>" + q(dir / "err.txt") + wait_then_kill);
+  const auto s = test::run_shell(start_paused("sweep " + q(assets / "sessions" / "story_h2o.json") + " --dataset " +
+                                                  q(assets / "eval" / "story.jsonl") +
+                                                  " --limit 2 --policies h2o --budgets 50% --out " + q(dir / "sweep"),
+                                              "prompt", dir / "err.txt") +
+                                 signal_and_wait());
   const std::string serr = test::read_file(dir / "err.txt");
   EXPECT_EQ(std::stoi(s.output), 130) << serr;
   EXPECT_NE(serr.find("interrupted: 0 of 1 cells are saved in"), std::string::npos) << serr;
