@@ -566,9 +566,10 @@ TEST(Cli, InterruptedSweepResumesToTheSameResult) {
   // and says so, so the signal never races the sweep's own pace.
   const std::string err = test::quote((dir / "err.txt").string());
   const auto r = test::run_shell(": > " + err + "; KVSCOPE_TEST_PAUSE_AT='second cell saved' " + cmd +
-                                 test::quote((dir / "a").string()) + " 2>" + err + " & pid=$!; "
-                                 "for i in $(seq 1200); do grep -q 'paused at second cell saved' " + err +
-                                 " && break; sleep 0.05; done; kill -INT $pid; wait $pid; echo rc=$?");
+                                 test::quote((dir / "a").string()) + " 2>" + err +
+                                 " & pid=$!; "
+                                 "for i in $(seq 1200); do grep -q 'paused at second cell saved' " +
+                                 err + " && break; sleep 0.05; done; kill -INT $pid; wait $pid; echo rc=$?");
   ASSERT_NE(r.output.find("rc=130"), std::string::npos) << r.output << test::read_file(dir / "err.txt");
   EXPECT_NE(test::read_file(dir / "err.txt").find("interrupted: 2 of 9 cells are saved in"), std::string::npos)
       << test::read_file(dir / "err.txt");

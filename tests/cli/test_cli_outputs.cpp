@@ -72,8 +72,8 @@ long dead_pid() {
 // until then, and would run to the end).
 std::string start_paused(const std::string& args, const std::string& point, const fs::path& err) {
   return ": > " + q(err) + "; KVSCOPE_TEST_PAUSE_AT=" + point + " " + std::string(KVSCOPE_CLI_PATH) + " " + args +
-         " >/dev/null 2>" + q(err) + " & pid=$!; for i in $(seq 1200); do grep -q 'paused at " + point + "' " +
-         q(err) + " && break; sleep 0.05; done; ";
+         " >/dev/null 2>" + q(err) + " & pid=$!; for i in $(seq 1200); do grep -q 'paused at " + point + "' " + q(err) +
+         " && break; sleep 0.05; done; ";
 }
 
 // Then signals it and prints its exit status.
@@ -163,10 +163,10 @@ TEST(CliOutputs, ASecondExportToTheSameFolderIsRefusedThenCtrlCLeavesNothing) {
   const auto before = snapshot(out);
   // The first export pauses while writing (its staging folder half full),
   // a second one is started meanwhile, then the first gets Ctrl-C.
-  const auto r = test::run_shell(start_paused(generate(out, "--export-layer 1"), "writing", dir / "err.txt") +
-                                 "echo $pid; ls -A " + q(dir.path()) + " > " + q(dir / "during.txt") + "; " +
-                                 KVSCOPE_CLI_PATH + " " + generate(out) + " > " + q(dir / "second.txt") +
-                                 " 2>&1; echo $?; " + signal_and_wait());
+  const auto r =
+      test::run_shell(start_paused(generate(out, "--export-layer 1"), "writing", dir / "err.txt") +
+                      "echo $pid; ls -A " + q(dir.path()) + " > " + q(dir / "during.txt") + "; " + KVSCOPE_CLI_PATH +
+                      " " + generate(out) + " > " + q(dir / "second.txt") + " 2>&1; echo $?; " + signal_and_wait());
   std::istringstream lines(r.output);
   long pid = 0;
   int second_status = 0, first_status = 0;
