@@ -1,5 +1,6 @@
 #include "views/gl_program.h"
 
+#include <string>
 #include <vector>
 
 #include "shader_sources.h"
@@ -7,12 +8,17 @@
 namespace kvscope::gui {
 namespace {
 
-GLuint compile(GLenum type, const char* file, std::string& error) {
-  const char* source = shader_source(file);
-  if (!source) {
+GLuint compile(GLenum type, const char* file, const std::string& defines, std::string& error) {
+  const char* embedded = shader_source(file);
+  if (!embedded) {
     error = std::string("shader ") + file + " is not embedded in the binary";
     return 0;
   }
+  // GLSL wants #version first: the defines follow its line.
+  std::string text = embedded;
+  const std::size_t version_end = text.find('\n');
+  text.insert(version_end == std::string::npos ? text.size() : version_end + 1, defines);
+  const char* source = text.c_str();
   const GLuint shader = glCreateShader(type);
   glShaderSource(shader, 1, &source, nullptr);
   glCompileShader(shader);
@@ -40,12 +46,12 @@ void GlProgram::destroy() {
   uniforms_.clear();
 }
 
-bool GlProgram::build(const char* vertex_file, const char* fragment_file) {
+bool GlProgram::build(const char* vertex_file, const char* fragment_file, const std::string& fragment_defines) {
   destroy();
   error_.clear();
-  const GLuint vs = compile(GL_VERTEX_SHADER, vertex_file, error_);
+  const GLuint vs = compile(GL_VERTEX_SHADER, vertex_file, "", error_);
   if (!vs) return false;
-  const GLuint fs = compile(GL_FRAGMENT_SHADER, fragment_file, error_);
+  const GLuint fs = compile(GL_FRAGMENT_SHADER, fragment_file, fragment_defines, error_);
   if (!fs) {
     glDeleteShader(vs);
     return false;

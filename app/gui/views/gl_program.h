@@ -20,7 +20,9 @@ class GlProgram {
   // Compiles and links; on failure returns false and error() says which
   // file and the driver's log (the views then show that text instead of
   // the heatmap rather than exiting).
-  bool build(const char* vertex_file, const char* fragment_file);
+  // `fragment_defines` (lines such as "#define X 1\n") go right after the
+  // fragment shader's #version line: one source, several programs.
+  bool build(const char* vertex_file, const char* fragment_file, const std::string& fragment_defines = "");
   void destroy();
   bool ok() const { return id_ != 0; }
   const std::string& error() const { return error_; }

@@ -1,6 +1,7 @@
 #include "views/heatmap_renderer.h"
 
 #include <algorithm>
+#include <string>
 
 #include "figures/heatmap_panel.h"
 #include "io/colormap.h"
@@ -78,10 +79,12 @@ void RenderTarget::release() {
 
 bool HeatmapRenderer::init(std::string& error) {
   release();
-  if (!program_.build("fullscreen.vert.glsl", "heatmap.frag.glsl")) {
-    error = program_.error();
-    return false;
-  }
+  for (int path = 0; path < kPaths; ++path)
+    if (!programs_[path].build("fullscreen.vert.glsl", "heatmap.frag.glsl",
+                               "#define HEATMAP_PATH " + std::to_string(path) + "\n")) {
+      error = programs_[path].error();
+      return false;
+    }
   if (!pool_program_.build("fullscreen.vert.glsl", "heatmap_pool.frag.glsl")) {
     error = pool_program_.error();
     return false;
@@ -91,7 +94,7 @@ bool HeatmapRenderer::init(std::string& error) {
 }
 
 void HeatmapRenderer::release() {
-  program_.destroy();
+  for (GlProgram& p : programs_) p.destroy();
   pool_program_.destroy();
   levels_.clear();
   if (vao_) glDeleteVertexArrays(1, &vao_);
@@ -164,9 +167,21 @@ const HeatmapRenderer::ReducedLevel& HeatmapRenderer::reduced_level(const Heatma
 
 void HeatmapRenderer::render(RenderTarget& target, const HeatmapTexture& cells, const HeatmapViewport& view,
                              const HeatmapStyle& style, const PaletteTextures& textures) {
-  if (!program_.ok() || !target.framebuffer()) return;
+  if (!programs_[kPathCodes].ok() || !target.framebuffer()) return;
+  // The way this view reads its cells: the shader's cells per pixel are
+  // these floats, so "a cell is at least a pixel" is decided on them.
+  // Reduced levels: one tile (tiles would need blocks across their seams),
+  // values coloured by the colormap, and cells under a pixel.
+  const int level_x = reduced_level_for(view.cells_per_px_x), level_y = reduced_level_for(view.cells_per_px_y);
+  const bool one_cell = float(view.cells_per_px_x) <= 1.f && float(view.cells_per_px_y) <= 1.f;
+  const bool reduced = view.reduced_levels && cells.tiles().size() == 1 && (level_x > 0 || level_y > 0);
+  const Path path = style.coloring == CellColoring::Codes ? kPathCodes
+                    : one_cell                            ? kPathOneCell
+                    : reduced                             ? kPathPooled
+                                                          : kPathSampled;
   note_texture_written(target.texture());
   SavedGlState saved;
+  const ReducedLevel* level = path == kPathPooled ? &reduced_level(cells.tiles().front(), view, level_x, level_y) : nullptr;
   glBindFramebuffer(GL_DRAW_FRAMEBUFFER, target.framebuffer());
   glViewport(0, 0, target.width(), target.height());
   glDisable(GL_BLEND);
@@ -177,14 +192,14 @@ void HeatmapRenderer::render(RenderTarget& target, const HeatmapTexture& cells, 
   glClearColor(background.r / 255.f, background.g / 255.f, background.b / 255.f, 1.f);
   glClear(GL_COLOR_BUFFER_BIT);
 
-  glUseProgram(program_.id());
+  GlProgram& p = programs_[path];
+  glUseProgram(p.id());
   glBindVertexArray(vao_);
-  GlProgram& p = program_;
+  // (A uniform the path does not read has no location: setting it does nothing.)
   glUniform2f(p.uniform("u_target_size"), float(target.width()), float(target.height()));
   glUniform4f(p.uniform("u_view"), float(view.x0), float(view.y0), float(view.cells_per_px_x),
               float(view.cells_per_px_y));
   glUniform2i(p.uniform("u_limit"), view.visible_cols, view.last_row);
-  glUniform1i(p.uniform("u_categorical"), style.coloring == CellColoring::Codes);
   glUniform1i(p.uniform("u_pool_magnitude"), style.pool_by_magnitude ? 1 : 0);
   glUniform1i(p.uniform("u_log_scale"), style.scale.kind == kvscope::ScaleKind::log);
   glUniform1f(p.uniform("u_lo"), float(style.scale.lo));
@@ -199,28 +214,16 @@ void HeatmapRenderer::render(RenderTarget& target, const HeatmapTexture& cells, 
   glUniform1i(p.uniform("u_codes"), 1);
   glUniform1i(p.uniform("u_colormap"), 2);
   glUniform1i(p.uniform("u_palette"), 3);
+  glUniform1i(p.uniform("u_pooled"), 4);
   glActiveTexture(GL_TEXTURE2);
   glBindTexture(GL_TEXTURE_2D, textures.colormap(style.colormap));
   glActiveTexture(GL_TEXTURE3);
   glBindTexture(GL_TEXTURE_2D, textures.palette());
-  // Reduced levels: one tile (tiles would need blocks across their
-  // seams), values coloured by the colormap, and cells under a pixel.
-  const int level_x = reduced_level_for(view.cells_per_px_x), level_y = reduced_level_for(view.cells_per_px_y);
-  const bool reduced = view.reduced_levels && cells.tiles().size() == 1 && style.coloring == CellColoring::Values &&
-                       (level_x > 0 || level_y > 0);
-  glUniform1i(p.uniform("u_use_pooled"), reduced ? 1 : 0);
-  glUniform1i(p.uniform("u_pooled"), 4);
-  if (reduced) {
-    const ReducedLevel& level = reduced_level(cells.tiles().front(), view, level_x, level_y);
-    // (reduced_level drew with its own program: this pass's state back)
-    glBindFramebuffer(GL_DRAW_FRAMEBUFFER, target.framebuffer());
-    glViewport(0, 0, target.width(), target.height());
-    glUseProgram(program_.id());
-    glBindVertexArray(vao_);
+  if (level) {
     glUniform2i(p.uniform("u_pool_level"), level_x, level_y);
-    glUniform2i(p.uniform("u_pool_size"), level.target.width(), level.target.height());
+    glUniform2i(p.uniform("u_pool_size"), level->target.width(), level->target.height());
     glActiveTexture(GL_TEXTURE4);
-    glBindTexture(GL_TEXTURE_2D, level.target.texture());
+    glBindTexture(GL_TEXTURE_2D, level->target.texture());
   }
   for (const HeatmapTile& tile : cells.tiles()) {
     glActiveTexture(GL_TEXTURE0);

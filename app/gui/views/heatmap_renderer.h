@@ -55,6 +55,8 @@ enum class CellColoring { Values, Codes };  // colormap of the value, or palette
 // smaller ones get a flat tint (heatmap.frag.glsl: outlines of small
 // scattered cells beat against the grid into moire).
 inline constexpr float kMinOutlineCellPixels = 8;
+// (heatmap.frag.glsl draws outlines only where a cell is at least a pixel.)
+static_assert(kMinOutlineCellPixels >= 1);
 
 struct HeatmapStyle {
   CellColoring coloring = CellColoring::Values;
@@ -95,7 +97,12 @@ class HeatmapRenderer {
   // The level for `tile` at blocks of 2^level_x x 2^level_y cells, built now if needed.
   const ReducedLevel& reduced_level(const HeatmapTile& tile, const HeatmapViewport& view, int level_x, int level_y);
 
-  GlProgram program_, pool_program_;
+  // heatmap.frag.glsl's ways of reading the cells, one program each
+  // (HEATMAP_PATH there): a software rasteriser pays for every branch a
+  // program holds, taken or not.
+  enum Path { kPathCodes, kPathOneCell, kPathPooled, kPathSampled, kPaths };
+  GlProgram programs_[kPaths];
+  GlProgram pool_program_;
   GLuint vao_ = 0;  // core profile: a draw needs a bound vertex array, even an empty one
   std::vector<std::unique_ptr<ReducedLevel>> levels_;
   std::uint64_t uses_ = 0;
