@@ -181,7 +181,8 @@ void HeatmapRenderer::render(RenderTarget& target, const HeatmapTexture& cells, 
                                                           : kPathSampled;
   note_texture_written(target.texture());
   SavedGlState saved;
-  const ReducedLevel* level = path == kPathPooled ? &reduced_level(cells.tiles().front(), view, level_x, level_y) : nullptr;
+  const ReducedLevel* level =
+      path == kPathPooled ? &reduced_level(cells.tiles().front(), view, level_x, level_y) : nullptr;
   glBindFramebuffer(GL_DRAW_FRAMEBUFFER, target.framebuffer());
   glViewport(0, 0, target.width(), target.height());
   glDisable(GL_BLEND);
