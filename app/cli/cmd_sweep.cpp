@@ -66,6 +66,9 @@ struct Cell {
   std::vector<SweepItemResult> items;  // one per item x seed
   HeatmapData heatmap;                 // --heatmaps: the cell's attention heatmap (its first seed)
   std::string heatmap_title;
+  // A session sweep (one text): one per counted decode step x seed, the
+  // unit of its statistics ("item" holds the step).
+  std::vector<SweepItemResult> steps;
 };
 
 // The settings that make a sweep's cells comparable: a resumed sweep must
@@ -83,15 +86,29 @@ std::filesystem::path cell_file(const std::filesystem::path& out, const std::str
   return out / "cells" / (policy + "_" + b + ".json");
 }
 
-void save_cell(const std::filesystem::path& out, const Cell& c) {
-  nlohmann::json items = nlohmann::json::array();
-  for (const auto& r : c.items) {
+nlohmann::json rows_json(const std::vector<SweepItemResult>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : rows) {
     nlohmann::json m = nlohmann::json::object();
     for (const auto& [k, v] : r.metrics)
       if (!std::isnan(v)) m[k] = v;  // JSON has no NaN: a value not measured is left out
-    items.push_back({{"item", r.item}, {"seed", r.seed}, {"metrics", m}});
+    out.push_back({{"item", r.item}, {"seed", r.seed}, {"metrics", m}});
   }
-  nlohmann::json j = {{"policy", c.policy}, {"budget", c.budget}, {"items", items}};
+  return out;
+}
+
+std::vector<SweepItemResult> rows_from_json(const nlohmann::json& j, const std::string& policy,
+                                            const std::string& budget) {
+  std::vector<SweepItemResult> rows;
+  for (const auto& r : j)
+    rows.push_back({r.at("item").get<int>(), policy, budget, r.at("seed").get<uint64_t>(),
+                    r.at("metrics").get<std::map<std::string, double>>()});
+  return rows;
+}
+
+void save_cell(const std::filesystem::path& out, const Cell& c) {
+  nlohmann::json j = {{"policy", c.policy}, {"budget", c.budget}, {"items", rows_json(c.items)}};
+  if (!c.steps.empty()) j["steps"] = rows_json(c.steps);
   write_text_file(cell_file(out, c.policy, c.budget), j.dump(1) + "\n");
 }
 
@@ -101,11 +118,10 @@ std::optional<Cell> load_cell(const std::filesystem::path& out, const std::strin
   std::error_code ec;
   if (!std::filesystem::exists(f, ec)) return std::nullopt;
   const nlohmann::json j = read_json_file(f);
-  Cell c{policy, budget, budget_value, {}, {}, {}};
+  Cell c{policy, budget, budget_value, {}, {}, {}, {}};
   try {
-    for (const auto& r : j.at("items"))
-      c.items.push_back({r.at("item").get<int>(), policy, budget, r.at("seed").get<uint64_t>(),
-                         r.at("metrics").get<std::map<std::string, double>>()});
+    c.items = rows_from_json(j.at("items"), policy, budget);
+    if (j.contains("steps")) c.steps = rows_from_json(j.at("steps"), policy, budget);
   } catch (const nlohmann::json::exception& e) {
     throw Error(f.string(), "", std::string("not a finished sweep cell: ") + e.what());
   }
@@ -345,6 +361,7 @@ void run_sweep(const SweepArgs& a) {
   ProgressBar bar("sweep", total);
   int done = 0;
   std::vector<Cell> cells;
+  int cells_saved = 0;                              // by this run (not resumed, not full's copies)
   std::optional<std::pair<int, int>> heatmap_head;  // --heatmaps: one (layer, head) for every cell
   if (base.export_opts.layer_head_chosen()) heatmap_head = {base.export_opts.csv_layer(), base.export_opts.csv_head()};
   auto stop_if_interrupted = [&] {
@@ -394,6 +411,7 @@ void run_sweep(const SweepArgs& a) {
           c.budget = budgets[bi];
           c.budget_value = amounts[bi].value;
           for (auto& r : c.items) r.budget = budgets[bi];
+          for (auto& r : c.steps) r.budget = budgets[bi];
           cells.push_back(std::move(c));
           continue;
         }
@@ -403,12 +421,15 @@ void run_sweep(const SweepArgs& a) {
           bar.update(done);
           continue;
         }
-        Cell c{policies[pi], budgets[bi], amounts[bi].value, {}, {}, {}};
+        Cell c{policies[pi], budgets[bi], amounts[bi].value, {}, {}, {}, {}};
         for (const uint64_t seed : seeds) {
           if (items.empty()) {
             std::unique_ptr<Session> s = first ? std::move(first) : make_session(pi, bi, seed);
             s->run_to_end();
             c.items.push_back({1, policies[pi], budgets[bi], seed, session_means(*s)});
+            for (const StepMetrics& m : s->recorder().metrics())
+              if (counts_in_means(m))
+                c.steps.push_back({m.step, policies[pi], budgets[bi], seed, step_metric_values(m)});
             if (a.heatmaps && seed == seeds.front()) {
               // The first cell's most informative head, unless the session names
               // one: every cell draws the same head, so their pictures compare.
@@ -429,7 +450,7 @@ void run_sweep(const SweepArgs& a) {
         }
         save_cell(out, c);
         cells.push_back(std::move(c));
-        if (cells.size() == 2) test_pause_point("second cell saved", "");  // the tests' Ctrl-C between cells
+        if (++cells_saved == 2) test_pause_point("second cell saved", "");  // the tests' Ctrl-C between cells
       }
     }
   } catch (const Interrupted&) {
@@ -444,12 +465,30 @@ void run_sweep(const SweepArgs& a) {
   // cell's mean, standard error and n over its items, and its difference
   // from the best other evicting policy at its budget with a paired
   // bootstrap interval (reports/sweep_summary.h).
-  std::vector<SweepItemResult> rows;
-  for (const auto& c : cells) rows.insert(rows.end(), c.items.begin(), c.items.end());
+  std::vector<SweepItemResult> rows, step_rows;
+  for (const auto& c : cells) {
+    rows.insert(rows.end(), c.items.begin(), c.items.end());
+    step_rows.insert(step_rows.end(), c.steps.begin(), c.steps.end());
+  }
   std::set<std::string> contenders;
   for (std::size_t pi = 0; pi < kinds.size(); ++pi)
     if (policy_spec(kinds[pi]).evicts) contenders.insert(policies[pi]);
-  const std::vector<CellSummary> summary = summarize_sweep(rows, policies, budgets, contenders);
+  std::vector<CellSummary> summary = summarize_sweep(rows, policies, budgets, contenders);
+  // A session sweep has one item: its unit is the decode step (each step's
+  // value the mean of its seeds; the same steps in every cell, teacher
+  // forced on one reference, so the differences pair step by step). KV
+  // bytes, measured at the end, stay the run's.
+  const bool by_steps = items.empty();
+  if (by_steps) {
+    const std::vector<CellSummary> over_steps = summarize_sweep(step_rows, policies, budgets, contenders);
+    for (std::size_t ci = 0; ci < summary.size(); ++ci) {
+      summary[ci].items = over_steps[ci].items;
+      for (const auto& [name, m] : over_steps[ci].metrics) summary[ci].metrics[name] = m;
+    }
+    CsvTable steps_table = sweep_items_table(step_rows);
+    steps_table.header.front() = "step";
+    write_csv(staged / "sweep_steps.csv", steps_table);
+  }
   write_csv(staged / "sweep_items.csv", sweep_items_table(rows));
   const CsvTable t = sweep_summary_table(summary);
   write_csv(staged / "sweep.csv", t);
@@ -507,8 +546,11 @@ void run_sweep(const SweepArgs& a) {
       if (!ps.err.empty()) ns.insert(ps.n);
     if (!ns.empty()) {
       o.y_label += " (mean \u00b1 s.e.)";
-      o.note = "Error bars: mean \u00b1 one standard error over items" +
-               (ns.size() == 1 ? ", n = " + std::to_string(*ns.begin()) + " items per point"
+      const std::string unit = by_steps ? " decode steps" : " items";
+      o.note = (by_steps ? "Error bars: mean \u00b1 one standard error over the decode steps of one text "
+                           "(correlated: a --dataset sweep shows the spread across texts)"
+                         : "Error bars: mean \u00b1 one standard error over items") +
+               (ns.size() == 1 ? ", n = " + std::to_string(*ns.begin()) + unit + " per point"
                                : std::string(", n per line in the legend"));
       if (ns.size() == 1)
         for (auto& ps : series) ps.n = 0;  // stated once, in the note
@@ -546,6 +588,7 @@ void run_sweep(const SweepArgs& a) {
     // The CSV stays plain (one header row) for every reader; what made it
     // is in this file beside it (docs/exports.md, "Provenance").
     nlohmann::json files = {"sweep.csv", "sweep_items.csv"};
+    if (by_steps) files.push_back("sweep_steps.csv");
     for (const auto& f : figure_files) files.push_back(f.filename().string());
     write_text_file(staged / "sweep.provenance.json",
                     json_text({{"files", files}, {"provenance", to_json(provenance)}}) + "\n");

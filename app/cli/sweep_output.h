@@ -1,7 +1,7 @@
 // The folder `sweep --out DIR` writes its results into, under the rule of
 // every kvscope output (io/output_folder.h, docs/exports.md): sweep.csv,
-// sweep_items.csv, sweep.provenance.json, the sweep_METRIC plots and the
-// heatmap_POLICY_BUDGET pictures are
+// sweep_items.csv, sweep_steps.csv (a session sweep), sweep.provenance.json,
+// the sweep_METRIC plots and the heatmap_POLICY_BUDGET pictures are
 // written into a staging folder and swapped in together, listed by
 // sweep_manifest.json; an earlier sweep's files are replaced, any other
 // file is left alone, and a file of the user's with one of those names is

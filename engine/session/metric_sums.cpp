@@ -36,4 +36,18 @@ std::map<std::string, double> metric_means(const MetricSums& t) {
   return out;
 }
 
+std::map<std::string, double> step_metric_values(const StepMetrics& m) {
+  // The same tests as sum_metrics: a step counts toward a mean exactly
+  // when it has a value here.
+  std::map<std::string, double> out;
+  if (!std::isnan(m.nll)) out["nll"] = m.nll;
+  if (m.top1_agree >= 0) {
+    out["kl"] = m.kl;
+    out["top1_agreement"] = m.top1_agree;
+    out["attention_recall"] = m.attention_recall;
+    out["ideal_similarity"] = m.ideal_similarity;
+  }
+  return out;
+}
+
 }  // namespace kvscope

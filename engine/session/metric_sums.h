@@ -45,4 +45,9 @@ MetricSums sum_metrics(std::span<const StepMetrics> steps);
 // attention_recall, ideal_similarity); a mean over no steps is left out.
 std::map<std::string, double> metric_means(const MetricSums& sums);
 
+// One counted step's values by the same names, those it measured: over a
+// run's counted steps their means are metric_means(sum_metrics(steps)). A
+// session sweep's statistics are over these (docs/exports.md).
+std::map<std::string, double> step_metric_values(const StepMetrics& m);
+
 }  // namespace kvscope

@@ -371,7 +371,8 @@ TEST(Cli, SweepWritesCsvAndPlots) {
   EXPECT_NE(csv.find("h2o,50%"), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(dir / "out" / "sweep_kl.png"));
   EXPECT_TRUE(std::filesystem::exists(dir / "out" / "sweep_nll.svg"));
-  // One item (the session): n 1, no standard error (nan), no interval.
+  // Standard errors are columns of their own (a session sweep's are over
+  // its decode steps: Cli.SessionSweepScoresTheFullCachesContinuation).
   const std::string header = csv.substr(0, csv.find('\n'));
   EXPECT_NE(header.find(",kl_se,"), std::string::npos) << header;
   EXPECT_NE(csv.find("h2o,50%"), std::string::npos);
@@ -550,6 +551,44 @@ TEST(Cli, SessionSweepScoresTheFullCachesContinuation) {
   };
   EXPECT_NEAR(std::stod(items[1][icol("nll")]), nll / n_nll, 1e-6);
   EXPECT_NEAR(std::stod(items[1][icol("kl")]), kl / n_kl, 1e-6);
+  // Its one text's statistics are over the decode steps: sweep_steps.csv
+  // holds each step's values (those of metrics.csv), and sweep.csv's n, mean
+  // and standard error are over them (computed here by hand).
+  const auto steps = read_plain_csv(dir / "sweep" / "sweep_steps.csv");
+  ASSERT_EQ(steps.size(), 1u + 8);
+  EXPECT_EQ(steps[0][0], "step");
+  const auto scol = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(steps[0].begin(), steps[0].end(), name) - steps[0].begin());
+  };
+  std::vector<double> kls;
+  for (std::size_t r = 1; r < metrics.size(); ++r)
+    if (std::stoi(metrics[r][mcol("step")]) != 0) kls.push_back(std::stod(metrics[r][mcol("kl")]));
+  for (std::size_t r = 1; r < steps.size(); ++r) {
+    EXPECT_EQ(steps[r][0], std::to_string(r));
+    EXPECT_NEAR(std::stod(steps[r][scol("kl")]), kls[r - 1], 1e-6 * std::max(1.0, kls[r - 1]));
+  }
+  double sq = 0;
+  for (double v : kls) sq += (v - kl / n_kl) * (v - kl / n_kl);
+  const double se = std::sqrt(sq / (kls.size() - 1)) / std::sqrt(double(kls.size()));
+  const auto sum = read_plain_csv(dir / "sweep" / "sweep.csv");
+  ASSERT_EQ(sum.size(), 2u);
+  const auto ccol = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(sum[0].begin(), sum[0].end(), name) - sum[0].begin());
+  };
+  EXPECT_EQ(sum[1][ccol("n")], "8");
+  EXPECT_NEAR(std::stod(sum[1][ccol("kl")]), kl / n_kl, 1e-6);
+  EXPECT_NEAR(std::stod(sum[1][ccol("kl_se")]), se, 1e-6 * std::max(1.0, se));
+  EXPECT_GT(se, 0.0);
+  // With seeds, a step's value is the mean of its seeds'.
+  const auto seeded =
+      test::run_cli("sweep " + test::quote((dir / "s.json").string()) +
+                    " --policies random --budgets 50% --seeds 2 --out " + test::quote((dir / "seeded").string()));
+  ASSERT_EQ(seeded.exit_code, 0) << seeded.output;
+  EXPECT_EQ(read_plain_csv(dir / "seeded" / "sweep_steps.csv").size(), 1u + 8 * 2);
+  const auto ssum = read_plain_csv(dir / "seeded" / "sweep.csv");
+  EXPECT_EQ(ssum[1][ccol("n")], "8");
+  EXPECT_EQ(ssum[1][ccol("seeds")], "2");
+  EXPECT_NE(ssum[1][ccol("kl_se")], "nan");
 }
 
 TEST(Cli, InterruptedSweepResumesToTheSameResult) {
