@@ -5,10 +5,12 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
 #include "common/error.h"
+#include "figures/svg_text.h"
 #include "io/atomic_file.h"
 
 namespace kvscope {
@@ -88,10 +90,13 @@ std::vector<std::filesystem::path> write_figure(const std::filesystem::path& ste
         if (!out.metadata.provenance.empty())
           cairo_pdf_surface_set_metadata(s.get(), CAIRO_PDF_METADATA_SUBJECT, out.metadata.provenance.c_str());
       }
+      // An SVG's labels are recorded as <text> while it is drawn (figures/svg_text.h).
+      std::optional<SvgTextRecorder> svg_text;
+      if (svg) svg_text.emplace();
       draw_on(s.get(), 1.0, size, draw, path);
       cairo_surface_finish(s.get());  // writes everything out through the stream
       check(cairo_surface_status(s.get()), path, "cannot write the file");
-      if (svg) os << with_svg_metadata(mem.str(), out.metadata);
+      if (svg) os << with_svg_metadata(svg_text->insert_into(mem.str()), out.metadata);
     });
     written.push_back(path);
   }

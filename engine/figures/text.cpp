@@ -7,6 +7,8 @@
 #include <cmath>
 #include <memory>
 
+#include "figures/svg_text.h"
+
 namespace kvscope {
 namespace {
 
@@ -109,9 +111,13 @@ void draw_text(cairo_t* cr, std::string_view text, double x, double y, const Tex
     cairo_user_to_device_distance(cr, &ux, &uy);
     smallest_drawn = std::min(smallest_drawn, style.size * std::hypot(ux, uy));
   }
-  cairo_set_source_rgb(cr, style.color.r / 255.0, style.color.g / 255.0, style.color.b / 255.0);
   pango_cairo_update_layout(cr, l.get());
-  pango_cairo_show_layout(cr, l.get());
+  if (SvgTextRecorder* svg = SvgTextRecorder::active()) {
+    svg->add(cr, l.get(), style.color);  // text as text (figures/svg_text.h)
+  } else {
+    cairo_set_source_rgb(cr, style.color.r / 255.0, style.color.g / 255.0, style.color.b / 255.0);
+    pango_cairo_show_layout(cr, l.get());
+  }
   cairo_restore(cr);
 }
 

@@ -59,8 +59,15 @@ std::string decade_label(int k) {
     std::snprintf(buf, sizeof(buf), "%.*f", std::max(0, -k), std::pow(10.0, k));
     return buf;
   }
-  // U+2212 minus: the typographic sign, as the rest of the figure prints it.
-  return "10<sup>" + std::string(k < 0 ? "\u2212" : "") + std::to_string(std::abs(k)) + "</sup>";
+  // The exponent in superscript characters, not Pango's <sup> markup:
+  // Pango 1.50 sized <sup> text against the device, so on a PNG at 150 dpi
+  // the exponent came out twice the size of the "10". Plain characters read
+  // the same on every surface, and select and search as text.
+  static const char* const kDigits[10] = {"\u2070", "\u00b9", "\u00b2", "\u00b3", "\u2074",
+                                          "\u2075", "\u2076", "\u2077", "\u2078", "\u2079"};
+  std::string out = k < 0 ? "10\u207b" : "10";  // superscript minus
+  for (char d : std::to_string(std::abs(k))) out += kDigits[d - '0'];
+  return out;
 }
 
 int label_stride(double pitch, double extent, double gap) {

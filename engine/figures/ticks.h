@@ -17,7 +17,7 @@ std::string tick_label(double value, double step);
 // The exponents k of the powers of ten inside [lo, hi] (lo > 0), every
 // stride-th one (k a multiple of the stride) when more than max_ticks fit.
 std::vector<int> decades_in(double lo, double hi, int max_ticks);
-// 10^k as a label: "0.01" when |k| <= 3, else Pango markup "10<sup>-6</sup>".
+// 10^k as a label: "0.01" when |k| <= 3, else "10⁻⁶" (superscript characters).
 std::string decade_label(int k);
 
 // Every how many items a label goes when items are `pitch` points apart and

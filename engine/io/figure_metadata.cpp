@@ -58,17 +58,6 @@ std::string text_chunk(const std::string& key, const std::string& text) {
   return chunk("iTXt", key + '\0' + '\0' + '\0' + '\0' + '\0' + text);
 }
 
-std::string xml_escaped(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else out += c;
-  }
-  return out;
-}
-
 std::string xml_unescaped(const std::string& s) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -133,6 +122,18 @@ std::string with_svg_metadata(const std::string& svg, const FigureMetadata& m) {
   const std::size_t end = open == std::string::npos ? open : svg.find('>', open);
   if (end == std::string::npos) throw Error("svg", "", "no <svg> element");
   return svg.substr(0, end + 1) + "\n" + kSvgOpen + xml_escaped(m.provenance) + "</metadata>" + svg.substr(end + 1);
+}
+
+std::string xml_escaped(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '&') out += "&amp;";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '"') out += "&quot;";
+    else out += c;
+  }
+  return out;
 }
 
 std::string svg_provenance(const std::string& svg) {

@@ -32,4 +32,7 @@ std::string with_svg_metadata(const std::string& svg, const FigureMetadata& m);
 // The provenance text an SVG carries; "" when none.
 std::string svg_provenance(const std::string& svg);
 
+// Text for XML content or a double-quoted attribute: & < > " escaped.
+std::string xml_escaped(const std::string& s);
+
 }  // namespace kvscope

@@ -115,9 +115,14 @@ TEST(Output, SvgAndPdfKeepTheTextAndOneImageForTheCells) {
   EXPECT_EQ(files[1].extension(), ".pdf");
   const std::string svg = test::read_file(dir / "h.svg");
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
-  // Cairo's SVG keeps text as glyphs defined once and placed by reference.
-  EXPECT_GT(count_of(svg, "<symbol overflow=\"visible\" id=\"glyph"), 20);
-  EXPECT_GT(count_of(svg, "xlink:href=\"#glyph"), 300) << "title, 48 labels, ticks and legend";
+  // Text stays text (figures/svg_text.h): no glyph outlines, a <text> per
+  // label run, the title whole, in the figure's font and size.
+  EXPECT_EQ(count_of(svg, "<symbol"), 0);
+  EXPECT_EQ(count_of(svg, "#glyph"), 0);
+  EXPECT_GT(count_of(svg, "<text "), 48) << "title, 48 labels, ticks and legend";
+  EXPECT_NE(svg.find(">" + title + "</text>"), std::string::npos);
+  EXPECT_NE(svg.find("font-family=\"DejaVu Sans, sans-serif\""), std::string::npos);
+  EXPECT_LT(svg.find("<g id=\"kvscope-text\">"), svg.rfind("</svg>")) << "the text inside the <svg>";
   // The cells are one embedded image (plus the colorbar's ramp), not a rectangle each.
   EXPECT_EQ(count_of(svg, "<image "), 2);
   const std::string pdf = test::read_file(dir / "h.pdf");
@@ -128,6 +133,35 @@ TEST(Output, SvgAndPdfKeepTheTextAndOneImageForTheCells) {
   for (char c : title)
     if (c != ' ') EXPECT_TRUE(chars.count(static_cast<unsigned char>(c))) << "'" << c << "' is not in the PDF's text";
   EXPECT_EQ(count_of(pdf, "/Subtype /Image"), 2);
+}
+
+// Each label's <text> is placed where Pango laid it out: a title drawn at
+// a known point carries that point in its group's transform, and its
+// measured width as textLength, so a viewer with other fonts keeps the
+// layout. Markup-free superscripts, XML escaping and an ellipsized label's
+// "…" come through as characters.
+TEST(Output, SvgTextIsPlacedAndSizedAsPangoLaidItOut) {
+  test::TempDir dir;
+  const TextStyle style{.size = 10};
+  const std::string label = "a < b & \"c\" 10\u207b\u2076";
+  const TextExtent e = measure_text(label, style);
+  TextStyle cut = style;
+  cut.max_width = 30;
+  write_figure(
+      dir / "t", {200, 100},
+      [&](cairo_t* cr) {
+        draw_text(cr, label, 20, 40, style, HAlign::left, VAlign::baseline);
+        draw_text(cr, "a label far too long for thirty points", 20, 80, cut);
+      },
+      {{FigureFormat::svg}, 150});
+  const std::string svg = test::read_file(dir / "t.svg");
+  EXPECT_NE(svg.find("transform=\"matrix(1 0 0 1 20 40)\""), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">a &lt; b &amp; &quot;c&quot; 10\u207b\u2076</text>"), std::string::npos) << svg;
+  char length[64];
+  std::snprintf(length, sizeof(length), "textLength=\"%g\"", std::round(e.width * 1000) / 1000);
+  EXPECT_NE(svg.find(length), std::string::npos) << length << " in " << svg;
+  EXPECT_NE(svg.find("\u2026</text>"), std::string::npos) << "the ellipsis of the cut label: " << svg;
+  EXPECT_EQ(svg.find("thirty points"), std::string::npos) << "the hidden words are not in the text";
 }
 
 TEST(Output, LargeHeatmapVectorFilesStaySmall) {
@@ -264,7 +298,8 @@ TEST(Ticks, StridesAndPlacementNeverOverlap) {
   EXPECT_EQ(nice_step(1, 5), 0.2);
   EXPECT_EQ(tick_label(0.25, 0.05), "0.25");
   EXPECT_EQ(decade_label(-2), "0.01");
-  EXPECT_EQ(decade_label(-6), "10<sup>\u22126</sup>");
+  EXPECT_EQ(decade_label(-6), "10\u207b\u2076");
+  EXPECT_EQ(decade_label(10), "10\u00b9\u2070");
   std::vector<double> centres, extents;
   for (int i = 0; i < 50; ++i) centres.push_back(i * 7.0), extents.push_back(10 + (i % 3) * 5);
   const auto kept = place_labels(centres, extents, 2, {49});
