@@ -61,9 +61,9 @@ void SvgTextRecorder::add(cairo_t* cr, PangoLayout* layout, Rgb color) {
     const bool bold = pango_font_description_get_weight(fd) >= PANGO_WEIGHT_SEMIBOLD;
     const bool italic = pango_font_description_get_style(fd) != PANGO_STYLE_NORMAL;
     runs += "<text x=\"" + num(x0 + points(logical.x)) + "\" y=\"" + num(y0 + baseline) + "\" font-family=\"" +
-            font_families(family) + "\" font-size=\"" +
-            num(size) + "\"" + (bold ? " font-weight=\"bold\"" : "") + (italic ? " font-style=\"italic\"" : "") +
-            ((item->analysis.level & 1) ? " direction=\"rtl\"" : "") + " textLength=\"" + num(points(logical.width)) +
+            font_families(family) + "\" font-size=\"" + num(size) + "\"" + (bold ? " font-weight=\"bold\"" : "") +
+            (italic ? " font-style=\"italic\"" : "") + ((item->analysis.level & 1) ? " direction=\"rtl\"" : "") +
+            " textLength=\"" + num(points(logical.width)) +
             "\" lengthAdjust=\"spacingAndGlyphs\" xml:space=\"preserve\">" + xml_escaped(piece) + "</text>";
     pango_font_description_free(fd);
   } while (pango_layout_iter_next_run(it));

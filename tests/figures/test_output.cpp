@@ -147,13 +147,12 @@ TEST(Output, SvgTextIsPlacedAndSizedAsPangoLaidItOut) {
   const TextExtent e = measure_text(label, style);
   TextStyle cut = style;
   cut.max_width = 30;
-  write_figure(
-      dir / "t", {200, 100},
-      [&](cairo_t* cr) {
-        draw_text(cr, label, 20, 40, style, HAlign::left, VAlign::baseline);
-        draw_text(cr, "a label far too long for thirty points", 20, 80, cut);
-      },
-      {{FigureFormat::svg}, 150});
+  write_figure(dir / "t", {200, 100},
+               [&](cairo_t* cr) {
+                 draw_text(cr, label, 20, 40, style, HAlign::left, VAlign::baseline);
+                 draw_text(cr, "a label far too long for thirty points", 20, 80, cut);
+               },
+               {{FigureFormat::svg}, 150});
   const std::string svg = test::read_file(dir / "t.svg");
   EXPECT_NE(svg.find("transform=\"matrix(1 0 0 1 20 40)\""), std::string::npos) << svg;
   EXPECT_NE(svg.find(">a &lt; b &amp; &quot;c&quot; 10\u207b\u2076</text>"), std::string::npos) << svg;
