@@ -3,7 +3,7 @@
 pairs.py can compare any two of them on the same items: the main sweep
 (full, h2o, tova, snapkv, knorm, keydiff) as it is, H2O with
 --h2o-score mean as `h2o_mean`, SnapKV with a 16-token observation window
-as `snapkv_w16`. Also prints the per-policy means as a markdown table.
+as `snapkv_w16`. Also prints the per-policy means ± standard error as a markdown table.
 Standard library only.
 
 usage: kvpress_merge.py DATA_DIR  (reads and writes findings/data)
@@ -17,6 +17,18 @@ PARTS = [("sweep_passkey100_kvpress_items.csv", None),
          ("sweep_passkey100_h2o_mean_items.csv", "h2o_mean"),
          ("sweep_passkey100_snapkv_w16_items.csv", "snapkv_w16")]
 BUDGETS = ["10%", "30%", "50%", "70%", "90%"]
+
+
+def mean(xs):
+    return sum(xs) / len(xs)
+
+
+def se(xs):
+    """Standard error of the mean: sample s.d. / sqrt(n), as kvscope's <metric>_se."""
+    if len(xs) < 2:
+        return float("nan")
+    m = mean(xs)
+    return (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5 / len(xs) ** 0.5
 
 
 def main():
@@ -46,14 +58,15 @@ def main():
         sums[(r["policy"], r["budget"], "answer_nll")].append(float(r["answer_nll"]))
     policies = list(dict.fromkeys(r["policy"] for r in rows))
     print(f"Pass-key accuracy / answer NLL (nats/token), 100 items, kvpress's policies beside H2O and TOVA "
-          f"(n = {len(sums[(policies[0], BUDGETS[0], 'accuracy')])} items per cell)\n")
+          f"(n = {len(sums[(policies[0], BUDGETS[0], 'accuracy')])} items per cell, one run each: all are deterministic; "
+          f"mean ± standard error over items)\n")
     print("| policy | " + " | ".join(BUDGETS) + " |")
     print("|---|" + "---:|" * len(BUDGETS))
     for p in policies:
         cells = []
         for b in BUDGETS:
             acc, nll = sums[(p, b, "accuracy")], sums[(p, b, "answer_nll")]
-            cells.append(f"{100 * sum(acc) / len(acc):.0f}% / {sum(nll) / len(nll):.2f}" if acc else "")
+            cells.append(f"{100 * mean(acc):.0f} ± {100 * se(acc):.0f}% / {mean(nll):.2f} ± {se(nll):.2f}" if acc else "")
         print(f"| {p} | " + " | ".join(cells) + " |")
 
 

@@ -211,13 +211,17 @@ if has masks; then
 fi
 
 if has plots; then
-  stamp "ablation plots"
+  stamp "ablation plots (from the 100-item data of the passkey100, kjv100, tova100, a2sf100 and keyformer100 stages)"
   python3 $F/ablations.py $F
   python3 $F/tables.py $F
   # The paired comparisons the page's claims name, on the 100-item sets.
   PAIRS=h2o:random,keyformer:h2o,tova:h2o,a2sf:h2o,sink:window,tova:random,keyformer:random
   for set in passkey100 kjv100; do
     [ -f $F/data/sweep_${set}_items.csv ] && python3 $F/pairs.py $F/data/sweep_${set}_items.csv $PAIRS > $F/data/pairs_$set.md
+  done
+  for set in passkey100 kjv100; do  # section 6: the sink window against the plain window and the full cache
+    [ -f $F/data/sweep_${set}_items.csv ] && python3 $F/pairs.py $F/data/sweep_${set}_items.csv \
+      sink:window,sink:full,window:full,sink:h2o > $F/data/pairs_sink_window_$set.md
   done
   for set in kjv100 passkey100; do  # section 3 on the 100-item sets (stage tova100)
     [ -f $F/data/sweep_tova_head_${set}_items.csv ] || continue
