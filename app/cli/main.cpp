@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/parallel.h"
 #include "cli_common.h"
 #include "common/build_info.h"
 #include "common/error.h"
@@ -43,6 +44,21 @@ int main(int argc, char** argv) {
     }
     setenv("KVSCOPE_THREADS", value.c_str(), 1);
   }
+  // A bad KVSCOPE_THREADS is refused now, before a command prints anything
+  // (the pool reads it when first used, which may be after the prompt).
+  if (std::getenv("KVSCOPE_THREADS")) {
+    try {
+      kvscope::pool_threads();
+    } catch (const kvscope::Error& e) {
+      std::fprintf(stderr, "kvscope-cli: error: %s\n", e.what());
+      return 1;
+    }
+  }
+  // Under a file-size limit (ulimit -f) a write past it would kill the
+  // process with SIGXFSZ, leaving a half-written staging folder; ignored,
+  // the write fails with EFBIG and the output's own error path removes
+  // everything it started (docs/exports.md).
+  std::signal(SIGXFSZ, SIG_IGN);
   kvscope::cli::register_inspect(app);
   kvscope::cli::register_tokenize(app);
   kvscope::cli::register_generate(app);

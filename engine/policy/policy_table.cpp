@@ -465,7 +465,7 @@ void check_param_ranges(const PolicyParams& p) {
     if (s.field.optional_count) v = **s.field.optional_count(const_cast<PolicyParams&>(p));
     else if (s.field.real) v = *s.field.real(const_cast<PolicyParams&>(p));
     else v = param_number(p, s);
-    if (std::isinf(v)) throw Error::setting(param_field(s), "must be finite");
+    if (!std::isfinite(v)) throw Error::setting(param_field(s), "must be finite");  // inf and nan
     const bool ok = (s.min_open ? v > s.min : v >= s.min) && (!s.has_max || v <= s.max);
     if (!ok) throw Error::setting(param_field(s), range_text(s));
   }

@@ -476,8 +476,9 @@ TEST(CliErrors, PromptFile) {
   expect_error("generate " + m + " --prompt-file /nonexistent/p.txt",
                {"/nonexistent/p.txt: cannot open --prompt-file"});
   expect_error("generate " + m, {"--prompt: give the prompt as --prompt TEXT or --prompt-file FILE"});
-  expect_error("generate " + m + " --policy keyformer --budget 50% --tau-init inf --prompt hi",
-               {"--tau-init: must be finite"});
+  for (const char* v : {"inf", "nan"})
+    expect_error("generate " + m + " --policy keyformer --budget 50% --tau-init " + v + " --prompt hi",
+                 {"--tau-init: must be finite"});
 }
 
 }  // namespace

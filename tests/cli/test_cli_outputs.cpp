@@ -272,6 +272,14 @@ TEST(CliOutputs, AFullDiskLeavesNothingAndNamesTheFile) {
   EXPECT_NE(fresh.output.find((dir / "new" / "out").string() + "/"), std::string::npos)
       << "names the file: " << fresh.output;
   EXPECT_TRUE(fs::is_empty(dir.path())) << "left: " << listing(dir.path()).front();
+  // The same under a plain `ulimit -f`, whose signal (SIGXFSZ) would kill
+  // the process mid-write: the CLI ignores it, so the write fails and
+  // nothing is left either.
+  const auto plain = test::run_shell("sh -c \"ulimit -f 20; exec " + std::string(KVSCOPE_CLI_PATH) + " " +
+                                     generate(dir / "new" / "out") + "\" 2>&1 >/dev/null");
+  EXPECT_EQ(plain.exit_code, 1) << plain.output;
+  EXPECT_EQ(count_errors(plain.output), 1) << plain.output;
+  EXPECT_TRUE(fs::is_empty(dir.path())) << "left: " << listing(dir.path()).front();
   // An earlier export (and a file of the user's): unchanged.
   const fs::path out = dir / "out";
   ASSERT_EQ(test::run_cli(generate(out)).exit_code, 0);
