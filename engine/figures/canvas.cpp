@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <string>
 
 #include "common/error.h"
 #include "figures/svg_text.h"
@@ -46,6 +47,17 @@ void draw_on(cairo_surface_t* surface, double scale, FigureSize size, const Draw
   cairo_fill(cr.get());
   draw(cr.get());
   check(cairo_status(cr.get()), path, "drawing failed");
+}
+
+// The images a figure embeds are cells (a heatmap, a colorbar's 256
+// entries), each texel a value: drawn scaled up, they must keep hard
+// edges. PNG and PDF do (nearest filtering); Cairo's SVG says nothing, and
+// viewers smooth the cells into each other. Both spellings: the SVG 1.1
+// attribute and the CSS property browsers read.
+std::string crisp_images(std::string svg) {
+  const std::string tag = "<image ", crisp = "<image image-rendering=\"optimizeSpeed\" style=\"image-rendering:pixelated\" ";
+  for (std::size_t at = 0; (at = svg.find(tag, at)) != std::string::npos; at += crisp.size()) svg.replace(at, tag.size(), crisp);
+  return svg;
 }
 
 Surface raster_surface(FigureSize size, double dpi) {
@@ -96,7 +108,7 @@ std::vector<std::filesystem::path> write_figure(const std::filesystem::path& ste
       draw_on(s.get(), 1.0, size, draw, path);
       cairo_surface_finish(s.get());  // writes everything out through the stream
       check(cairo_surface_status(s.get()), path, "cannot write the file");
-      if (svg) os << with_svg_metadata(svg_text->insert_into(mem.str()), out.metadata);
+      if (svg) os << with_svg_metadata(svg_text->insert_into(crisp_images(mem.str())), out.metadata);
     });
     written.push_back(path);
   }

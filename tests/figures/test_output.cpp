@@ -123,8 +123,10 @@ TEST(Output, SvgAndPdfKeepTheTextAndOneImageForTheCells) {
   EXPECT_NE(svg.find(">" + title + "</text>"), std::string::npos);
   EXPECT_NE(svg.find("font-family=\"DejaVu Sans, sans-serif\""), std::string::npos);
   EXPECT_LT(svg.find("<g id=\"kvscope-text\">"), svg.rfind("</svg>")) << "the text inside the <svg>";
-  // The cells are one embedded image (plus the colorbar's ramp), not a rectangle each.
+  // The cells are one embedded image (plus the colorbar's ramp), not a
+  // rectangle each, kept crisp when a viewer scales them up.
   EXPECT_EQ(count_of(svg, "<image "), 2);
+  EXPECT_EQ(count_of(svg, "style=\"image-rendering:pixelated\""), 2);
   const std::string pdf = test::read_file(dir / "h.pdf");
   EXPECT_EQ(pdf.rfind("%PDF-", 0), 0u);
   EXPECT_NE(pdf.find("DejaVuSans"), std::string::npos) << "the font is embedded by name";
