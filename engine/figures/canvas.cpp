@@ -55,8 +55,10 @@ void draw_on(cairo_surface_t* surface, double scale, FigureSize size, const Draw
 // viewers smooth the cells into each other. Both spellings: the SVG 1.1
 // attribute and the CSS property browsers read.
 std::string crisp_images(std::string svg) {
-  const std::string tag = "<image ", crisp = "<image image-rendering=\"optimizeSpeed\" style=\"image-rendering:pixelated\" ";
-  for (std::size_t at = 0; (at = svg.find(tag, at)) != std::string::npos; at += crisp.size()) svg.replace(at, tag.size(), crisp);
+  const std::string tag = "<image ",
+                    crisp = "<image image-rendering=\"optimizeSpeed\" style=\"image-rendering:pixelated\" ";
+  for (std::size_t at = 0; (at = svg.find(tag, at)) != std::string::npos; at += crisp.size())
+    svg.replace(at, tag.size(), crisp);
   return svg;
 }
 
