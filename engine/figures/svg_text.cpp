@@ -22,6 +22,18 @@ std::string num(double v) {
 
 double points(int pango_units) { return double(pango_units) / PANGO_SCALE; }
 
+// Text as XML content: escaped, and the C0 control characters XML 1.0
+// forbids (a raw byte in a title, say) replaced by U+FFFD, as a viewer
+// would refuse the whole file over one.
+std::string xml_text(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    out += u < 0x20 && c != '\t' && c != '\n' && c != '\r' ? std::string("\ufffd") : std::string(1, c);
+  }
+  return xml_escaped(out);
+}
+
 // The font Pango chose for a run, then the figures' own family and the
 // generic one, for a viewer that lacks it.
 std::string font_families(const char* chosen) {
@@ -64,7 +76,7 @@ void SvgTextRecorder::add(cairo_t* cr, PangoLayout* layout, Rgb color) {
             font_families(family) + "\" font-size=\"" + num(size) + "\"" + (bold ? " font-weight=\"bold\"" : "") +
             (italic ? " font-style=\"italic\"" : "") + ((item->analysis.level & 1) ? " direction=\"rtl\"" : "") +
             " textLength=\"" + num(points(logical.width)) +
-            "\" lengthAdjust=\"spacingAndGlyphs\" xml:space=\"preserve\">" + xml_escaped(piece) + "</text>";
+            "\" lengthAdjust=\"spacingAndGlyphs\" xml:space=\"preserve\">" + xml_text(piece) + "</text>";
     pango_font_description_free(fd);
   } while (pango_layout_iter_next_run(it));
   pango_layout_iter_free(it);

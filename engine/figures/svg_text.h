@@ -6,8 +6,7 @@
 // <text> element placed where Pango put it, in the font Pango chose, and
 // stretched to the width Pango measured (textLength), so the figure's
 // layout holds in a viewer with other fonts. The elements follow the
-// figure's drawing (text is on top of everything, as it is drawn last in
-// every figure here).
+// figure's drawing, on top of it (no figure here draws over a label).
 #pragma once
 
 #include <cairo.h>

@@ -153,6 +153,7 @@ TEST(Output, SvgTextIsPlacedAndSizedAsPangoLaidItOut) {
                [&](cairo_t* cr) {
                  draw_text(cr, label, 20, 40, style, HAlign::left, VAlign::baseline);
                  draw_text(cr, "a label far too long for thirty points", 20, 80, cut);
+        draw_text(cr, std::string("bell\x07"), 20, 95, style);
                },
                {{FigureFormat::svg}, 150});
   const std::string svg = test::read_file(dir / "t.svg");
@@ -163,6 +164,7 @@ TEST(Output, SvgTextIsPlacedAndSizedAsPangoLaidItOut) {
   EXPECT_NE(svg.find(length), std::string::npos) << length << " in " << svg;
   EXPECT_NE(svg.find("\u2026</text>"), std::string::npos) << "the ellipsis of the cut label: " << svg;
   EXPECT_EQ(svg.find("thirty points"), std::string::npos) << "the hidden words are not in the text";
+  EXPECT_EQ(svg.find('\x07'), std::string::npos) << "a control character XML forbids";
 }
 
 TEST(Output, LargeHeatmapVectorFilesStaySmall) {
