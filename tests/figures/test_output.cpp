@@ -153,7 +153,7 @@ TEST(Output, SvgTextIsPlacedAndSizedAsPangoLaidItOut) {
                [&](cairo_t* cr) {
                  draw_text(cr, label, 20, 40, style, HAlign::left, VAlign::baseline);
                  draw_text(cr, "a label far too long for thirty points", 20, 80, cut);
-        draw_text(cr, std::string("bell\x07"), 20, 95, style);
+                 draw_text(cr, std::string("bell\x07"), 20, 95, style);
                },
                {{FigureFormat::svg}, 150});
   const std::string svg = test::read_file(dir / "t.svg");
