@@ -10,7 +10,8 @@
                                     its true continuation, scored with
                                     teacher forcing (answer NLL)
   findings/data/sinks_text.txt      Ruth 1 as running text (attention sinks)
-  assets/eval/passkey_smollm_100.jsonl, assets/eval/kjv_100.jsonl
+  assets/eval/passkey_smollm_100.jsonl, assets/eval/kjv_100.jsonl,
+  assets/eval/passkey_gemma_100.jsonl
                                     the same kinds of items, 100 each, for
                                     sweeps whose intervals can tell policies
                                     apart (findings/run.sh passkey100 kjv100)
@@ -50,10 +51,10 @@ def passkey(n=6, filler_sentences=34, seed=19, first=3, last=None):
     return items
 
 
-def passkey_long():
+def passkey_long(n=6, seed=23):
     """Longer, with the key in the first tenth: at the question it lies
     beyond the last 512 tokens (Gemma 3's sliding window)."""
-    return passkey(n=6, filler_sentences=150, seed=23, first=0, last=15)
+    return passkey(n=n, filler_sentences=150, seed=seed, first=0, last=15)
 
 
 # narrative chapters, one item each (prompt words, answer words)
@@ -105,3 +106,4 @@ if __name__ == "__main__":
     sinks_text()
     write("passkey_smollm_100.jsonl", passkey(n=100, seed=31))
     write("kjv_100.jsonl", kjv(chapters=CHAPTERS_100))
+    write("passkey_gemma_100.jsonl", passkey_long(n=100, seed=41))

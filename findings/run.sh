@@ -10,7 +10,8 @@
 # (gemma: the second real model, Gemma 3 270M, fetched the same way), and,
 # run only when named, a2sf100 and tova100 (sections 4 and 3 on the 100-item sets), keyformer100 and streaming100
 # (section 5 and the streaming-prefill check of section 2 on 100 KJV passages), kvpress100 (section 9: the policies taken from
-# kvpress on the 100 pass-key items, about 22 minutes) and passkey100
+# kvpress on the 100 pass-key items, about 22 minutes), gemma100 (section 8 on
+# 100 long pass-key items: hours) and passkey100
 # kjv100: every policy x 5 budgets on 100
 # items per set with $SEEDS seeds (default 3) for random and keyformer, for
 # the tables with intervals (tables.py, pairs.py). One run per item for
@@ -275,5 +276,20 @@ JSON
   rm -rf "$W/gemma_full"
   $NICE "$B" generate "$G" --prompt "$P" --max-new-tokens 6 --no-metrics --export "$W/gemma_full" --dpi 110 > /dev/null
   python3 $F/gemma_layers.py "$W/gemma_full" $F "$K"
+fi
+if has gemma100; then
+  # Section 8 at the page's standard: the same sweep on 100 long pass-key
+  # items (passkey_gemma_100.jsonl, seed 41), SEEDS seeds for random and
+  # keyformer. About 34 runs of ~780 tokens per item at SEEDS=3: hours on
+  # 2 cores; RESUME=1 goes on (a policy's cells are saved when all its
+  # items are done).
+  stamp "Gemma 3 270M: 100 long pass keys, every policy, $SEEDS seeds"
+  G=$(tools/get-model.sh gemma3-270m)
+  cat > "$W/gemma.json" <<JSON
+{"format": "kvscope-session", "version": 1, "model": "$G", "prompt": "unused",
+ "max_new_tokens": 32, "policy": {"name": "full"}, "recording": {"metrics": false}, "seed": 0}
+JSON
+  sweep gemma_passkey100 gemma assets/eval/passkey_gemma_100.jsonl $ALL "10%,25%,50%" --seeds "$SEEDS"
+  cp "$W/sweep_gemma_passkey100/sweep_accuracy.png" $F/figures/gemma_passkey100_accuracy.png
 fi
 stamp "done"
