@@ -44,9 +44,9 @@ stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 # A session file for the sweeps: the model and the per-policy settings;
 # the dataset gives prompts and answers. Metrics off (no shadow full-cache
 # run): the sweeps need only the answers' NLL and accuracy.
-session() {  # session NAME POLICY_JSON
+session() {  # session NAME POLICY_JSON [MODEL, default SmolLM2]
   cat > "$W/$1.json" <<JSON
-{"format": "kvscope-session", "version": 1, "model": "$M", "prompt": "unused",
+{"format": "kvscope-session", "version": 1, "model": "${3:-$M}", "prompt": "unused",
  "max_new_tokens": 32, "policy": $2, "recording": {"metrics": false}, "seed": 0}
 JSON
 }
@@ -265,10 +265,7 @@ fi
 if has gemma; then
   stamp "Gemma 3 270M: long pass keys past its sliding window, every policy; each layer's share on the key"
   G=$(tools/get-model.sh gemma3-270m)
-  cat > "$W/gemma.json" <<JSON
-{"format": "kvscope-session", "version": 1, "model": "$G", "prompt": "unused",
- "max_new_tokens": 32, "policy": {"name": "full"}, "recording": {"metrics": false}, "seed": 0}
-JSON
+  session gemma '{"name": "full"}' "$G"
   sweep gemma_passkey gemma assets/eval/passkey_gemma.jsonl $ALL "10%,25%,50%"
   cp "$W/sweep_gemma_passkey/sweep_accuracy.png" $F/figures/gemma_passkey_accuracy.png
   P=$(python3 -c "import json; print(json.loads(open('assets/eval/passkey_gemma.jsonl').readline())['prompt'])")
@@ -285,10 +282,7 @@ if has gemma100; then
   # items are done).
   stamp "Gemma 3 270M: 100 long pass keys, every policy, $SEEDS seeds"
   G=$(tools/get-model.sh gemma3-270m)
-  cat > "$W/gemma.json" <<JSON
-{"format": "kvscope-session", "version": 1, "model": "$G", "prompt": "unused",
- "max_new_tokens": 32, "policy": {"name": "full"}, "recording": {"metrics": false}, "seed": 0}
-JSON
+  session gemma '{"name": "full"}' "$G"
   sweep gemma_passkey100 gemma assets/eval/passkey_gemma_100.jsonl $ALL "10%,25%,50%" --seeds "$SEEDS"
   cp "$W/sweep_gemma_passkey100/sweep_accuracy.png" $F/figures/gemma_passkey100_accuracy.png
 fi
