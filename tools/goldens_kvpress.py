@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Golden kept-KV indices from NVIDIA kvpress, for kvscope's one-shot prefill eviction.
+"""Golden kept-KV indices from NVIDIA kvpress (one-shot prefill presses, DecodingPress) for kvscope.
 
 For each tiny test checkpoint under tests/data/models/ this runs kvpress presses
 on two random prompts (one prefill forward of the whole prompt, the way
 kvpress' pipeline compresses a context) and writes, per case, exactly which KV
-positions kvpress kept for every (layer, KV head):
+positions kvpress kept for every (layer, KV head), and, for kvpress'
+DecodingPress (which never touches the prompt but compresses the cache every
+`compression_interval` decode steps down to `target_size` rows), which absolute
+positions the cache holds after each compression of a teacher-forced decode:
 
     tests/data/kvpress/<model_dir_name>.json
 
@@ -47,9 +50,64 @@ number of kept rows. Prefill is `model.model(input_ids=ids,
 past_key_values=DynamicCache())` inside `with press(model):`, as in kvpress'
 pipeline.py (no lm_head).
 
+Decoding cases (DecodingPress): for each prompt / (compression_interval,
+target_size, D steps) of decoding_configs() and each base press of
+DECODE_BASES (KnormPress, KeyDiffPress, TOVAPress, built with their default
+compression_ratio 0.0, which DecodingPress overrides), the prompt is prefilled
+as above and then D continuation tokens are fed one per forward, all inside one
+`with DecodingPress(...)(model):` and one DynamicCache: `model.model(input_ids=
+[[tok]], past_key_values=cache, position_ids=[[n + step - 1]])`. The position
+ids are absolute, as kvpress' pipeline.generate_answer passes them (context
+length + i); cache_position is left to transformers, which derives it from the
+(compressed) cache length, again as in the pipeline. transformers' default
+position_ids (= cache_position) would rotate a new key to the compressed cache
+length instead, and the kept sets differ from the first compression on.
+Continuation ids: make_continuations(), D distinct ids in [1, vocab_size) not in
+the prompt (torch.randperm, seed DECODE_SEED + prompt index). Every cache row
+carries an absolute position: 0..n-1 after the prefill, n + step - 1 for the
+token of decode step `step` (counted 1..D). DecodingPress' `compress` (on the
+instance) is wrapped as above; at a compression every output key row is mapped
+to the input row it equals bit for bit (same checks as the one-shot cases), and
+each row keeps the position of the input row it came from. Checked as it runs:
+nothing is compressed during the prefill, the rows going into a compression
+are the cache before the step, bit for bit, plus the step's own key as the last
+row, the cache afterwards is compress' output, its length per layer equals the
+tracked positions after every step, and compressions happen exactly at the
+steps stated below (anything else aborts the case into "skipped").
+
+DecodingPress's schedule (kvpress 0.5.5, decoding_press.py; observed here)
+---------------------------------------------------------------------------
+- The prompt is never compressed: the forward hook returns at once while
+  is_prefilling (cache_position[-1] + 1 == q_len), i.e. for the prefill forward.
+- Each later forward of a layer adds 1 to that layer's step count (before the
+  test). The forward whose count reaches compression_interval compresses, after
+  its attention ran, then the count restarts at 0. So with one token a step,
+  decode steps interval, 2*interval, 3*interval, ... (counted from 1) compress,
+  every layer at the same step. (It also compresses whenever the forward feeds
+  q_len >= target_size tokens at once; with one token a step that never
+  happens for target_size > 1.)
+- What is compressed is the layer's whole cache: the kept prompt and decode
+  rows plus the current step's key (already appended, the last row). The
+  current key is a candidate like any other: KnormPress and KeyDiffPress can
+  drop it at once; TOVAPress scores it max + 1, so it always stays.
+- It keeps exactly target_size rows: the base press runs with the compression
+  ratio for which int(k_len * (1 - ratio)) == target_size (a binary search),
+  and keeps its top-k scores per KV head. When the cache holds <= target_size
+  rows (k_len <= target_size) the ratio is 0 and nothing is dropped, but the
+  count still restarts (such no-op compressions are recorded, "n_in" <=
+  "target_size").
+- Scores see only that layer's cache at that moment: Knorm / KeyDiff from the
+  keys (KeyDiff's anchor is the mean of the normalised keys then in the
+  cache); TOVA from the eager attention weights of the step's query over the
+  whole cache, itself included ([1, heads, 1, k_len]), averaged over query
+  heads (one set for every KV head) with its own column set to max + 1.
+- After a compression the cache rows are in top-k's order, not position order
+  (it matters only for ties and float summation order; the file lists sorted
+  positions).
+
 File format
 -----------
-{"format": "kvscope-kvpress-goldens", "version": 1, "made_by", "kvpress",
+{"format": "kvscope-kvpress-goldens", "version": 2, "made_by", "kvpress",
  "transformers", "torch", "model", "dtype": "float32", "attn_implementation":
  "eager", "seed", "prompts": [[ids]...],
  "cases": [{"press", "params", "prompt" (index into prompts), "n" (prompt
@@ -63,7 +121,23 @@ File format
                       and the highest dropped score differ by < 1e-6
                       (relative): there the choice is decided by top-k's tie
                       rule, not by the scores}],
- "skipped": [{"press", "params", "prompt", "reason"}]}
+ "decoding_cases": [{"base_press" (KnormPress / KeyDiffPress / TOVAPress),
+            "interval" (compression_interval), "target_size", "prompt" (index
+            into prompts), "n" (prompt length), "steps" (D),
+            "continuation": [D token ids fed at decode steps 1..D],
+            "compressions": [{"step" (1..D, the decode step whose forward
+                      compressed), "n_in" (rows going in, the same in every
+                      layer), "kept": [layer][kv_head] -> sorted absolute
+                      positions the cache holds after that compression,
+                      "tied_cells": [[layer, kv_head], ...] with a boundary
+                      gap < 1e-6 relative at that compression (a tie there
+                      also makes everything after it in that layer, and the
+                      layers above, a don't-care)}, ...],
+            "final_kept": [layer][kv_head] -> sorted absolute positions held
+                      after step D}]; no scores (version 2 added this list),
+ "skipped": [{"press", "params", "prompt", "reason"}]  (a decoding case that
+            fails: press "DecodingPress", params {"base_press",
+            "compression_interval", "target_size"})}
 Rerunning writes identical bytes (fixed seeds, one thread, deterministic
 algorithms, sorted keys, fixed float formatting).
 
@@ -96,9 +170,11 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 FORMAT = "kvscope-kvpress-goldens"
-VERSION = 1
+VERSION = 2
 SEED = 20240607
 PROMPT_LENS = (48, 80)
+DECODE_SEED = SEED + 1  # continuation ids: DECODE_SEED + prompt index
+DECODE_BASES = ("KnormPress", "KeyDiffPress", "TOVAPress")
 MODELS = ("llama_gqa", "mistral", "qwen2_fp16_sharded", "llama3_mqa_bf16")
 EXPECT = {"kvpress": "0.5.5", "transformers": "5.2.0"}
 MAX_FILE_BYTES = 300_000
@@ -122,6 +198,11 @@ def press_configs():
         out.append(("PyramidKVPress", {"compression_ratio": r, "window_size": 8, "kernel_size": 5}))
     out.append(("KeyDiffPress", {"compression_ratio": 0.5}))
     return out
+
+
+def decoding_configs():
+    """(prompt index, compression_interval, target_size, decode steps) in file order, for every base press."""
+    return [(0, 4, 24, 14), (0, 3, 40, 14), (1, 5, 64, 16), (1, 2, 84, 12)]
 
 
 def setup_torch():
@@ -160,6 +241,19 @@ def make_prompts(vocab_size, seed=SEED, lens=PROMPT_LENS):
     # bit-identical RoPE arithmetic could reproduce).
     g = torch.Generator().manual_seed(seed)
     return [(torch.randperm(vocab_size - 1, generator=g)[:n] + 1).tolist() for n in lens]
+
+
+def make_continuations(vocab_size, prompts, steps):
+    """Per prompt, `steps` distinct ids in [1, vocab_size) that are not in the prompt (torch.randperm, seed
+    DECODE_SEED + prompt index): a repeated id would give layer-0 keys equal norms up to an ulp, as above."""
+    import torch
+    out = []
+    for p, ids in enumerate(prompts):
+        g = torch.Generator().manual_seed(DECODE_SEED + p)
+        used = set(ids)
+        perm = (torch.randperm(vocab_size - 1, generator=g) + 1).tolist()
+        out.append([t for t in perm if t not in used][:steps])
+    return out
 
 
 def map_rows(rows_in, rows_out, what):
@@ -253,6 +347,108 @@ def boundary_gaps(kept, scores):
     return out
 
 
+def rel_gap(s, idx):
+    """Relative gap lowest kept score - highest dropped score of one head (None: nothing dropped)."""
+    ks = set(idx)
+    kept_s = [s[i] for i in idx]
+    drop_s = [s[i] for i in range(len(s)) if i not in ks]
+    if not drop_s:
+        return None
+    lo, hi = min(kept_s), max(drop_s)
+    if lo < hi:
+        raise RuntimeError(f"a dropped score {hi!r} beats a kept one {lo!r}")
+    return (lo - hi) / max(abs(lo), abs(hi), 1e-30)
+
+
+def run_decoding_case(model, base_name, interval, target, ids, continuation, gaps):
+    """Prefill `ids` and teacher-force `continuation` one token a step under DecodingPress(base_name());
+    return (compressions, final_kept) with absolute positions, appending each compression's boundary gaps
+    (per layer, KV head) to `gaps` as (step, layer, kv_head, gap)."""
+    import torch
+    import kvpress
+    from transformers import DynamicCache
+    base = getattr(kvpress, base_name)()
+    press = kvpress.DecodingPress(base_press=base, compression_interval=interval, target_size=target)
+    calls, scores = [], {}
+    orig_compress, orig_score = press.compress, base.score
+
+    def compress(module, hidden_states, keys, values, attentions, kwargs):
+        k_out, v_out = orig_compress(module, hidden_states, keys, values, attentions, kwargs)
+        calls.append((module.layer_idx, keys.detach().clone(), values.detach().clone(),
+                      k_out.detach().clone(), v_out.detach().clone()))
+        return k_out, v_out
+    press.compress = compress
+
+    def score(module, *args, **kwargs):
+        s = orig_score(module, *args, **kwargs)
+        scores[module.layer_idx] = s.detach().to(torch.float32).clone()
+        return s
+    base.score = score
+
+    n, n_layers = len(ids), model.config.num_hidden_layers
+    cache = DynamicCache()
+    compressions = []
+    with torch.no_grad(), press(model):
+        model.model(input_ids=torch.tensor([ids]), past_key_values=cache)
+        if calls:
+            raise RuntimeError("DecodingPress compressed during the prefill")
+        if [cache.layers[li].keys.shape[2] for li in range(n_layers)] != [n] * n_layers:
+            raise RuntimeError("prefill cache is not the whole prompt")
+        n_heads = cache.layers[0].keys.shape[1]
+        pos = [[list(range(n)) for _ in range(n_heads)] for _ in range(n_layers)]
+        for step in range(1, len(continuation) + 1):
+            before = [cache.layers[li].keys.clone() for li in range(n_layers)]
+            calls.clear()
+            scores.clear()
+            # Absolute RoPE positions, as kvpress' pipeline.generate_answer passes them (position_ids =
+            # context length + i); cache_position is left to transformers (from the cache length).
+            model.model(input_ids=torch.tensor([[continuation[step - 1]]]), past_key_values=cache,
+                        position_ids=torch.tensor([[n + step - 1]]))
+            for heads in pos:
+                for p in heads:
+                    p.append(n + step - 1)
+            if calls:
+                if [c[0] for c in calls] != list(range(n_layers)):
+                    raise RuntimeError(f"step {step}: compress ran on layers {[c[0] for c in calls]}")
+                kept, n_in = [], calls[0][1].shape[2]
+                for li, k_in, v_in, k_out, v_out in calls:
+                    # What is compressed: the whole cache before this step plus this step's key, last.
+                    if k_in.shape[2] != before[li].shape[2] + 1 or not torch.equal(k_in[:, :, :-1], before[li]):
+                        raise RuntimeError(f"step {step} layer {li}: compress did not get the cache + this step's key")
+                    if k_in.shape[2] != n_in or k_out.shape[2] != min(target, n_in):
+                        raise RuntimeError(f"step {step} layer {li}: {k_in.shape[2]} rows in, {k_out.shape[2]} out")
+                    if not torch.equal(cache.layers[li].keys, k_out):
+                        raise RuntimeError(f"step {step} layer {li}: the cache is not compress's output")
+                    heads = []
+                    for h in range(n_heads):
+                        idx = map_rows(k_in[0, h], k_out[0, h], f"step {step} layer {li} head {h} keys")
+                        if not torch.equal(v_in[0, h][idx], v_out[0, h]):
+                            raise RuntimeError(f"step {step} layer {li} head {h}: values do not follow the keys")
+                        if len(set(idx)) != len(idx):
+                            raise RuntimeError(f"step {step} layer {li} head {h}: a row kept twice")
+                        pos[li][h] = [pos[li][h][i] for i in idx]  # cache row order: top-k's order
+                        heads.append(sorted(pos[li][h]))
+                        if n_in > target:
+                            if li not in scores or tuple(scores[li].shape) != (1, n_heads, n_in):
+                                raise RuntimeError(f"step {step} layer {li}: no score of shape (1, {n_heads}, {n_in})")
+                            g = rel_gap(scores[li][0, h].tolist(), idx)
+                            if g is not None:
+                                gaps.append((step, li, h, g))
+                        elif scores:
+                            raise RuntimeError(f"step {step}: scored although {n_in} <= target_size {target}")
+                    kept.append(heads)
+                compressions.append({"step": step, "n_in": n_in, "kept": kept})
+            for li in range(n_layers):
+                if cache.layers[li].keys.shape[2] != len(pos[li][0]):
+                    raise RuntimeError(f"step {step} layer {li}: cache holds {cache.layers[li].keys.shape[2]} "
+                                       f"rows, tracked {len(pos[li][0])}")
+    # The schedule observed must be the one the docstring states.
+    want = [s for s in range(1, len(continuation) + 1) if s % interval == 0]
+    if [c["step"] for c in compressions] != want:
+        raise RuntimeError(f"compressions at steps {[c['step'] for c in compressions]}, expected {want}")
+    return compressions, [[sorted(p) for p in heads] for heads in pos]
+
+
 def fmt_score(x):
     if not math.isfinite(x):
         return None
@@ -270,7 +466,7 @@ def render(doc):
     for i, key in enumerate(keys):
         comma = "," if i + 1 < len(keys) else ""
         val = doc[key]
-        if key in ("cases", "prompts", "skipped") and val:
+        if key in ("cases", "decoding_cases", "prompts", "skipped") and val:
             lines.append(f"{json.dumps(key)}:[")
             lines += [dumps(v) + ("," if j + 1 < len(val) else "") for j, v in enumerate(val)]
             lines.append("]" + comma)
@@ -319,10 +515,39 @@ def build(model, model_label, vers, prompts, stats, keep_scores=True, max_bytes=
             st["tied"] += len(tied)
             case["tied_cells"] = tied
             cases.append(case)
+    decoding_cases = []
+    steps_max = max(c[3] for c in decoding_configs())
+    continuations = make_continuations(model.config.vocab_size, prompts, steps_max)
+    for p, interval, target, steps in decoding_configs():
+        ids, cont = prompts[p], continuations[p][:steps]
+        for base_name in DECODE_BASES:
+            params = {"base_press": base_name, "compression_interval": interval, "target_size": target}
+            gaps = []
+            try:
+                compressions, final_kept = run_decoding_case(model, base_name, interval, target, ids, cont, gaps)
+            except Exception as e:  # recorded, the run goes on
+                reason = f"{type(e).__name__}: {e}".splitlines()[0][:300]
+                print(f"  skip DecodingPress {params} prompt {p}: {reason}")
+                skipped.append({"press": "DecodingPress", "params": params, "prompt": p, "reason": reason})
+                continue
+            tied = {}
+            st = stats.setdefault(f"Decoding/{base_name}", {"cases": 0, "cells": 0, "tied": 0, "min_gap": math.inf})
+            st["cases"] += 1
+            for step, li, h, g in gaps:
+                st["min_gap"] = min(st["min_gap"], g)
+                if g < TIE_REL:
+                    tied.setdefault(step, []).append([li, h])
+            for c in compressions:
+                c["tied_cells"] = tied.get(c["step"], [])
+                st["cells"] += sum(len(heads) for heads in c["kept"])
+                st["tied"] += len(c["tied_cells"])
+            decoding_cases.append({"base_press": base_name, "interval": interval, "target_size": target,
+                                   "prompt": p, "n": len(ids), "steps": steps, "continuation": cont,
+                                   "compressions": compressions, "final_kept": final_kept})
     doc = {"format": FORMAT, "version": VERSION, "made_by": "tools/goldens_kvpress.py",
            "kvpress": vers["kvpress"], "transformers": vers["transformers"], "torch": vers["torch"],
            "model": model_label, "dtype": "float32", "attn_implementation": "eager", "seed": SEED,
-           "prompts": prompts, "cases": cases, "skipped": skipped}
+           "prompts": prompts, "cases": cases, "decoding_cases": decoding_cases, "skipped": skipped}
     text = render(doc)
     # Too big: drop scores from the largest cases first until it fits.
     while len(text.encode()) > max_bytes:
