@@ -67,7 +67,8 @@ bool PolicyFlags::needs_session() const {
   const bool eviction_flag = std::any_of(options.begin(), options.end(), [](const CLI::Option* o) { return o->count() > 0; });
   // --record-layers too: the Session checks the layers, so 99 is refused
   // with or without --export.
-  return policy != "full" || sharing != "native" || !export_dir.empty() || eviction_flag || !record_layers.empty();
+  return policy != "full" || sharing != "native" || !export_dir.empty() || eviction_flag || given("--budget-ratio") ||
+         !record_layers.empty();
 }
 
 void add_figure_flags(CLI::App& cmd, FigureFlags& f) {
@@ -137,12 +138,17 @@ void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export) {
     if (*param.fallback && !param.optional) o->default_str(param.fallback);
     f.options.push_back(o);
   }
+  cmd.add_option("--budget-ratio", f.budget_ratio,
+                 "The budget as kvpress's compression_ratio R, the fraction of the prompt removed: the same as "
+                 "--budget ratio:R (k = max(1, int(n (1 - R))))")
+      ->type_name("R")
+      ->excludes(param_flag(*find_param("budget")));
   cmd.add_option("--sharing", f.sharing, "KV layout: native, mha, gqa:G, mqa, mlkv:M, mlkv:M:G (averaged K/V)")
       ->default_val("native");
   add_weights_opt(cmd, f.weights);
   cmd.add_option("--record-layers", f.record_layers, "Layers whose attention is recorded (default: all that fit)");
   cmd.add_flag("--no-metrics", f.no_metrics, "Skip the shadow full-cache run and its metrics");
-  for (const char* name : {"--policy", "--sharing", "--record-layers", "--no-metrics", "--weights"})
+  for (const char* name : {"--policy", "--budget-ratio", "--sharing", "--record-layers", "--no-metrics", "--weights"})
     f.other_options.push_back(cmd.get_option(name));
   if (!with_export) return;
   cmd.add_option("--export", f.export_dir, "Write masks, attention, scores, CSVs and heatmaps to this directory")
@@ -188,6 +194,16 @@ void set_policy_fields(const PolicyFlags& f, SessionConfig& cfg, bool only_typed
       }
     } else if (!only_typed && !param.optional) {
       set_param_text(p, param, param.fallback);
+    }
+  }
+  if (f.given("--budget-ratio")) {
+    if (!policy_spec(p.kind).uses("budget"))
+      throw Error("--budget-ratio", "", std::string("has no effect with --policy ") + policy_name(p.kind) + " (" +
+                                            policy_name(p.kind) + " reads no budget)");
+    try {
+      p.budget = Amount::parse_ratio(f.budget_ratio, "--budget-ratio");
+    } catch (const Error& e) {
+      throw e.renamed("--budget-ratio");
     }
   }
   p.seed = cfg.seed;

@@ -29,6 +29,9 @@ struct PolicyFlags {
   std::string policy = "full", sharing = "native";
   // The policy table's parameters as typed, by key ("budget" -> "50%").
   std::map<std::string, std::string> params;
+  // --budget-ratio R: the budget as kvpress's compression ratio, the same
+  // as --budget ratio:R (the two exclude each other).
+  std::string budget_ratio;
   // A parameter's value as typed, else the table's default ("100%" for budget).
   std::string text(const std::string& key) const;
   std::string weights = "f32";  // --weights: the CPU backend's matrices in fp32 or IEEE half

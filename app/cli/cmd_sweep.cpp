@@ -80,10 +80,15 @@ nlohmann::json sweep_identity(const SessionConfig& base, const SweepArgs& a, std
           {"items", items},     {"heatmaps", a.heatmaps}, {"seeds", a.seeds}};
 }
 
+// A budget as a file name part: "30%" -> "30pct", "ratio:0.25" -> "ratio0.25".
+std::string budget_tag(const std::string& b) {
+  std::string out;
+  for (char c : b) out += c == '%' ? std::string("pct") : c == ':' ? std::string() : std::string(1, c);
+  return out;
+}
+
 std::filesystem::path cell_file(const std::filesystem::path& out, const std::string& policy, const std::string& budget) {
-  std::string b;
-  for (char c : budget) b += c == '%' ? std::string("pct") : std::string(1, c);
-  return out / "cells" / (policy + "_" + b + ".json");
+  return out / "cells" / (policy + "_" + budget_tag(budget) + ".json");
 }
 
 nlohmann::json rows_json(const std::vector<SweepItemResult>& rows) {
@@ -151,12 +156,6 @@ std::vector<SweepItemResult> item_rows(const EvalResult& r, const std::string& p
   return rows;
 }
 
-// A budget as a file name part: "30%" -> "30pct".
-std::string budget_tag(const std::string& b) {
-  std::string out;
-  for (char c : b) out += c == '%' ? std::string("pct") : std::string(1, c);
-  return out;
-}
 
 // Means of a finished session's per-step metrics (the sums `run`'s summary
 // line prints too), and its KV bytes at the end.
@@ -213,14 +212,14 @@ void run_sweep(const SweepArgs& a) {
     }
   }
   for (const auto& b : budgets) amounts.push_back(Amount::parse(b, "--budgets"));
-  // One axis: all counts or all percentages of the prompt.
+  // One axis: all counts, all percentages of the prompt or all compression ratios.
+  auto form = [](const Amount& am) { return am.ratio ? "compression ratios" : am.percent ? "percentages" : "token counts"; };
   for (std::size_t i = 1; i < amounts.size(); ++i)
-    if (amounts[i].percent != amounts[0].percent) {
-      const std::string& count = amounts[0].percent ? budgets[i] : budgets[0];
-      const std::string& pct = amounts[0].percent ? budgets[0] : budgets[i];
-      throw Error("--budgets", "", "mixes token counts ('" + count + "') and percentages ('" + pct +
-                                       "'); give every budget as a count or every budget as a percentage");
-    }
+    if (std::string(form(amounts[i])) != form(amounts[0]))
+      throw Error("--budgets", "", std::string("mixes ") + form(amounts[0]) + " ('" + budgets[0] + "') and " +
+                                       form(amounts[i]) + " ('" + budgets[i] +
+                                       "'); give every budget as a count, every budget as a percentage or every "
+                                       "budget as a compression ratio");
   check_output_dir(a.out, "--out");
   // Locked, and a file of the user's that the results would replace
   // refused, before any work (sweep_output.h).
@@ -496,7 +495,7 @@ void run_sweep(const SweepArgs& a) {
   for (const auto& c : summary)
     for (const auto& [k, v] : c.metrics)
       if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
-  const bool percent = amounts[0].percent;
+  const bool percent = amounts[0].percent, ratio = amounts[0].ratio;
   std::vector<double> budget_values;
   for (const auto& am : amounts) budget_values.push_back(am.value);
   std::size_t plots = 0;
@@ -532,7 +531,9 @@ void run_sweep(const SweepArgs& a) {
     o.title = axis_label(n) + (a.dataset.empty() ? ""
                                                  : " \u00b7 " + std::filesystem::path(a.dataset).filename().string() +
                                                        " (" + std::to_string(summary.front().items) + " items)");
-    o.x_label = percent ? "KV budget (% of prompt)" : "KV budget (tokens per KV head)";
+    o.x_label = ratio ? "compression ratio (fraction of the prompt removed, kvpress's)"
+                : percent ? "KV budget (% of prompt)"
+                          : "KV budget (tokens per KV head)";
     o.y_label = axis_label(n);
     o.x_ticks = budget_values;
     o.x_tick_suffix = percent ? "%" : "";
@@ -610,7 +611,7 @@ void register_sweep(CLI::App& app) {
   auto* cmd = app.add_subcommand("sweep", "Run a session for every policy x budget; CSV and plots");
   cmd->add_option("session", args->session, "Session JSON file (model, prompt, other settings)")->required();
   cmd->add_option("--policies", args->policies, "Comma-separated policies");
-  cmd->add_option("--budgets", args->budgets, "Comma-separated budgets (counts or percentages)");
+  cmd->add_option("--budgets", args->budgets, "Comma-separated budgets (counts, percentages or compression ratios: 64,128 or 10%,50% or ratio:0.25,ratio:0.5)");
   cmd->add_option("--out", args->out, "Output directory")->required()->check(nonempty_dir_name());
   cmd->add_option("--dataset", args->dataset, "Evaluate each cell on this JSON-lines set instead of the session prompt");
   cmd->add_option("--limit", args->limit, "Use only the first N dataset items");

@@ -32,20 +32,33 @@ std::string param_tooltip(const PolicySpec& policy, const ParamSpec& param) {
   return t;
 }
 
-// An Amount as a number with a "tokens" / "%" switch.
+// An Amount as a number with a unit switch that cycles "tokens" -> "% of
+// ..." -> (a budget) kvpress's compression ratio -> "tokens".
 bool edit_amount(const char* id, Amount& a, const ParamSpec& param) {
   ImGui::PushID(id);
   bool changed = false;
   float v = static_cast<float>(a.value);
   ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * 6);
-  if (a.percent) changed |= ImGui::DragFloat("##v", &v, 0.5f, 0.0f, 100.0f, "%.0f%%", ImGuiSliderFlags_AlwaysClamp);
-  else changed |= ImGui::DragFloat("##v", &v, 0.5f, 0.0f, param.slider_max, "%.0f tokens", ImGuiSliderFlags_AlwaysClamp);
-  if (changed) a.value = a.percent ? v : std::round(v);
+  if (a.ratio) {
+    // The ratio's own range, [0, 1): the largest float below 1 is its top.
+    changed |= ImGui::DragFloat("##v", &v, 0.005f, 0.0f, std::nextafter(1.0f, 0.0f), "%.3f",
+                                ImGuiSliderFlags_AlwaysClamp);
+  } else if (a.percent) {
+    changed |= ImGui::DragFloat("##v", &v, 0.5f, 0.0f, 100.0f, "%.0f%%", ImGuiSliderFlags_AlwaysClamp);
+  } else {
+    changed |= ImGui::DragFloat("##v", &v, 0.5f, 0.0f, param.slider_max, "%.0f tokens", ImGuiSliderFlags_AlwaysClamp);
+  }
+  // A ratio is kept as the decimal it shows, so "0.25" is kvpress's 0.25
+  // (whose rounding of n (1 - r) depends on the double's last bit).
+  if (changed) a.value = a.ratio ? std::round(v * 1000.0) / 1000.0 : a.percent ? v : std::round(v);
   ImGui::SameLine();
   const std::string pct = std::string("% of ") + param.percent_of;
-  if (ImGui::SmallButton(a.percent ? pct.c_str() : "tokens")) {
-    a.percent = !a.percent;
-    a.value = a.percent ? 30 : 32;  // a sensible value in the new unit rather than a surprising conversion
+  const char* unit = a.ratio ? "compression ratio" : a.percent ? pct.c_str() : "tokens";
+  if (ImGui::SmallButton(unit)) {
+    // A sensible value in the new unit rather than a surprising conversion.
+    if (a.ratio) a = Amount{32, false};
+    else if (a.percent) a = param.takes_ratio ? Amount{0.5, false, true} : Amount{32, false};
+    else a = Amount{30, true};
     changed = true;
   }
   ImGui::PopID();

@@ -179,10 +179,7 @@ LinePlotLayout layout_line_plot(std::span<const PlotSeries> series, const LinePl
   }
   std::vector<std::pair<double, std::string>> xt;
   if (!opt.x_ticks.empty()) {
-    double step = INFINITY;
-    for (std::size_t i = 1; i < opt.x_ticks.size(); ++i) step = std::min(step, std::abs(opt.x_ticks[i] - opt.x_ticks[i - 1]));
-    if (!std::isfinite(step) || step <= 0) step = 1;
-    for (double v : opt.x_ticks) xt.emplace_back(v, tick_label(v, step) + opt.x_tick_suffix);
+    for (double v : opt.x_ticks) xt.emplace_back(v, exact_tick_label(v) + opt.x_tick_suffix);
   } else {
     const double step = nice_step(xr.hi - xr.lo, std::max(2, static_cast<int>(plot_w / 60)));
     for (double v : ticks_in(xr.lo, xr.hi, step)) xt.emplace_back(v, tick_label(v, step) + opt.x_tick_suffix);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <numeric>
 
@@ -38,6 +39,22 @@ std::string tick_label(double value, double step) {
   } else {
     const int decimals = std::max(0, static_cast<int>(-std::floor(std::log10(step) + 1e-9)));
     std::snprintf(buf, sizeof(buf), "%.*f", decimals, std::abs(value) < step * 1e-6 ? 0.0 : value);
+  }
+  return buf;
+}
+
+std::string exact_tick_label(double value) {
+  char buf[48];
+  // Fixed notation ("10", "0.25"), with the fewest decimals that read back;
+  // exponents only far from the budgets' range.
+  if (std::abs(value) < 1e15 && (value == 0 || std::abs(value) >= 1e-6))
+    for (int decimals = 0; decimals <= 20; ++decimals) {
+      std::snprintf(buf, sizeof(buf), "%.*f", decimals, value);
+      if (std::strtod(buf, nullptr) == value) return buf;
+    }
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof(buf), "%.*g", digits, value);
+    if (std::strtod(buf, nullptr) == value) break;
   }
   return buf;
 }

@@ -14,6 +14,10 @@ double nice_step(double span, int max_ticks);
 std::vector<double> ticks_in(double lo, double hi, double step);
 // A tick value printed with as many decimals as `step` needs ("0.05", "20").
 std::string tick_label(double value, double step);
+// The label of a tick the caller chose (a sweep's budgets: 0.25, 12.5%):
+// the shortest decimal that reads back as the value, so no two budgets
+// share a label and none is shown rounded.
+std::string exact_tick_label(double value);
 // The exponents k of the powers of ten inside [lo, hi] (lo > 0), every
 // stride-th one (k a multiple of the stride) when more than max_ticks fit.
 std::vector<int> decades_in(double lo, double hi, int max_ticks);

@@ -3,29 +3,67 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "common/error.h"
 
 namespace kvscope {
+namespace {
 
-int Amount::of(int whole) const { return percent ? static_cast<int>(std::lround(value / 100.0 * whole)) : static_cast<int>(value); }
+// kvpress's compute_n_kept: int(n * (1 - r)) in double, at least 1.
+int kvpress_kept(int whole, double ratio) { return std::max(1, static_cast<int>(whole * (1.0 - ratio))); }
+
+}  // namespace
+
+int Amount::of(int whole) const {
+  if (ratio) return kvpress_kept(whole, value);
+  return percent ? static_cast<int>(std::lround(value / 100.0 * whole)) : static_cast<int>(value);
+}
 
 // whole * value / 100 in that order, as the Keyformer code computes
 // int((n * kv_cache) / 100), so the same products truncate the same way.
 int Amount::truncated_of(int whole) const {
+  if (ratio) return kvpress_kept(whole, value);
   return percent ? static_cast<int>(std::floor(static_cast<double>(whole) * value / 100.0)) : static_cast<int>(value);
 }
 
+double Amount::exact_of(int whole) const {
+  if (ratio) return whole * (1.0 - value);
+  return percent ? whole * (value / 100.0) : value;
+}
+
 std::string Amount::str() const {
-  char buf[32];
-  if (percent) std::snprintf(buf, sizeof(buf), "%g%%", value);
-  else std::snprintf(buf, sizeof(buf), "%d", static_cast<int>(value));
+  char buf[48];
+  // %.17g: a ratio reads back to the same double (kvpress's rounding of
+  // n (1 - r) depends on its last bit); %g keeps the usual ones short.
+  if (ratio) {
+    std::snprintf(buf, sizeof(buf), "%s%g", kRatioPrefix, value);
+    if (std::strtod(buf + std::strlen(kRatioPrefix), nullptr) != value)
+      std::snprintf(buf, sizeof(buf), "%s%.17g", kRatioPrefix, value);
+  } else if (percent) {
+    std::snprintf(buf, sizeof(buf), "%g%%", value);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%d", static_cast<int>(value));
+  }
   return buf;
 }
 
+Amount Amount::parse_ratio(const std::string& t, const std::string& field) {
+  char* end = nullptr;
+  const double v = t.empty() ? NAN : std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size() || !(v >= 0 && v < 1))
+    throw Error::setting(field, "a compression ratio (the fraction of the prompt removed, kvpress's "
+                                "compression_ratio) must be a number in [0, 1), got '" + t + "'");
+  Amount a;
+  a.value = v;
+  a.ratio = true;
+  return a;
+}
+
 Amount Amount::parse(const std::string& text, const std::string& field) {
+  if (text.rfind(kRatioPrefix, 0) == 0) return parse_ratio(text.substr(std::strlen(kRatioPrefix)), field);
   Amount a;
   std::string t = text;
   if (!t.empty() && t.back() == '%') {
@@ -35,7 +73,8 @@ Amount Amount::parse(const std::string& text, const std::string& field) {
   char* end = nullptr;
   const double v = t.empty() ? NAN : std::strtod(t.c_str(), &end);
   if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v < 0)
-    throw Error::setting(field, "expected a count (e.g. 64) or a percentage (e.g. 50%), got '" + text + "'");
+    throw Error::setting(field, "expected a count (e.g. 64), a percentage (e.g. 50%) or a compression ratio (e.g. "
+                                "ratio:0.25), got '" + text + "'");
   if (!a.percent && v != std::floor(v)) throw Error::setting(field, "a count must be a whole number, got '" + text + "'");
   // Counts become ints; one past int's range would be undefined behaviour.
   if (!a.percent && v > std::numeric_limits<int>::max())

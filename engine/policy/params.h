@@ -34,15 +34,23 @@ enum class A2sfRevision { Earlier, Latest };
 enum class H2oScore { Sum, Mean };
 
 // An absolute count or a percentage ("64", "50%"). A budget's percentage is
-// of the prompt length; a window's is of the budget (H2O's "k/2").
+// of the prompt length; a window's is of the budget (H2O's "k/2"). A budget
+// may also be a compression ratio as kvpress states it ("ratio:0.25", the
+// fraction of the prompt removed): kvpress keeps max(1, int(n (1 - r))).
 struct Amount {
   double value = 0;
   bool percent = false;
-  int of(int whole) const;  // rounds to nearest
+  bool ratio = false;  // value is kvpress's compression_ratio, in [0, 1)
+  int of(int whole) const;  // rounds to nearest (a ratio: truncates, as kvpress)
   int truncated_of(int whole) const;  // rounds down, as Python's int() in Keyformer's code
+  // The fraction of `whole` it keeps before rounding (a count: value / whole).
+  double exact_of(int whole) const;
   std::string str() const;
   // Throws Error::setting(field, ...) for text that is not an amount.
   static Amount parse(const std::string& text, const std::string& field);
+  // A compression ratio from its number alone ("0.25"; parse takes "ratio:0.25").
+  static Amount parse_ratio(const std::string& number, const std::string& field);
+  static constexpr const char* kRatioPrefix = "ratio:";
 };
 
 struct PolicyParams {

@@ -65,11 +65,14 @@ std::vector<ParamSpec> make_params() {
 
   ParamSpec budget{"budget", "budget k", "the KV budget", ParamKind::Amount,
                    "Slots kept per eviction unit (one KV head of one layer, by default) after each step: a count "
-                   "(64) or a percentage of the prompt length (50%), as the papers state it (\"a 50% KV cache\" "
-                   "is k = 0.5 x prompt). The recent window and the sinks count inside k.",
+                   "(64), a percentage of the prompt length (50%), as the papers state it (\"a 50% KV cache\" "
+                   "is k = 0.5 x prompt), or kvpress's compression ratio (ratio:0.25 removes a quarter of the "
+                   "prompt: k = max(1, int(n (1 - r))), kvpress's rounding). The recent window and the sinks "
+                   "count inside k.",
                    "100%"};
   budget.unit = "slots";
   budget.percent_of = "the prompt";
+  budget.takes_ratio = true;
   budget.slider_max = 8192;
   budget.field.amount = [](PolicyParams& p) { return &p.budget; };
   add(budget);
@@ -436,6 +439,9 @@ void set_param_text(PolicyParams& p, const ParamSpec& param, const std::string& 
   const std::string field = param_field(param);
   if (param.kind == ParamKind::Amount) {
     const Amount a = Amount::parse(text, field);
+    if (a.ratio && !param.takes_ratio)
+      throw Error::setting(field, std::string("a compression ratio is a budget's form; ") + param.what +
+                                      " is a count or a percentage, got '" + text + "'");
     if (f.amount) *f.amount(p) = a;
     else *f.optional_amount(p) = a;
     return;

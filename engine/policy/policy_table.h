@@ -73,6 +73,7 @@ struct ParamSpec {
   bool min_open = false, has_max = false;
   const char* unit = "";        // "tokens"; an Amount's percentage is of `percent_of`
   const char* percent_of = "";  // Amount: "the prompt", "k"
+  bool takes_ratio = false;     // Amount: may be a compression ratio ("ratio:0.25", the budget only)
   std::vector<const char*> choices = {};  // Choice: the names, in the window's order
   const char* noun = "";        // Choice: what one of them is called ("unknown noise 'x'")
   bool optional = false;        // may be unset (the policy's default applies)

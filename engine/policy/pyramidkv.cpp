@@ -24,7 +24,7 @@ class PyramidKvPolicy final : public SnapKvPolicy {
   int layer_budget(int layer, int n_layers) const override {
     const double q = r_.prompt_len, w = r_.w;
     const Amount& b = r_.params.budget;
-    const double mean = b.percent ? q * (b.value / 100.0) : b.value;
+    const double mean = b.exact_of(r_.prompt_len);
     const double beta = r_.params.number("beta");
     double lo = mean / beta, hi = 2 * mean - lo;
     if (hi >= q - w) {

@@ -40,9 +40,10 @@ std::string policy_label(const Session& s) {
   out += kind == PolicyKind::Ideal ? " top k=" : " k=";
   out += std::to_string(r.k);
   const Amount& b = r.params.budget;
-  if (b.percent) {
-    char buf[48];
-    std::snprintf(buf, sizeof(buf), " (%g%% of prompt)", b.value);
+  if (b.percent || b.ratio) {
+    char buf[64];
+    if (b.ratio) std::snprintf(buf, sizeof(buf), " (compression ratio %g)", b.value);
+    else std::snprintf(buf, sizeof(buf), " (%g%% of prompt)", b.value);
     out += buf;
   }
   if (!s.config().policy_changes.empty()) out += ", changed during the run";

@@ -139,6 +139,27 @@ TEST(Cli, GenerateWithPolicyExportsAndRunReplaysIt) {
             "kvscope-cli run " + (dir / "s.json").string() + " --quiet --export " + (dir / "b").string());
 }
 
+// --budget-ratio R (kvpress's compression_ratio) is --budget ratio:R: k =
+// max(1, int(n (1 - R))), the session file keeps the ratio, and the run is
+// the one of the count it resolves to.
+TEST(Cli, BudgetRatioKeepsWhatKvpressRoundingKeeps) {
+  test::TempDir dir;
+  const std::string g = "generate " + model("llama_gqa") +
+                        " --prompt 'The quick brown fox jumps over the lazy dog' --max-new-tokens 4 --policy h2o ";
+  const auto r = test::run_cli(g + "--budget-ratio 0.3 --export " + test::quote((dir / "a").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const int n = read_json_file(dir / "a" / "tokens.json").at("prompt_length").get<int>();
+  const int k = static_cast<int>(n * (1.0 - 0.3));
+  EXPECT_NE(r.output.find("h2o k=" + std::to_string(k) + " "), std::string::npos) << r.output;
+  EXPECT_EQ(read_json_file(dir / "a" / "session.json").at("policy").at("budget"), "ratio:0.3");
+  for (const std::string& typed : {std::string("--budget ratio:0.3"), "--budget " + std::to_string(k)}) {
+    const auto r2 = test::run_cli(g + typed + " --export " + test::quote((dir / "b").string()));
+    ASSERT_EQ(r2.exit_code, 0) << r2.output;
+    EXPECT_TRUE(test::same_file(dir / "a" / "masks.npy", dir / "b" / "masks.npy")) << typed;
+    std::filesystem::remove_all(dir / "b");
+  }
+}
+
 TEST(Cli, RunExportsTheForkBesideTheSession) {
   // A session file's fork block gives DIR/fork: the same run up to
   // fork.at_step, then the fork's policy — the window's "compare" branch,

@@ -167,6 +167,13 @@ TEST(CliErrors, PolicyFlags) {
   expect_error(g + "--export-layer 7 --export /tmp/kvscope-never", {"--export-layer: unknown layer 7"});
   expect_error(g + "--policy h2o --record-layers 3", {"--record-layers: unknown layer 3"});
   expect_error(g + "--policy h2o --granularity head", {"--granularity: unknown granularity 'head'"});
+  // kvpress's compression ratio: in [0, 1), for the budget only, one form at a time.
+  expect_error(g + "--policy h2o --budget-ratio 1", {"--budget-ratio: a compression ratio", "in [0, 1), got '1'"});
+  expect_error(g + "--policy h2o --budget ratio:1.5", {"--budget: a compression ratio", "got '1.5'"});
+  expect_error(g + "--policy h2o --budget-ratio 0.5 --budget 4", {"--budget excludes --budget-ratio"});
+  expect_error(g + "--budget-ratio 0.5", {"--budget-ratio: has no effect with --policy full"});
+  expect_error(g + "--policy h2o --budget 50% --window ratio:0.5", {"--window: a compression ratio is a budget's form"});
+  expect_error(g + "--policy h2o --budget-ratio 0.99 --window 2", {"--budget: 1 is smaller than the recent window (2)"});
   EXPECT_FALSE(fs::exists("/tmp/kvscope-never"));
 }
 

@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
 #include "common/error.h"
@@ -300,6 +301,15 @@ TEST(Ticks, StridesAndPlacementNeverOverlap) {
   EXPECT_EQ(label_stride(1, 8, 1), 10);
   EXPECT_EQ(nice_step(1, 5), 0.2);
   EXPECT_EQ(tick_label(0.25, 0.05), "0.25");
+  // A caller's own ticks (a sweep's budgets) are never rounded: 0.25 and
+  // 0.75 stay apart from 0.2 and 0.8, 12.5% is not 12%.
+  for (double v : {0.25, 0.75, 0.5, 12.5, 64.0, 0.1, 1.0 / 3.0})
+    EXPECT_EQ(std::strtod(exact_tick_label(v).c_str(), nullptr), v) << exact_tick_label(v);
+  EXPECT_EQ(exact_tick_label(0.25), "0.25");
+  EXPECT_EQ(exact_tick_label(12.5), "12.5");
+  EXPECT_EQ(exact_tick_label(64), "64");
+  EXPECT_EQ(exact_tick_label(10), "10");
+  EXPECT_EQ(exact_tick_label(2048), "2048");
   EXPECT_EQ(decade_label(-2), "0.01");
   EXPECT_EQ(decade_label(-6), "10\u207b\u2076");
   EXPECT_EQ(decade_label(10), "10\u00b9\u2070");

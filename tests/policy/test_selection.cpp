@@ -215,6 +215,37 @@ TEST(Selection, BadAmountsAreOneMessageNamingTheField) {
   EXPECT_NE(error_of("1e20").find("policy.budget: a count must be at most 2147483647"), std::string::npos) << error_of("1e20");
   EXPECT_EQ(error_of("2147483647"), "(accepted)");
   EXPECT_EQ(Amount::parse("64", "--budget").of(1000), 64);
+  EXPECT_NE(error_of("ratio:1").find("policy.budget: a compression ratio"), std::string::npos) << error_of("ratio:1");
+  EXPECT_NE(error_of("ratio:-0.1").find("must be a number in [0, 1)"), std::string::npos);
+  EXPECT_NE(error_of("ratio:").find("must be a number in [0, 1), got ''"), std::string::npos);
+  EXPECT_NE(error_of("ratio:nan").find("must be a number in [0, 1)"), std::string::npos);
+}
+
+// kvpress's rounding, k = max(1, int(n (1 - r))) in double, and a text form
+// that reads back to the same double.
+TEST(Selection, CompressionRatioBudgetsRoundAsKvpress) {
+  const Amount q = Amount::parse("ratio:0.25", "policy.budget");
+  EXPECT_TRUE(q.ratio);
+  EXPECT_EQ(q.of(48), 36);
+  EXPECT_EQ(q.of(81), 60);  // 60.75 truncates
+  EXPECT_EQ(q.truncated_of(81), 60);
+  EXPECT_DOUBLE_EQ(q.exact_of(81), 60.75);
+  // int() of the double product, as Python: 10 (1 - 0.7) is
+  // 3.0000000000000004, 20 (1 - 0.9) is 1.9999999999999996 (so 1, not 2).
+  EXPECT_EQ(Amount::parse("ratio:0.7", "b").of(10), 3);
+  EXPECT_EQ(Amount::parse("ratio:0.9", "b").of(20), 1);
+  EXPECT_EQ(Amount::parse("ratio:0.9", "b").of(10), 1);  // 0.9999999999999998, and at least one stays
+  EXPECT_EQ(Amount::parse("ratio:0.999", "b").of(10), 1);  // at least one stays
+  EXPECT_EQ(Amount::parse("ratio:0", "b").of(10), 10);
+  for (const char* text : {"ratio:0.25", "ratio:0.1", "ratio:0.333"}) EXPECT_EQ(Amount::parse(text, "b").str(), text);
+  const Amount third{1.0 / 3.0, false, true};
+  EXPECT_EQ(Amount::parse(third.str(), "b").value, third.value) << third.str();
+  // Only a budget is a ratio.
+  PolicyParams p;
+  p.kind = PolicyKind::H2O;
+  EXPECT_THROW(set_param_text(p, *find_param("window"), "ratio:0.5"), Error);
+  set_param_text(p, *find_param("budget"), "ratio:0.5");
+  EXPECT_EQ(resolve_policy(p, 81, 4096).k, 40);
 }
 
 TEST(Selection, RandomScoresAreThePhiloxDrawsOfTheirPositions) {

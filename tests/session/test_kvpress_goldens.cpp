@@ -21,16 +21,13 @@ namespace {
 
 using nlohmann::json;
 
-// kvpress's number of kept pairs: max(1, int(n (1 - r))), in double as
-// Python computes it (kvpress/utils.py, compute_n_kept).
-int kvpress_kept(int n, double ratio) { return std::max(1, static_cast<int>(n * (1.0 - ratio))); }
-
 // The kvscope policy that reproduces a press with these parameters, or
 // nothing for a press kvscope does not have yet.
-std::optional<PolicyParams> policy_for(const std::string& press, const json& params, int n) {
+std::optional<PolicyParams> policy_for(const std::string& press, const json& params) {
   PolicyParams p;
-  const double ratio = params.at("compression_ratio").get<double>();
-  p.budget = Amount{static_cast<double>(kvpress_kept(n, ratio)), false};
+  // The press's compression_ratio as kvscope's budget of the same form,
+  // rounded as kvpress rounds it (Amount::ratio).
+  p.budget = Amount{params.at("compression_ratio").get<double>(), false, true};
   p.window = Amount{0, false};
   p.sinks = 0;
   p.granularity = Granularity::KvHead;
@@ -52,9 +49,8 @@ std::optional<PolicyParams> policy_for(const std::string& press, const json& par
     p.sinks = params.at("n_sink").get<int>();
   } else if (press == "PyramidKVPress") {
     // SnapKV's scores under kvpress's per-layer budgets, whose mean is
-    // n (1 - ratio) unrounded: the budget as a percentage of the prompt.
+    // n (1 - ratio) unrounded.
     p.kind = PolicyKind::PyramidKV;
-    p.budget = Amount{100.0 * (1.0 - ratio), true};
     p.window = Amount{params.at("window_size").get<double>(), false};
     p.extra["kernel"] = params.at("kernel_size").get<double>();
   } else if (press == "KnormPress") {
@@ -89,7 +85,7 @@ TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
     for (const json& c : g.at("cases")) {
       const std::string press = c.at("press");
       const int n = c.at("n");
-      const auto params = policy_for(press, c.at("params"), n);
+      const auto params = policy_for(press, c.at("params"));
       if (!params) {
         ++not_here[press];
         continue;
