@@ -198,8 +198,9 @@ void set_policy_fields(const PolicyFlags& f, SessionConfig& cfg, bool only_typed
   }
   if (f.given("--budget-ratio")) {
     if (!policy_spec(p.kind).uses("budget"))
-      throw Error("--budget-ratio", "", std::string("has no effect with --policy ") + policy_name(p.kind) + " (" +
-                                            policy_name(p.kind) + " reads no budget)");
+      throw Error("--budget-ratio", "",
+                  std::string("has no effect with --policy ") + policy_name(p.kind) + " (" + policy_name(p.kind) +
+                      " reads no budget)");
     try {
       p.budget = Amount::parse_ratio(f.budget_ratio, "--budget-ratio");
     } catch (const Error& e) {

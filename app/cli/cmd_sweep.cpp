@@ -156,7 +156,6 @@ std::vector<SweepItemResult> item_rows(const EvalResult& r, const std::string& p
   return rows;
 }
 
-
 // Means of a finished session's per-step metrics (the sums `run`'s summary
 // line prints too), and its KV bytes at the end.
 std::map<std::string, double> session_means(const Session& s) {
@@ -213,13 +212,16 @@ void run_sweep(const SweepArgs& a) {
   }
   for (const auto& b : budgets) amounts.push_back(Amount::parse(b, "--budgets"));
   // One axis: all counts, all percentages of the prompt or all compression ratios.
-  auto form = [](const Amount& am) { return am.ratio ? "compression ratios" : am.percent ? "percentages" : "token counts"; };
+  auto form = [](const Amount& am) {
+    return am.ratio ? "compression ratios" : am.percent ? "percentages" : "token counts";
+  };
   for (std::size_t i = 1; i < amounts.size(); ++i)
     if (std::string(form(amounts[i])) != form(amounts[0]))
-      throw Error("--budgets", "", std::string("mixes ") + form(amounts[0]) + " ('" + budgets[0] + "') and " +
-                                       form(amounts[i]) + " ('" + budgets[i] +
-                                       "'); give every budget as a count, every budget as a percentage or every "
-                                       "budget as a compression ratio");
+      throw Error("--budgets", "",
+                  std::string("mixes ") + form(amounts[0]) + " ('" + budgets[0] + "') and " + form(amounts[i]) + " ('" +
+                      budgets[i] +
+                      "'); give every budget as a count, every budget as a percentage or every "
+                      "budget as a compression ratio");
   check_output_dir(a.out, "--out");
   // Locked, and a file of the user's that the results would replace
   // refused, before any work (sweep_output.h).
@@ -531,7 +533,7 @@ void run_sweep(const SweepArgs& a) {
     o.title = axis_label(n) + (a.dataset.empty() ? ""
                                                  : " \u00b7 " + std::filesystem::path(a.dataset).filename().string() +
                                                        " (" + std::to_string(summary.front().items) + " items)");
-    o.x_label = ratio ? "compression ratio (fraction of the prompt removed, kvpress's)"
+    o.x_label = ratio     ? "compression ratio (fraction of the prompt removed, kvpress's)"
                 : percent ? "KV budget (% of prompt)"
                           : "KV budget (tokens per KV head)";
     o.y_label = axis_label(n);
@@ -611,7 +613,9 @@ void register_sweep(CLI::App& app) {
   auto* cmd = app.add_subcommand("sweep", "Run a session for every policy x budget; CSV and plots");
   cmd->add_option("session", args->session, "Session JSON file (model, prompt, other settings)")->required();
   cmd->add_option("--policies", args->policies, "Comma-separated policies");
-  cmd->add_option("--budgets", args->budgets, "Comma-separated budgets (counts, percentages or compression ratios: 64,128 or 10%,50% or ratio:0.25,ratio:0.5)");
+  cmd->add_option(
+      "--budgets", args->budgets,
+      "Comma-separated budgets (counts, percentages or compression ratios: 64,128 or 10%,50% or ratio:0.25,ratio:0.5)");
   cmd->add_option("--out", args->out, "Output directory")->required()->check(nonempty_dir_name());
   cmd->add_option("--dataset", args->dataset, "Evaluate each cell on this JSON-lines set instead of the session prompt");
   cmd->add_option("--limit", args->limit, "Use only the first N dataset items");

@@ -41,8 +41,8 @@ bool edit_amount(const char* id, Amount& a, const ParamSpec& param) {
   ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * 6);
   if (a.ratio) {
     // The ratio's own range, [0, 1): the largest float below 1 is its top.
-    changed |= ImGui::DragFloat("##v", &v, 0.005f, 0.0f, std::nextafter(1.0f, 0.0f), "%.3f",
-                                ImGuiSliderFlags_AlwaysClamp);
+    changed |=
+        ImGui::DragFloat("##v", &v, 0.005f, 0.0f, std::nextafter(1.0f, 0.0f), "%.3f", ImGuiSliderFlags_AlwaysClamp);
   } else if (a.percent) {
     changed |= ImGui::DragFloat("##v", &v, 0.5f, 0.0f, 100.0f, "%.0f%%", ImGuiSliderFlags_AlwaysClamp);
   } else {

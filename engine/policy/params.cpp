@@ -54,8 +54,10 @@ Amount Amount::parse_ratio(const std::string& t, const std::string& field) {
   char* end = nullptr;
   const double v = t.empty() ? NAN : std::strtod(t.c_str(), &end);
   if (t.empty() || end != t.c_str() + t.size() || !(v >= 0 && v < 1))
-    throw Error::setting(field, "a compression ratio (the fraction of the prompt removed, kvpress's "
-                                "compression_ratio) must be a number in [0, 1), got '" + t + "'");
+    throw Error::setting(field,
+                         "a compression ratio (the fraction of the prompt removed, kvpress's "
+                         "compression_ratio) must be a number in [0, 1), got '" +
+                             t + "'");
   Amount a;
   a.value = v;
   a.ratio = true;
@@ -73,8 +75,10 @@ Amount Amount::parse(const std::string& text, const std::string& field) {
   char* end = nullptr;
   const double v = t.empty() ? NAN : std::strtod(t.c_str(), &end);
   if (t.empty() || end != t.c_str() + t.size() || !std::isfinite(v) || v < 0)
-    throw Error::setting(field, "expected a count (e.g. 64), a percentage (e.g. 50%) or a compression ratio (e.g. "
-                                "ratio:0.25), got '" + text + "'");
+    throw Error::setting(field,
+                         "expected a count (e.g. 64), a percentage (e.g. 50%) or a compression ratio (e.g. "
+                         "ratio:0.25), got '" +
+                             text + "'");
   if (!a.percent && v != std::floor(v)) throw Error::setting(field, "a count must be a whole number, got '" + text + "'");
   // Counts become ints; one past int's range would be undefined behaviour.
   if (!a.percent && v > std::numeric_limits<int>::max())

@@ -40,8 +40,8 @@ enum class H2oScore { Sum, Mean };
 struct Amount {
   double value = 0;
   bool percent = false;
-  bool ratio = false;  // value is kvpress's compression_ratio, in [0, 1)
-  int of(int whole) const;  // rounds to nearest (a ratio: truncates, as kvpress)
+  bool ratio = false;                 // value is kvpress's compression_ratio, in [0, 1)
+  int of(int whole) const;            // rounds to nearest (a ratio: truncates, as kvpress)
   int truncated_of(int whole) const;  // rounds down, as Python's int() in Keyformer's code
   // The fraction of `whole` it keeps before rounding (a count: value / whole).
   double exact_of(int whole) const;

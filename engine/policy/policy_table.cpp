@@ -63,7 +63,10 @@ std::vector<ParamSpec> make_params() {
     t.slider_max = 10;
   };
 
-  ParamSpec budget{"budget", "budget k", "the KV budget", ParamKind::Amount,
+  ParamSpec budget{"budget",
+                   "budget k",
+                   "the KV budget",
+                   ParamKind::Amount,
                    "Slots kept per eviction unit (one KV head of one layer, by default) after each step: a count "
                    "(64), a percentage of the prompt length (50%), as the papers state it (\"a 50% KV cache\" "
                    "is k = 0.5 x prompt), or kvpress's compression ratio (ratio:0.25 removes a quarter of the "

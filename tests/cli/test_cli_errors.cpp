@@ -172,8 +172,10 @@ TEST(CliErrors, PolicyFlags) {
   expect_error(g + "--policy h2o --budget ratio:1.5", {"--budget: a compression ratio", "got '1.5'"});
   expect_error(g + "--policy h2o --budget-ratio 0.5 --budget 4", {"--budget excludes --budget-ratio"});
   expect_error(g + "--budget-ratio 0.5", {"--budget-ratio: has no effect with --policy full"});
-  expect_error(g + "--policy h2o --budget 50% --window ratio:0.5", {"--window: a compression ratio is a budget's form"});
-  expect_error(g + "--policy h2o --budget-ratio 0.99 --window 2", {"--budget: 1 is smaller than the recent window (2)"});
+  expect_error(g + "--policy h2o --budget 50% --window ratio:0.5",
+               {"--window: a compression ratio is a budget's form"});
+  expect_error(g + "--policy h2o --budget-ratio 0.99 --window 2",
+               {"--budget: 1 is smaller than the recent window (2)"});
   EXPECT_FALSE(fs::exists("/tmp/kvscope-never"));
 }
 

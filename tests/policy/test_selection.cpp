@@ -234,7 +234,7 @@ TEST(Selection, CompressionRatioBudgetsRoundAsKvpress) {
   // 3.0000000000000004, 20 (1 - 0.9) is 1.9999999999999996 (so 1, not 2).
   EXPECT_EQ(Amount::parse("ratio:0.7", "b").of(10), 3);
   EXPECT_EQ(Amount::parse("ratio:0.9", "b").of(20), 1);
-  EXPECT_EQ(Amount::parse("ratio:0.9", "b").of(10), 1);  // 0.9999999999999998, and at least one stays
+  EXPECT_EQ(Amount::parse("ratio:0.9", "b").of(10), 1);    // 0.9999999999999998, and at least one stays
   EXPECT_EQ(Amount::parse("ratio:0.999", "b").of(10), 1);  // at least one stays
   EXPECT_EQ(Amount::parse("ratio:0", "b").of(10), 10);
   for (const char* text : {"ratio:0.25", "ratio:0.1", "ratio:0.333"}) EXPECT_EQ(Amount::parse(text, "b").str(), text);
