@@ -117,6 +117,11 @@ ResolvedPolicy resolve_policy(const PolicyParams& p, int prompt_len, int context
   // latest code keeps its 16 or refuses the budget, as that code would).
   if (!p.window && !rules.window_default && !w_default.percent && r.evicts) r.w = std::min(r.w, std::max(r.k - r.s, 0));
   r.granularity = p.granularity.value_or(parse_granularity(default_of("granularity")));
+  r.interval = spec.uses("compression_interval") ? p.compression_interval.value_or(0) : 0;
+  if (r.interval > 0 && p.prefill == PrefillMode::Streaming)
+    throw Error::setting("policy.compression_interval",
+                         "the decoding schedule leaves the prompt whole (kvpress's DecodingPress), so it does not "
+                         "combine with a streaming prefill");
   if (r.evicts && r.w + r.s > r.k)
     throw Error::setting("policy.budget", std::to_string(r.k) + " is smaller than the recent window (" + std::to_string(r.w) +
                                               ") plus the sinks (" + std::to_string(r.s) + ")");

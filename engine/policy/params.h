@@ -58,6 +58,10 @@ struct PolicyParams {
   Amount budget{100, true};
   std::optional<Amount> window;  // recent tokens always kept; default per policy
   std::optional<int> sinks;      // first positions always kept; default per policy
+  // kvpress's DecodingPress schedule: unset, the policy evicts after every
+  // step, the prompt included (kvscope's rule); N, the prompt stays whole
+  // and the cache is cut to k after decode steps N, 2N, 3N, ...
+  std::optional<int> compression_interval;
   std::optional<Granularity> granularity;
   PrefillMode prefill = PrefillMode::OneShot;
   PositionMode positions = PositionMode::Original;
@@ -104,6 +108,7 @@ struct ResolvedPolicy {
   int w = 0;  // recent window
   int s = 0;  // sinks
   int prompt_len = 0;  // what percentages were resolved against
+  int interval = 0;    // evict only after decode steps that are multiples of it; 0: after every step
   Granularity granularity = Granularity::KvHead;
   bool evicts = true;  // false for full and ideal
   ChoiceQuirks quirks;

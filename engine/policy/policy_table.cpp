@@ -103,6 +103,22 @@ std::vector<ParamSpec> make_params() {
   sinks.field.optional_count = [](PolicyParams& p) { return &p.sinks; };
   add(sinks);
 
+  ParamSpec interval{"compression_interval", "compress every", "the decoding schedule's interval", ParamKind::Count,
+                     "kvpress's DecodingPress schedule: left unset, the policy evicts after every step, the prompt "
+                     "included. Set to N, the prompt stays whole and the cache grows until decode step N, where it "
+                     "is cut to the budget k by the policy's ranking (that step's token competing), then again "
+                     "after steps 2N, 3N, ... (kvpress's compression_interval, with target_size k; its default "
+                     "is 512).",
+                     ""};
+  interval.unit = "steps";
+  interval.min = 1;
+  interval.optional = true;
+  interval.expert = true;
+  interval.slider_max = 512;
+  interval.custom_start = 16;
+  interval.field.optional_count = [](PolicyParams& p) { return &p.compression_interval; };
+  add(interval);
+
   ParamSpec tau_init{"tau_init", "\xcf\x84 init", "Keyformer's temperature", ParamKind::Real,
                      "The Gumbel-softmax temperature at the prompt (Keyformer, Adnan et al. 2024). The score is "
                      "softmax((logits + noise) / tau); a low tau sharpens it.",
@@ -265,10 +281,12 @@ std::vector<ParamSpec> make_params() {
 
 std::vector<PolicySpec> make_policies() {
   using K = PolicyKind;
-  // What every evicting policy reads: the budget and its protected tokens.
+  // What every policy with a budget reads: the budget and its protected
+  // tokens; and what every evicting one reads: when it evicts.
   const std::vector<ParamUse> base = {{"budget"}, {"window"}, {"sinks"}, {"prefill"}, {"positions"}};
-  auto with = [&](std::vector<ParamUse> more, std::vector<ParamUse> defaults = {}) {
+  auto with = [&](std::vector<ParamUse> more, std::vector<ParamUse> defaults = {}, bool evicts = true) {
     std::vector<ParamUse> all = base;
+    if (evicts) all.push_back({"compression_interval"});
     all.insert(all.end(), more.begin(), more.end());
     for (const ParamUse& d : defaults)
       for (ParamUse& u : all)
@@ -335,7 +353,8 @@ std::vector<PolicySpec> make_policies() {
                with({{"granularity"}}), make_random_policy});
   v.push_back({K::Ideal, "ideal", "ideal", "Jo & Shin 2024 (A2SF's \"Ideal\")",
                "Evicts nothing; the mask shows the top k of the full cache's current attention row (a reference).",
-               "full-cache attention (ideal)", false, with({{"granularity"}, {"reduce"}}), make_ideal_policy});
+               "full-cache attention (ideal)", false, with({{"granularity"}, {"reduce"}}, {}, /*evicts=*/false),
+               make_ideal_policy});
   return v;
 }
 

@@ -44,6 +44,11 @@ Limits limits_of(const ResolvedPolicy& r, int newest, int step) {
   const ChoiceQuirks& q = r.quirks;
   if (q.zero_window_holds && r.w == 0) L.hold = true;
   if (q.prompt_only && step > 0) L.hold = true;
+  // The decoding schedule: the prompt's choice (row 0) and every decode
+  // step between the cuts keep all; after step N, 2N, ... the cache is cut
+  // to k, this step's token competing with the rest (kvpress's
+  // DecodingPress compresses in the forward hook of that step's token).
+  if (r.interval > 0 && (step <= 0 || step % r.interval != 0)) L.hold = true;
   if (q.reserved_slot) {
     // The code compares the sequence's length with k, its budget including
     // the next token's slot: nothing goes until the sequence outgrows k;

@@ -176,6 +176,12 @@ TEST(CliErrors, PolicyFlags) {
                {"--window: a compression ratio is a budget's form"});
   expect_error(g + "--policy h2o --budget-ratio 0.99 --window 2",
                {"--budget: 1 is smaller than the recent window (2)"});
+  // The decoding schedule: a positive interval, the prompt left whole, evicting policies only.
+  expect_error(g + "--policy knorm --budget 4 --compression-interval 0", {"--compression-interval: must be >= 1"});
+  expect_error(g + "--policy knorm --budget 4 --compression-interval 2 --prefill streaming",
+               {"--compression-interval: the decoding schedule leaves the prompt whole"});
+  expect_error(g + "--policy ideal --budget 4 --compression-interval 2",
+               {"--compression-interval: has no effect with --policy ideal"});
   EXPECT_FALSE(fs::exists("/tmp/kvscope-never"));
 }
 

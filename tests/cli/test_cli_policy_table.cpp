@@ -21,6 +21,9 @@ TEST(CliPolicyTable, EachPolicyTakesTheFlagsItReads) {
       std::string value = param_default(policy, param);
       if (value.empty()) value = param.fallback;
       if (value.empty() && param.kind == ParamKind::Choice) value = param.choices.front();
+      // An optional count without a default (the decoding schedule's
+      // interval): the value the window starts from when it is ticked.
+      if (value.empty() && param.optional) value = std::to_string(static_cast<int>(param.custom_start));
       if (std::string(param.key) == "budget") value = "80%";
       // A window default in tokens (snapkv's 64) shrinks to a small budget
       // only while unset: typed, it must fit this short prompt's budget.

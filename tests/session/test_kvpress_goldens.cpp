@@ -124,5 +124,81 @@ TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
     std::printf("kvpress %s: %d cases not compared (no kvscope policy yet)\n", press.c_str(), n);
 }
 
+// The positions every (layer, KV head) of `s` holds, against a golden's
+// [layer][kv_head] lists.
+void expect_positions(const Session& s, const json& want, const std::string& when) {
+  const KvLayout& lay = s.recorder().layout();
+  ASSERT_EQ(static_cast<int>(want.size()), lay.n_kv_layers) << when;
+  for (int l = 0; l < lay.n_kv_layers; ++l) {
+    ASSERT_EQ(static_cast<int>(want[l].size()), lay.n_kv_heads) << when;
+    for (int h = 0; h < lay.n_kv_heads; ++h) {
+      const auto& got = s.backend().kv().positions(lay.segment(l, h));
+      EXPECT_EQ(std::vector<int>(got.begin(), got.end()), want[l][h].get<std::vector<int>>())
+          << when << ", layer " << l << " KV head " << h;
+    }
+  }
+}
+
+// kvpress's DecodingPress(base press, compression_interval, target_size)
+// is the base press's kvscope policy under the decoding schedule
+// (--compression-interval N, budget target_size): the prompt stays whole,
+// and after decode steps N, 2N, ... every (layer, KV head) holds exactly
+// the positions kvpress's cache holds, teacher-forced on the same tokens.
+TEST(KvpressGoldens, DecodingScheduleKeepsWhatDecodingPressKeeps) {
+  std::map<std::string, int> cells;  // base press -> (layer, KV head) cells compared after a cut
+  for (const auto& file : golden_files()) {
+    SCOPED_TRACE(file.filename().string());
+    std::ifstream in(file);
+    const json g = json::parse(in);
+    const std::string model = std::filesystem::path(g.at("model").get<std::string>()).filename().string();
+    ASSERT_TRUE(g.contains("decoding_cases")) << "goldens of version 2 or later";
+    for (const json& c : g.at("decoding_cases")) {
+      const std::string press = c.at("base_press");
+      SessionConfig cfg = test::config(PolicyKind::Full, "100%", c.at("steps").get<int>());
+      PolicyParams& p = cfg.policy;
+      p.budget = Amount{c.at("target_size").get<double>(), false};
+      p.window = Amount{0, false};
+      p.sinks = 0;
+      p.granularity = Granularity::KvHead;
+      p.compression_interval = c.at("interval").get<int>();
+      if (press == "KnormPress") {
+        p.kind = PolicyKind::Knorm;
+      } else if (press == "KeyDiffPress") {
+        p.kind = PolicyKind::KeyDiff;
+      } else if (press == "TOVAPress") {
+        p.kind = PolicyKind::TOVA;  // as in the one-shot mapping: one decision per layer, the newest stays
+        p.granularity = Granularity::Layer;
+        p.window = Amount{1, false};
+      } else {
+        ADD_FAILURE() << "no kvscope policy for DecodingPress(" << press << ")";
+        continue;
+      }
+      SCOPED_TRACE("DecodingPress(" + press + ", interval " + c.at("interval").dump() + ", target " +
+                   c.at("target_size").dump() + ") prompt " + c.at("prompt").dump());
+      cfg.prompt.clear();
+      cfg.prompt_ids = g.at("prompts").at(c.at("prompt").get<int>()).get<std::vector<int>>();
+      cfg.continuation_ids = c.at("continuation").get<std::vector<int>>();
+      cfg.recording.metrics = false;
+      Session s(test::bundle(model), cfg);
+      s.prefill();
+      std::map<int, const json*> cut_at;
+      for (const json& cut : c.at("compressions")) cut_at[cut.at("step").get<int>()] = &cut.at("kept");
+      const int steps = c.at("steps").get<int>();
+      for (int t = 1; t <= steps; ++t) {
+        s.step();  // false after the last one: the run is complete
+        ASSERT_EQ(s.current_row(), t);
+        if (const auto it = cut_at.find(t); it != cut_at.end()) {
+          expect_positions(s, *it->second, "after the cut at step " + std::to_string(t));
+          cells[press] += s.recorder().layout().n_segments();
+        }
+      }
+      expect_positions(s, c.at("final_kept"), "after the last step");
+    }
+  }
+  for (const char* press : {"KnormPress", "KeyDiffPress", "TOVAPress"})
+    EXPECT_GT(cells[press], 0) << "DecodingPress(" << press << ") has no golden cell";
+  for (const auto& [press, n] : cells) std::printf("kvpress DecodingPress(%s): %d cells compared\n", press.c_str(), n);
+}
+
 }  // namespace
 }  // namespace kvscope
