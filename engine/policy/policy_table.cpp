@@ -103,7 +103,10 @@ std::vector<ParamSpec> make_params() {
   sinks.field.optional_count = [](PolicyParams& p) { return &p.sinks; };
   add(sinks);
 
-  ParamSpec interval{"compression_interval", "compress every", "the decoding schedule's interval", ParamKind::Count,
+  ParamSpec interval{"compression_interval",
+                     "compress every",
+                     "the decoding schedule's interval",
+                     ParamKind::Count,
                      "kvpress's DecodingPress schedule: left unset, the policy evicts after every step, the prompt "
                      "included. Set to N, the prompt stays whole and the cache grows until decode step N, where it "
                      "is cut to the budget k by the policy's ranking (that step's token competing), then again "
