@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Golden kept-KV indices from NVIDIA kvpress (one-shot prefill presses, DecodingPress) for kvscope.
+"""Golden kept-KV indices from NVIDIA kvpress (one-shot prefill presses, AdaKVPress, DecodingPress) for kvscope.
 
 For each tiny test checkpoint under tests/data/models/ this runs kvpress presses
 on two random prompts (one prefill forward of the whole prompt, the way
 kvpress' pipeline compresses a context) and writes, per case, exactly which KV
-positions kvpress kept for every (layer, KV head), and, for kvpress'
+positions kvpress kept for every (layer, KV head) (for AdaKVPress, which
+removes no row but masks (KV head, position) pairs: the positions it leaves
+unmasked), and, for kvpress'
 DecodingPress (which never touches the prompt but compresses the cache every
 `compression_interval` decode steps down to `target_size` rows), which absolute
 positions the cache holds after each compression of a teacher-forced decode:
@@ -49,6 +51,30 @@ output value row. The final DynamicCache length per layer must equal the
 number of kept rows. Prefill is `model.model(input_ids=ids,
 past_key_values=DynamicCache())` inside `with press(model):`, as in kvpress'
 pipeline.py (no lm_head).
+
+AdaKV cases (AdaKVPress, see below for its rule): AdaKVPress.compress asserts
+that the attention is not eager, so these use a second load of the same
+checkpoint with attn_implementation="sdpa" (still dtype=float32; a separate
+model object, the eager one is untouched). For each prompt and each
+(inner press, inner params, compression_ratio r, alpha_safeguard) of
+adakv_configs() the press is AdaKVPress(press=Inner(compression_ratio=r,
+**inner_params), alpha_safeguard=alpha), run as the one-shot cases are (one
+prefill forward inside `with press(model):`). The inner press' `score` is
+wrapped on its instance (a copy of the scores as returned, and the tensor
+itself, which AdaKVPress then changes in place), and AdaKVPress' `compress` on
+its instance: after it returns, the wrapper reads `module.masked_key_indices`
+(batch, head, seq), the pairs AdaKVPress masks. Kept positions of a KV head =
+0..n-1 minus the positions masked for that head. Checked on every case
+(anything else aborts the case into "skipped"): compress returns the very
+key / value tensors it got (nothing removed) and every layer's cache still
+holds n rows after the prefill; no attention weights reach the press (sdpa);
+the scores change only by entries set to float32 max, exactly n_safe per KV
+head, each head's top n_safe by its own score (the "safeguarded" positions);
+exactly n_kv_heads * (n - n_kept) distinct pairs are masked, all of batch 0,
+none safeguarded, and no masked score (after the safeguard) exceeds a kept
+one anywhere in the layer; the layer keeps n_kv_heads * n_kept pairs. Each
+case also runs with alpha_safeguard=0 (same inner press): the cells whose kept
+set differs are "safeguard_binds" (the cells the safeguard decides).
 
 Decoding cases (DecodingPress): for each prompt / (compression_interval,
 target_size, D steps) of decoding_configs() and each base press of
@@ -105,11 +131,57 @@ DecodingPress's schedule (kvpress 0.5.5, decoding_press.py; observed here)
   (it matters only for ties and float summation order; the file lists sorted
   positions).
 
+AdaKVPress's rule (kvpress 0.5.5, adakv_press.py; observed and checked here)
+---------------------------------------------------------------------------
+With n prompt tokens, H KV heads, n_kept = max(1, int(n (1 - r))) (compute_n_kept,
+the per-head count a plain press keeps) and n_safe = max(1, int(n_kept * alpha))
+(0 when alpha is 0), per layer:
+1. s = the inner press' score [1, H, n], the same score the inner press uses
+   alone (SnapKVPress gets no attention weights under sdpa and computes its
+   window queries' attention itself, compute_window_attention; its window is
+   padded with the layer's max + 1, as in the eager cases).
+2. Safeguard: each KV head's own top n_safe, torch.topk(s, n_safe, dim=-1), is
+   set to float32 max (in place). Those are kept whatever the other heads score.
+3. Layer-wide pruning: torch.topk(-s.reshape(1, H * n), H * (n - n_kept)), i.e.
+   the H * (n - n_kept) lowest safeguarded scores of the layer, across all its
+   KV heads (flat index head * n + position), are masked; everything else is
+   kept. So the layer keeps H * n_kept pairs in total ("n_kept" = H * n_kept,
+   asserted) but a head keeps anything from n_safe to n ("head_kept"): in the
+   four files, of the 56 cells each of Knorm / SnapKV / KeyDiff at alpha 0.2,
+   40 / 40 / 38 keep other than n_kept (e.g. llama_gqa, Knorm, r 0.5, prompt 0:
+   head_kept [[32, 16], [28, 20]] where a plain press keeps 24 per head). The
+   scores of different heads are compared as they are, unnormalised.
+4. Nothing is removed: the cache keeps all n rows per head and
+   module.masked_key_indices stays set after the prefill; in the decoding
+   forwards attention_patch.py overwrites the masked keys with a fake key whose
+   attention weight underflows to 0. So the kept positions are those of a
+   per-(layer, KV head) eviction of the masked ones.
+With one KV head (llama3_mqa_bf16) this is the inner press alone (observed: the
+same kept sets as the eager cases of the same press and ratio). With these
+random-weight checkpoints the heads' scores overlap so much that the safeguard
+never changes a kept set at alpha 0.2 or 0.5 (each head keeps far more than
+n_safe on its merit); alpha 0.9 (KnormPress) is in the list because there it
+does: "safeguard_binds" lists the cells (12 in all files), where one head keeps
+exactly n_safe (e.g. llama_gqa, r 0.5, prompt 0: head_kept [[27, 21], [27, 21]],
+n_safe 21).
+Ties (torch.topk's CPU rule, below): step 2 decides among a head's scores tied
+at its n_safe-th place which get float32 max; that matters only if one of the
+tied scores left unsafeguarded is then masked. Step 3 applies the rule to the
+negated flat [H * n] vector (k = H * (n - n_kept), so nth_element here); a tie
+at the layer's boundary (lowest kept vs highest masked safeguarded score)
+decides which heads keep how many. Both are flagged per cell (below); neither
+occurs in these files (the SnapKV window's max + 1 ties at the safeguard
+boundary are all kept). ObservedAttentionPress cannot be the inner press: it
+asserts attention weights ('Set attn_implementation="eager"'), which sdpa does
+not return, and AdaKVPress refuses eager (its docstring: "AdaKVPress and
+ObservedAttention are currently not supported"); its cases are in "skipped".
+
 File format
 -----------
-{"format": "kvscope-kvpress-goldens", "version": 2, "made_by", "kvpress",
+{"format": "kvscope-kvpress-goldens", "version": 3, "made_by", "kvpress",
  "transformers", "torch", "model", "dtype": "float32", "attn_implementation":
- "eager", "seed", "prompts": [[ids]...],
+ "eager" (of every case without an "attn_implementation" of its own), "seed",
+ "prompts": [[ids]...],
  "cases": [{"press", "params", "prompt" (index into prompts), "n" (prompt
             length), "n_kept": [per layer],
             "kept": [layer][kv_head] -> sorted kept positions,
@@ -120,7 +192,38 @@ File format
             "tied_cells": [[layer, kv_head], ...] where the lowest kept score
                       and the highest dropped score differ by < 1e-6
                       (relative): there the choice is decided by top-k's tie
-                      rule, not by the scores}],
+                      rule, not by the scores},
+           ...; the AdaKV cases (version 3) come first, before the eager
+           ones, and have these fields:
+           {"press": "AdaKVPress", "params": {"press" (the inner press' class
+                      name), "inner_params" (its other constructor params; it
+                      is built with compression_ratio r plus these),
+                      "compression_ratio" (r), "alpha_safeguard"},
+            "prompt", "n", "attn_implementation": "sdpa",
+            "n_kept": [per layer] -> kept (KV head, position) pairs SUMMED
+                      over the layer's KV heads, = n_kv_heads * max(1,
+                      int(n (1 - r))) (NOT the per-head count of the other
+                      cases),
+            "head_kept": [layer][kv_head] -> kept positions of that head,
+            "kept": [layer][kv_head] -> sorted positions not masked,
+            "n_safe": max(1, int(max(1, int(n (1 - r))) * alpha_safeguard)),
+            "safeguarded": [layer][kv_head] -> sorted positions the safeguard
+                      set to float32 max (the head's own top n_safe),
+            "scores": [layer][kv_head][position] -> the inner press' score
+                      BEFORE the safeguard (format as above),
+            "tied_cells": [[layer, kv_head], ...] whose kept set top-k's tie
+                      rule decides: (a) the layer's lowest kept and highest
+                      masked score after the safeguard differ by < 1e-6
+                      relative (the heads holding a score within that band),
+                      or (b) the head's n_safe-th and (n_safe+1)-th scores
+                      differ by < 1e-6 relative and a score within that band
+                      was left unsafeguarded and masked,
+            "safeguard_ties": [[layer, kv_head], ...] whose n_safe-th and
+                      (n_safe+1)-th scores differ by < 1e-6 relative, whether
+                      or not it changes the kept set (the SnapKV window's
+                      max + 1 when n_safe < window_size: harmless),
+            "safeguard_binds": [[layer, kv_head], ...] whose kept set
+                      differs from AdaKVPress with alpha_safeguard=0}],
  "decoding_cases": [{"base_press" (KnormPress / KeyDiffPress / TOVAPress),
             "interval" (compression_interval), "target_size", "prompt" (index
             into prompts), "n" (prompt length), "steps" (D),
@@ -137,7 +240,8 @@ File format
                       after step D}]; no scores (version 2 added this list),
  "skipped": [{"press", "params", "prompt", "reason"}]  (a decoding case that
             fails: press "DecodingPress", params {"base_press",
-            "compression_interval", "target_size"})}
+            "compression_interval", "target_size"}; an AdaKV case: press
+            "AdaKVPress" and its params as above)}
 Rerunning writes identical bytes (fixed seeds, one thread, deterministic
 algorithms, sorted keys, fixed float formatting).
 
@@ -170,11 +274,12 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 FORMAT = "kvscope-kvpress-goldens"
-VERSION = 2
+VERSION = 3
 SEED = 20240607
 PROMPT_LENS = (48, 80)
 DECODE_SEED = SEED + 1  # continuation ids: DECODE_SEED + prompt index
 DECODE_BASES = ("KnormPress", "KeyDiffPress", "TOVAPress")
+ADAKV_ATTN = "sdpa"  # AdaKVPress asserts the attention implementation is not eager
 MODELS = ("llama_gqa", "mistral", "qwen2_fp16_sharded", "llama3_mqa_bf16")
 EXPECT = {"kvpress": "0.5.5", "transformers": "5.2.0"}
 MAX_FILE_BYTES = 300_000
@@ -197,6 +302,20 @@ def press_configs():
     for r in (0.25, 0.5):
         out.append(("PyramidKVPress", {"compression_ratio": r, "window_size": 8, "kernel_size": 5}))
     out.append(("KeyDiffPress", {"compression_ratio": 0.5}))
+    return out
+
+
+def adakv_configs():
+    """(inner press class name, inner params without compression_ratio, compression_ratio, alpha_safeguard) of
+    the AdaKVPress cases, in file order (per prompt)."""
+    out = []
+    for inner, inner_params in (("KnormPress", {}), ("SnapKVPress", {"window_size": 8, "kernel_size": 5}),
+                                ("KeyDiffPress", {}), ("ObservedAttentionPress", {})):
+        for r in (0.25, 0.5):
+            out.append((inner, inner_params, r, 0.2))
+    for alpha in (0.5, 0.9):  # 0.9: where the safeguard decides cells of these checkpoints (0.2, 0.5 never do)
+        for r in (0.25, 0.5):
+            out.append(("KnormPress", {}, r, alpha))
     return out
 
 
@@ -226,11 +345,14 @@ def versions():
     return v
 
 
-def load_model(path, gguf_file=None):
+def load_model(path, gguf_file=None, attn_implementation="eager"):
     import torch
     from transformers import AutoModelForCausalLM
     kw = {"gguf_file": gguf_file} if gguf_file else {}
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation="eager", **kw)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, attn_implementation=attn_implementation,
+                                                 **kw)
+    if model.config._attn_implementation != attn_implementation:
+        raise RuntimeError(f"asked for {attn_implementation} attention, got {model.config._attn_implementation}")
     return model.eval()
 
 
@@ -449,6 +571,133 @@ def run_decoding_case(model, base_name, interval, target, ids, continuation, gap
     return compressions, [[sorted(p) for p in heads] for heads in pos]
 
 
+def run_adakv_case(model, inner_name, inner_params, ratio, alpha, ids):
+    """Prefill `ids` under AdaKVPress(inner_name(compression_ratio=ratio, **inner_params), alpha) on an sdpa
+    model. AdaKVPress removes no row: it sets module.masked_key_indices to the pruned (KV head, position)
+    pairs. Returns a dict: n_kept (per layer, summed over KV heads), head_kept, kept, n_safe, safeguarded,
+    scores (the inner press' scores before the safeguard scatter, [layer][kv_head][position] floats),
+    layer_gaps (per layer, relative gap lowest kept - highest pruned safeguarded score; None: nothing pruned),
+    tied_cells, safeguard_ties. Everything the docstring states about the rule is checked here."""
+    import torch
+    import kvpress
+    from kvpress.utils import compute_n_kept
+    from transformers import DynamicCache
+    inner = getattr(kvpress, inner_name)(compression_ratio=ratio, **inner_params)
+    press = kvpress.AdaKVPress(press=inner, alpha_safeguard=alpha)
+    rec, live = {}, {}
+    orig_compress, orig_score = press.compress, inner.score
+
+    def score(module, *args, **kwargs):
+        s = orig_score(module, *args, **kwargs)
+        # A copy as scored, and the tensor itself: AdaKVPress scatters the safeguard into it in place.
+        live[module.layer_idx] = (s.detach().clone(), s)
+        return s
+    inner.score = score
+
+    def compress(module, hidden_states, keys, values, attentions, kwargs):
+        module.masked_key_indices = None
+        k_out, v_out = orig_compress(module, hidden_states, keys, values, attentions, kwargs)
+        if k_out is not keys or v_out is not values:
+            raise RuntimeError(f"layer {module.layer_idx}: AdaKVPress changed the keys / values")
+        if module.layer_idx not in live:
+            raise RuntimeError(f"layer {module.layer_idx}: the inner press' score() was not called")
+        pre, post = live.pop(module.layer_idx)
+        rec[module.layer_idx] = (keys.shape[2], attentions is None, pre, post.detach().clone(),
+                                 module.masked_key_indices)
+        return k_out, v_out
+    press.compress = compress
+
+    n, n_layers = len(ids), model.config.num_hidden_layers
+    cache = DynamicCache()
+    with torch.no_grad(), press(model):
+        model.model(input_ids=torch.tensor([ids]), past_key_values=cache)
+    if sorted(rec) != list(range(n_layers)):
+        raise RuntimeError(f"compress ran on layers {sorted(rec)}, expected 0..{n_layers - 1}")
+
+    n_kept_head = compute_n_kept(n, ratio)
+    n_safe = max(1, int(n_kept_head * alpha)) if alpha > 0 else 0
+    fmax = torch.finfo(torch.float32).max
+    out = {"n_kept": [], "head_kept": [], "kept": [], "n_safe": n_safe, "safeguarded": [], "scores": [],
+           "layer_gaps": [], "tied_cells": [], "safeguard_ties": []}
+    for li in range(n_layers):
+        k_len, no_attn, pre, post, masked = rec[li]
+        attn = model.model.layers[li].self_attn
+        if k_len != n or cache.layers[li].keys.shape[2] != n:
+            raise RuntimeError(f"layer {li}: {k_len} keys in, cache holds {cache.layers[li].keys.shape[2]}, "
+                               f"prompt has {n}")
+        if not no_attn:
+            raise RuntimeError(f"layer {li}: the attention weights reached the press under {ADAKV_ATTN}")
+        if getattr(attn, "masked_key_indices", None) is not masked or masked is None:
+            raise RuntimeError(f"layer {li}: module.masked_key_indices not set / not kept after the forward")
+        if pre.dtype != torch.float32 or pre.dim() != 3 or tuple(pre.shape)[::2] != (1, n):
+            raise RuntimeError(f"layer {li}: scores {pre.dtype} {tuple(pre.shape)}")
+        n_heads = pre.shape[1]
+        # The safeguard, as observed: exactly n_safe entries per KV head set to float32 max, each head's top
+        # n_safe by its own score; nothing else touched.
+        if not bool((pre.isfinite() & (pre < fmax)).all()):
+            raise RuntimeError(f"layer {li}: a score is not finite or is float32 max before the safeguard")
+        changed = post != pre
+        if not torch.equal(changed, post == fmax):
+            raise RuntimeError(f"layer {li}: the scores changed other than to float32 max")
+        safe, heads, sc = [], [], []
+        b, hh, ss = (t.tolist() for t in masked)
+        if set(b) != {0} or len(b) != n_heads * (n - n_kept_head):
+            raise RuntimeError(f"layer {li}: {len(b)} masked pairs, expected {n_heads} * ({n} - {n_kept_head})")
+        pruned = set(zip(hh, ss))
+        if len(pruned) != len(b):
+            raise RuntimeError(f"layer {li}: a (head, position) masked twice")
+        pre_l, post_l = pre[0].tolist(), post[0].tolist()
+        for h in range(n_heads):
+            sg = [i for i in range(n) if post_l[h][i] == fmax]
+            if len(sg) != n_safe:
+                raise RuntimeError(f"layer {li} head {h}: {len(sg)} safeguarded, expected {n_safe}")
+            sgs = set(sg)
+            rest = [pre_l[h][i] for i in range(n) if i not in sgs]
+            if sg and rest and min(pre_l[h][i] for i in sg) < max(rest):
+                raise RuntimeError(f"layer {li} head {h}: the safeguard is not the head's top {n_safe}")
+            safe.append(sg)
+            kept = [i for i in range(n) if (h, i) not in pruned]
+            heads.append(kept)
+            if not set(sg) <= set(kept):
+                raise RuntimeError(f"layer {li} head {h}: a safeguarded position was pruned")
+            sc.append(pre_l[h])
+        # The pruning, as observed: the layer's n_heads * (n - n_kept) lowest safeguarded scores, across heads.
+        kept_s = [post_l[h][i] for h in range(n_heads) for i in heads[h]]
+        drop_s = [post_l[h][i] for h, i in sorted(pruned)]
+        if sum(len(k) for k in heads) != n_heads * n_kept_head:
+            raise RuntimeError(f"layer {li}: {sum(len(k) for k in heads)} kept, expected {n_heads * n_kept_head}")
+        tied = set()
+        if drop_s:
+            lo, hi = min(kept_s), max(drop_s)
+            if lo < hi:
+                raise RuntimeError(f"layer {li}: a pruned score {hi!r} beats a kept one {lo!r}")
+            gap = (lo - hi) / max(abs(lo), abs(hi), 1e-30)
+            out["layer_gaps"].append(gap)
+            if gap < TIE_REL:  # the heads holding a score in the tie band decide by top-k's tie rule
+                tol = TIE_REL * max(abs(lo), abs(hi))
+                tied |= {h for h in range(n_heads) if any(hi - tol <= x <= lo + tol for x in post_l[h])}
+        else:
+            out["layer_gaps"].append(None)
+        for h in range(n_heads):
+            if not 0 < n_safe < n:
+                continue
+            desc = sorted(pre_l[h], reverse=True)
+            a, z = desc[n_safe - 1], desc[n_safe]
+            if (a - z) / max(abs(a), abs(z), 1e-30) < TIE_REL:
+                out["safeguard_ties"].append([li, h])
+                # It decides the kept set only if a score of that tie group was left unsafeguarded and pruned.
+                tol = TIE_REL * max(abs(a), abs(z))
+                if any((h, i) in pruned for i in range(n) if z - tol <= pre_l[h][i] <= a + tol):
+                    tied.add(h)
+        out["tied_cells"] += [[li, h] for h in sorted(tied)]
+        out["n_kept"].append(sum(len(k) for k in heads))
+        out["head_kept"].append([len(k) for k in heads])
+        out["kept"].append(heads)
+        out["safeguarded"].append(safe)
+        out["scores"].append(sc)
+    return out
+
+
 def fmt_score(x):
     if not math.isfinite(x):
         return None
@@ -476,7 +725,7 @@ def render(doc):
     return "\n".join(lines) + "\n"
 
 
-def build(model, model_label, vers, prompts, stats, keep_scores=True, max_bytes=MAX_FILE_BYTES):
+def build(model, sdpa_model, model_label, vers, prompts, stats, keep_scores=True, max_bytes=MAX_FILE_BYTES):
     cases, skipped = [], []
     for p, ids in enumerate(prompts):
         n = len(ids)
@@ -544,18 +793,57 @@ def build(model, model_label, vers, prompts, stats, keep_scores=True, max_bytes=
             decoding_cases.append({"base_press": base_name, "interval": interval, "target_size": target,
                                    "prompt": p, "n": len(ids), "steps": steps, "continuation": cont,
                                    "compressions": compressions, "final_kept": final_kept})
+    from kvpress.utils import compute_n_kept
+    adakv_cases = []
+    for p, ids in enumerate(prompts):
+        n = len(ids)
+        for inner, inner_params, r, alpha in adakv_configs():
+            params = {"press": inner, "inner_params": inner_params, "compression_ratio": r, "alpha_safeguard": alpha}
+            try:
+                res = run_adakv_case(sdpa_model, inner, inner_params, r, alpha, ids)
+                # Which cells the safeguard decides: those AdaKVPress(alpha_safeguard=0) keeps otherwise.
+                free = run_adakv_case(sdpa_model, inner, inner_params, r, 0.0, ids)["kept"]
+            except Exception as e:  # recorded, the run goes on
+                reason = f"{type(e).__name__}: {e}".splitlines()[0][:300]
+                print(f"  skip AdaKVPress {params} prompt {p}: {reason}")
+                skipped.append({"press": "AdaKVPress", "params": params, "prompt": p, "reason": reason})
+                continue
+            st = stats.setdefault(f"AdaKV/{inner}/{alpha:g}",
+                                  {"cases": 0, "cells": 0, "tied": 0, "min_gap": math.inf})
+            st["cases"] += 1
+            st["cells"] += sum(len(h) for h in res["kept"])
+            st["tied"] += len(res["tied_cells"])
+            st["min_gap"] = min([st["min_gap"]] + [g for g in res["layer_gaps"] if g is not None])
+            for key in ("safeguard_ties", "uneven_cells", "binds"):
+                st.setdefault(key, 0)
+            st["safeguard_ties"] += len(res["safeguard_ties"])
+            per_head = compute_n_kept(n, r)
+            st["uneven_cells"] += sum(c != per_head for row in res["head_kept"] for c in row)
+            binds = [[li, h] for li, heads in enumerate(res["kept"]) for h, k in enumerate(heads) if k != free[li][h]]
+            st["binds"] += len(binds)
+            case = {"press": "AdaKVPress", "params": params, "prompt": p, "n": n,
+                    "attn_implementation": ADAKV_ATTN, "n_kept": res["n_kept"], "head_kept": res["head_kept"],
+                    "kept": res["kept"], "n_safe": res["n_safe"], "safeguarded": res["safeguarded"],
+                    "tied_cells": res["tied_cells"], "safeguard_ties": res["safeguard_ties"],
+                    "safeguard_binds": binds}
+            if keep_scores:
+                case["scores"] = [[[fmt_score(x) for x in row] for row in layer] for layer in res["scores"]]
+            adakv_cases.append(case)
+    # The AdaKV cases come first in "cases", so that the eager cases after them keep their bytes (and commas).
+    cases[:0] = adakv_cases
     doc = {"format": FORMAT, "version": VERSION, "made_by": "tools/goldens_kvpress.py",
            "kvpress": vers["kvpress"], "transformers": vers["transformers"], "torch": vers["torch"],
            "model": model_label, "dtype": "float32", "attn_implementation": "eager", "seed": SEED,
            "prompts": prompts, "cases": cases, "decoding_cases": decoding_cases, "skipped": skipped}
     text = render(doc)
-    # Too big: drop scores from the largest cases first until it fits.
+    # Too big: drop scores from the largest cases first until it fits (the AdaKV cases' first).
     while len(text.encode()) > max_bytes:
-        with_scores = [c for c in cases if "scores" in c]
+        with_scores = [c for c in adakv_cases if "scores" in c] or [c for c in cases if "scores" in c]
         if not with_scores:
             break
         big = max(with_scores, key=lambda c: (len(dumps(c["scores"])), -cases.index(c)))
         del big["scores"]
+        print(f"  warning: scores of {big['press']} {big['params']} prompt {big['prompt']} left out (file size)")
         text = render(doc)
     return text
 
@@ -564,7 +852,11 @@ def report(stats, label):
     print(f"  {label}: press: cases, (layer, KV head) cells, cells with boundary gap < {TIE_REL:g} rel, min rel gap")
     for name, st in stats.items():
         mg = "-" if st["min_gap"] == math.inf else f"{st['min_gap']:.3g}"
-        print(f"    {name:24s} {st['cases']:3d} {st['cells']:5d} {st['tied']:4d}  {mg}")
+        extra = ""
+        if "safeguard_ties" in st:  # AdaKV: min gap is the layer-wide one
+            extra = (f"  (safeguard ties {st['safeguard_ties']}, cells keeping other than n (1 - r): "
+                     f"{st['uneven_cells']}, cells the safeguard decides: {st['binds']})")
+        print(f"    {name:24s} {st['cases']:3d} {st['cells']:5d} {st['tied']:4d}  {mg}{extra}")
 
 
 def main():
@@ -578,34 +870,37 @@ def main():
     vers = versions()
     print(f"kvpress {vers['kvpress']}, transformers {vers['transformers']}, torch {vers['torch']}")
 
-    jobs = []  # (label, loader, out_path, keep_scores)
+    jobs = []  # (label, loader, out_path, keep_scores); loader(attn_implementation) -> model
     if args.smollm2:
         ggufs = sorted(f for f in os.listdir(SMOLLM2_DIR) if f.endswith(".gguf")) if os.path.isdir(SMOLLM2_DIR) else []
         if not ggufs:
             sys.exit(f"no GGUF in {SMOLLM2_DIR}")
         out = args.out or os.path.expanduser("~/.cache/kvscope/kvpress/smollm2-135m.json")
         label = os.path.join(SMOLLM2_DIR.replace(os.path.expanduser("~"), "~"), ggufs[0])
-        jobs.append((label, lambda: load_model(SMOLLM2_DIR, gguf_file=ggufs[0]), out, False))
+        jobs.append((label, lambda attn: load_model(SMOLLM2_DIR, gguf_file=ggufs[0], attn_implementation=attn),
+                     out, False))
     else:
         out_dir = args.out or os.path.join(ROOT, "tests", "data", "kvpress")
         for name in [m for m in args.models.split(",") if m]:
             path = os.path.join(ROOT, "tests", "data", "models", name)
-            jobs.append((f"tests/data/models/{name}", (lambda p=path: load_model(p)),
+            jobs.append((f"tests/data/models/{name}", (lambda attn, p=path: load_model(p, attn_implementation=attn)),
                          os.path.join(out_dir, f"{name}.json"), True))
 
     total, failed = {}, False
     for label, loader, out, keep_scores in jobs:
         print(f"{label} -> {os.path.relpath(out, ROOT) if out.startswith(ROOT) else out}")
-        model = loader()
+        model = loader("eager")
+        sdpa_model = loader(ADAKV_ATTN)  # a separate load: AdaKVPress refuses eager attention
         prompts = make_prompts(model.config.vocab_size)
         stats = {}
-        text = build(model, label, vers, prompts, stats, keep_scores=keep_scores,
+        text = build(model, sdpa_model, label, vers, prompts, stats, keep_scores=keep_scores,
                      max_bytes=MAX_FILE_BYTES if keep_scores else math.inf)
         report(stats, f"{len(text.encode()) / 1000:.0f} KB")
         for name, st in stats.items():
             t = total.setdefault(name, {"cases": 0, "cells": 0, "tied": 0, "min_gap": math.inf})
-            for key in ("cases", "cells", "tied"):
-                t[key] += st[key]
+            for key in ("cases", "cells", "tied", "safeguard_ties", "uneven_cells", "binds"):
+                if key in st:
+                    t[key] = t.get(key, 0) + st[key]
             t["min_gap"] = min(t["min_gap"], st["min_gap"])
         if args.check:
             old = open(out, encoding="utf-8").read() if os.path.exists(out) else None
