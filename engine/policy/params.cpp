@@ -117,6 +117,10 @@ ResolvedPolicy resolve_policy(const PolicyParams& p, int prompt_len, int context
   // latest code keeps its 16 or refuses the budget, as that code would).
   if (!p.window && !rules.window_default && !w_default.percent && r.evicts) r.w = std::min(r.w, std::max(r.k - r.s, 0));
   r.granularity = p.granularity.value_or(parse_granularity(default_of("granularity")));
+  if (spec.uses("head_budgets") && p.head_budgets == HeadBudgets::Adaptive && r.granularity != Granularity::KvHead)
+    throw Error::setting("policy.head_budgets", std::string("adaptive splits a layer's budget among its KV heads, "
+                                                            "which needs the kv_head granularity (this run's is ") +
+                                                    granularity_name(r.granularity) + ")");
   r.interval = spec.uses("compression_interval") ? p.compression_interval.value_or(0) : 0;
   if (r.interval > 0 && p.prefill == PrefillMode::Streaming)
     throw Error::setting("policy.compression_interval",

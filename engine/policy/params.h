@@ -33,6 +33,12 @@ enum class A2sfRevision { Earlier, Latest };
 // or divided by the queries that could see it (kvpress's ObservedAttention).
 enum class H2oScore { Sum, Mean };
 
+// How a layer's budget is split among its KV heads (kv_head granularity):
+// k each (uniform), or AdaKV's head-adaptive split, where the layer keeps
+// n_kv_heads x k slots in all and a head with sharper scores keeps more
+// (Feng et al. 2024; kvpress's AdaKVPress).
+enum class HeadBudgets { Uniform, Adaptive };
+
 // An absolute count or a percentage ("64", "50%"). A budget's percentage is
 // of the prompt length; a window's is of the budget (H2O's "k/2"). A budget
 // may also be a compression ratio as kvpress states it ("ratio:0.25", the
@@ -73,6 +79,7 @@ struct PolicyParams {
   A2sfRevision a2sf_revision = A2sfRevision::Earlier;
   ReaderReduce reduce = ReaderReduce::Mean;
   H2oScore h2o_score = H2oScore::Sum;
+  HeadBudgets head_budgets = HeadBudgets::Uniform;
   uint64_t seed = 0;
   // Parameters of the policy table without a field above (policy_table.h),
   // by key; a key not here has its table default.

@@ -3,6 +3,7 @@
 // CLI's --help and docs/policies.md's generated tables.
 #include "policy/policy_table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -221,6 +222,37 @@ std::vector<ParamSpec> make_params() {
   kernel.written_at_default = false;  // session files of other policies stay as they were
   add(kernel);
 
+  ParamSpec head_budgets{"head_budgets",
+                         "head budgets",
+                         "the split of a layer's budget among its KV heads",
+                         ParamKind::Choice,
+                         "uniform: every KV head keeps k. adaptive: AdaKV (Feng et al. 2024; kvpress's AdaKVPress): "
+                         "the layer keeps n_kv_heads x k slots in all; each head first keeps its best "
+                         "max(1, int(k x safeguard)), then the layer's best remaining scores stay whichever head "
+                         "holds them, so heads whose scores are concentrated give slots to heads whose are spread.",
+                         "uniform"};
+  head_budgets.noun = "head budget split";
+  head_budgets.choices = {"uniform", "adaptive"};
+  head_budgets.written_at_default = false;
+  head_budgets.field = enum_field<HeadBudgets, &PolicyParams::head_budgets>();
+  add(head_budgets);
+
+  ParamSpec safeguard{"safeguard",
+                      "AdaKV safeguard",
+                      "AdaKV's safeguard share",
+                      ParamKind::Real,
+                      "Under adaptive head budgets, the share of k each KV head keeps by its own ranking before the "
+                      "layer's heads compete for the rest (kvpress's alpha_safeguard); 0 lets a head lose all its "
+                      "slots but the protected ones.",
+                      "0.2"};
+  safeguard.min = 0;
+  safeguard.max = 1;
+  safeguard.has_max = true;
+  safeguard.slider_min = 0;
+  safeguard.slider_max = 1;
+  safeguard.written_at_default = false;
+  add(safeguard);
+
   ParamSpec beta{"beta",
                  "pyramid \xce\xb2",
                  "PyramidKV's steepness",
@@ -291,6 +323,12 @@ std::vector<PolicySpec> make_policies() {
     std::vector<ParamUse> all = base;
     if (evicts) all.push_back({"compression_interval"});
     all.insert(all.end(), more.begin(), more.end());
+    // A policy that ranks per KV head may split a layer's budget among
+    // them (AdaKV); one that never evicts has no budget to split.
+    const bool per_head = std::any_of(more.begin(), more.end(), [](const ParamUse& u) {
+      return std::string(u.key) == "granularity";
+    });
+    if (evicts && per_head) all.insert(all.end(), {{"head_budgets"}, {"safeguard"}});
     for (const ParamUse& d : defaults)
       for (ParamUse& u : all)
         if (std::string(u.key) == d.key) u.default_text = d.default_text;

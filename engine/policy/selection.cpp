@@ -380,6 +380,73 @@ void choose_in_shared_unit(const Policy& policy, const KvBook& book, const std::
   }
 }
 
+// AdaKV's head-adaptive split (HeadBudgets::Adaptive) of one layer's
+// budget among its KV heads `unit`, each ranked by its own statistic: the
+// layer keeps k slots per head in all. Protected slots stay where they
+// are; each head first keeps its best n_safe = max(1, int(k x safeguard))
+// slots (0 with a safeguard of 0), its protected ones counting first; the rest of the layer's room goes
+// to its best remaining candidates whichever head holds them (higher
+// score, then newer position, then the lower head). kvpress's AdaKVPress
+// with its alpha_safeguard (docs/policies.md, "head budgets").
+void choose_in_layer_adaptive(const Policy& policy, const KvBook& book, const std::vector<int>& unit,
+                              const std::function<const std::vector<float>&(int)>& stats, int newest,
+                              const Limits& lim, SlotChoice& c) {
+  const double alpha = policy.resolved().params.number("safeguard");
+  struct Cand {
+    float score;
+    int pos, seg, slot;
+  };
+  auto better_cand = [](const Cand& a, const Cand& b) {
+    if (a.score != b.score) return a.score > b.score;
+    if (a.pos != b.pos) return a.pos > b.pos;
+    return a.seg < b.seg;
+  };
+  std::vector<Cand> pool, all_candidates;
+  int room = 0;  // the layer's slots for candidates: k per head less its protected ones
+  for (int seg : unit) {
+    const auto& pos = book.positions(seg);
+    const int len = static_cast<int>(pos.size());
+    auto& state = c.state[seg];
+    const auto [j0, j1] = mark_protection(pos, lim, newest, state);
+    const std::vector<float>& st = stats(seg);
+    std::copy(st.begin(), st.begin() + len, c.score[seg].begin());
+    const int seg_room = std::max(0, lim.k - (len - (j1 - j0)));
+    room += seg_room;
+    std::vector<Cand> mine;
+    for (int j = j0; j < j1; ++j) {
+      if (pos[j] == lim.exit_pos) {  // Keyformer's code: dropped without competing
+        state[j] = kDropped;
+        continue;
+      }
+      mine.push_back({st[j], pos[j], seg, j});
+    }
+    all_candidates.insert(all_candidates.end(), mine.begin(), mine.end());
+    // This head's safeguarded best, kept whatever the other heads hold; its
+    // protected slots are its best and count first (kvpress scores SnapKV's
+    // window above every other key, so the safeguard takes them first).
+    int n_safe = alpha > 0 ? std::max(1, static_cast<int>(lim.k * alpha)) : 0;
+    n_safe = std::min({std::max(0, n_safe - (len - (j1 - j0))), seg_room, static_cast<int>(mine.size())});
+    std::nth_element(mine.begin(), mine.begin() + n_safe, mine.end(), better_cand);
+    room -= n_safe;
+    pool.insert(pool.end(), mine.begin() + n_safe, mine.end());
+  }
+  room = std::max(0, std::min(room, static_cast<int>(pool.size())));
+  std::nth_element(pool.begin(), pool.begin() + room, pool.end(), better_cand);
+  std::vector<Cand> dropped(pool.begin() + room, pool.end());
+  for (const Cand& d : dropped) c.state[d.seg][d.slot] = kDropped;
+  if (!policy.evicts() || dropped.empty()) return;
+  // A dropped slot's rank: 1 + the layer's candidates that beat it, and
+  // every protected slot (they stay whatever their score).
+  std::sort(all_candidates.begin(), all_candidates.end(), better_cand);
+  int protected_slots = 0;
+  for (int seg : unit)
+    for (uint8_t st : c.state[seg]) protected_slots += st == kProtected;
+  for (const Cand& d : dropped) {
+    const auto at = std::lower_bound(all_candidates.begin(), all_candidates.end(), d, better_cand);
+    c.rank[d.seg][d.slot] = protected_slots + static_cast<int>(at - all_candidates.begin()) + 1;
+  }
+}
+
 }  // namespace
 
 void choose_slots(const Policy& policy, const KvBook& book,
@@ -432,7 +499,24 @@ void choose_slots(const Policy& policy, const KvBook& book,
     else c.score[s].assign(len, std::numeric_limits<float>::quiet_NaN());
     c.rank[s].assign(len, 0);
   });
-  if (per_segment) {
+  const bool adaptive = per_segment && statistic && r.params.head_budgets == HeadBudgets::Adaptive &&
+                        policy_spec(r.params.kind).uses("head_budgets");
+  if (adaptive) {
+    // Each layer's heads decide together; nothing to split while a layer holds what it may.
+    const auto units = decision_units(lay, Granularity::Layer);
+    parallel_runs(static_cast<int>(units.size()), runs_for(static_cast<int>(units.size()), book.total_slots()),
+                  [&](int, int u) {
+                    Limits layer_lim = lim;
+                    layer_lim.k += policy.segment_budget(lay, units[u][0]) - r.k;
+                    if (!layer_lim.hold)
+                      choose_in_layer_adaptive(policy, book, units[u], ranked, newest, layer_lim, c);
+                    else
+                      for (int s : units[u]) {
+                        mark_protection(book.positions(s), layer_lim, newest, c.state[s]);
+                        std::copy(ranked(s).begin(), ranked(s).begin() + book.len(s), c.score[s].begin());
+                      }
+                  });
+  } else if (per_segment) {
     if (scratch.pivot_hint.size() < static_cast<std::size_t>(S)) scratch.pivot_hint.resize(S, 0);
     if (scratch.lanes.size() < static_cast<std::size_t>(lanes)) scratch.lanes.resize(lanes);
     over_lanes([&](int lane, int s) {

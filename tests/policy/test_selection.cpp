@@ -436,3 +436,65 @@ TEST(Selection, SharedChoiceEqualsSortingTheWholeCache) {
 
 }  // namespace
 }  // namespace kvscope
+
+namespace kvscope {
+namespace {
+
+// AdaKV by hand: two KV heads of one layer, 8 positions, k = 4 each, no
+// window or sinks, safeguard 0.25 (n_safe = max(1, int(4 x 0.25)) = 1).
+// Head 0's scores are concentrated, head 1's spread: each keeps its own
+// best first, then the layer's 6 best remaining of both heads stay.
+TEST(Selection, AdaptiveHeadBudgetsSplitTheLayersSlotsByScore) {
+  const KvBook b = book_of(8, 2);
+  const std::vector<float> h0 = {0.90f, 0.80f, 0.70f, 0.60f, 0.01f, 0.02f, 0.03f, 0.04f};
+  const std::vector<float> h1 = {0.10f, 0.20f, 0.30f, 0.40f, 0.50f, 0.15f, 0.25f, 0.35f};
+  PolicyParams p;
+  p.kind = PolicyKind::Knorm;
+  p.budget = Amount{4, false};
+  p.window = Amount{0, false};
+  p.sinks = 0;
+  p.head_budgets = HeadBudgets::Adaptive;
+  p.extra["safeguard"] = 0.25;
+  const auto pol = make_policy(resolve_policy(p, 8, 1000));
+  const auto c = choose_slots(*pol, b, [&](int s) -> const std::vector<float>& { return s == 0 ? h0 : h1; }, 7, 0);
+  // Safeguarded: head 0 position 0 (0.9), head 1 position 4 (0.5). The rest,
+  // best first: h0 p1 0.8, h0 p2 0.7, h0 p3 0.6, h1 p3 0.4, h1 p7 0.35, h1 p2
+  // 0.3 | h1 p6 0.25, ... So head 0 keeps 4 and head 1 keeps 4: {2, 3, 4, 7}.
+  EXPECT_EQ(kept_positions(b, c, 0), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(kept_positions(b, c, 1), (std::vector<int>{2, 3, 4, 7}));
+  // A sharper head 0 and a flatter head 1 move slots across: head 0 keeps
+  // 2 (its safeguard and one more), head 1 six.
+  const std::vector<float> g0 = {0.95f, 0.32f, 0.01f, 0.01f, 0.01f, 0.01f, 0.01f, 0.01f};
+  const std::vector<float> g1 = {0.30f, 0.31f, 0.33f, 0.34f, 0.35f, 0.36f, 0.37f, 0.38f};
+  const auto d = choose_slots(*pol, b, [&](int s) -> const std::vector<float>& { return s == 0 ? g0 : g1; }, 7, 0);
+  EXPECT_EQ(kept_positions(b, d, 0), (std::vector<int>{0, 1}));
+  EXPECT_EQ(kept_positions(b, d, 1), (std::vector<int>{2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(d.dropped, 8);
+  // With no safeguard a head keeps only what it wins: with its second
+  // score at 0.305, head 0 keeps 0.95 alone (head 1's seven scores from
+  // 0.31 up are better), and head 1 keeps seven.
+  p.extra["safeguard"] = 0.0;
+  const auto pol0 = make_policy(resolve_policy(p, 8, 1000));
+  const std::vector<float> g0b = {0.95f, 0.305f, 0.01f, 0.01f, 0.01f, 0.01f, 0.01f, 0.01f};
+  const auto e = choose_slots(*pol0, b, [&](int s) -> const std::vector<float>& { return s == 0 ? g0b : g1; }, 7, 0);
+  EXPECT_EQ(kept_positions(b, e, 0), (std::vector<int>{0}));
+  EXPECT_EQ(kept_positions(b, e, 1), (std::vector<int>{1, 2, 3, 4, 5, 6, 7}));
+  // Uniform budgets keep 4 each.
+  p.head_budgets = HeadBudgets::Uniform;
+  const auto uni = make_policy(resolve_policy(p, 8, 1000));
+  const auto f = choose_slots(*uni, b, [&](int s) -> const std::vector<float>& { return s == 0 ? g0 : g1; }, 7, 0);
+  EXPECT_EQ(kept_positions(b, f, 0).size(), 4u);
+  EXPECT_EQ(kept_positions(b, f, 1), (std::vector<int>{4, 5, 6, 7}));
+  // The split is a kv_head decision: a layer-wide one is refused by name.
+  p.head_budgets = HeadBudgets::Adaptive;
+  p.granularity = Granularity::Layer;
+  try {
+    resolve_policy(p, 8, 1000);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("policy.head_budgets: adaptive splits"), std::string::npos) << err.what();
+  }
+}
+
+}  // namespace
+}  // namespace kvscope

@@ -57,6 +57,17 @@ std::optional<PolicyParams> policy_for(const std::string& press, const json& par
     p.kind = PolicyKind::Knorm;
   } else if (press == "KeyDiffPress") {
     p.kind = PolicyKind::KeyDiff;
+  } else if (press == "AdaKVPress") {
+    // The inner press's policy with AdaKV's head-adaptive split of each
+    // layer's n_kv_heads x k slots.
+    json inner = params.at("inner_params");
+    inner["compression_ratio"] = params.at("compression_ratio");
+    auto q = policy_for(params.at("press").get<std::string>(), inner);
+    if (q) {
+      q->head_budgets = HeadBudgets::Adaptive;
+      q->extra["safeguard"] = params.at("alpha_safeguard").get<double>();
+    }
+    return q;
   } else {
     return std::nullopt;
   }
@@ -103,8 +114,9 @@ TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
       ASSERT_EQ(static_cast<int>(kept.size()), lay.n_kv_layers);
       for (int l = 0; l < lay.n_kv_layers; ++l) {
         ASSERT_EQ(static_cast<int>(kept[l].size()), lay.n_kv_heads);
-        EXPECT_EQ(c.at("n_kept")[l].get<int>(), s.policy().segment_budget(lay, lay.segment(l, 0)))
-            << "kvpress's rounding of the budget";
+        // kvpress's rounding of the budget: per head, or (AdaKV) the layer's total.
+        const int per_head = s.policy().segment_budget(lay, lay.segment(l, 0));
+        EXPECT_EQ(c.at("n_kept")[l].get<int>(), press == "AdaKVPress" ? per_head * lay.n_kv_heads : per_head);
         for (int h = 0; h < lay.n_kv_heads; ++h) {
           const std::vector<int> want = kept[l][h].get<std::vector<int>>();
           const auto& got = s.backend().kv().positions(lay.segment(l, h));
@@ -117,7 +129,7 @@ TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
   // Every press kvscope has is compared on every file: none may pass by
   // being absent from the goldens.
   for (const char* press : {"ObservedAttentionPress", "SnapKVPress", "PyramidKVPress", "TOVAPress", "StreamingLLMPress",
-                            "KnormPress", "KeyDiffPress"})
+                            "KnormPress", "KeyDiffPress", "AdaKVPress"})
     EXPECT_GT(cells[press], 0) << press << " has no golden cell";
   for (const auto& [press, n] : cells) std::printf("kvpress %s: %d cells compared\n", press.c_str(), n);
   for (const auto& [press, n] : not_here)
