@@ -325,9 +325,8 @@ std::vector<PolicySpec> make_policies() {
     all.insert(all.end(), more.begin(), more.end());
     // A policy that ranks per KV head may split a layer's budget among
     // them (AdaKV); one that never evicts has no budget to split.
-    const bool per_head = std::any_of(more.begin(), more.end(), [](const ParamUse& u) {
-      return std::string(u.key) == "granularity";
-    });
+    const bool per_head =
+        std::any_of(more.begin(), more.end(), [](const ParamUse& u) { return std::string(u.key) == "granularity"; });
     if (evicts && per_head) all.insert(all.end(), {{"head_budgets"}, {"safeguard"}});
     for (const ParamUse& d : defaults)
       for (ParamUse& u : all)

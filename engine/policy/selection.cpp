@@ -389,8 +389,8 @@ void choose_in_shared_unit(const Policy& policy, const KvBook& book, const std::
 // score, then newer position, then the lower head). kvpress's AdaKVPress
 // with its alpha_safeguard (docs/policies.md, "head budgets").
 void choose_in_layer_adaptive(const Policy& policy, const KvBook& book, const std::vector<int>& unit,
-                              const std::function<const std::vector<float>&(int)>& stats, int newest,
-                              const Limits& lim, SlotChoice& c) {
+                              const std::function<const std::vector<float>&(int)>& stats, int newest, const Limits& lim,
+                              SlotChoice& c) {
   const double alpha = policy.resolved().params.number("safeguard");
   struct Cand {
     float score;
@@ -508,8 +508,7 @@ void choose_slots(const Policy& policy, const KvBook& book,
                   [&](int, int u) {
                     Limits layer_lim = lim;
                     layer_lim.k += policy.segment_budget(lay, units[u][0]) - r.k;
-                    if (!layer_lim.hold)
-                      choose_in_layer_adaptive(policy, book, units[u], ranked, newest, layer_lim, c);
+                    if (!layer_lim.hold) choose_in_layer_adaptive(policy, book, units[u], ranked, newest, layer_lim, c);
                     else
                       for (int s : units[u]) {
                         mark_protection(book.positions(s), layer_lim, newest, c.state[s]);

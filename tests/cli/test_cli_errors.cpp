@@ -185,8 +185,10 @@ TEST(CliErrors, PolicyFlags) {
   // AdaKV's split is among a layer's KV heads: TOVA's default layer-wide decision refuses it.
   expect_error(g + "--policy tova --budget 4 --head-budgets adaptive",
                {"--head-budgets: adaptive splits a layer's budget among its KV heads", "(this run's is layer)"});
-  expect_error(g + "--policy knorm --budget 4 --head-budgets adaptive --safeguard 1.5", {"--safeguard: must be in [0, 1]"});
-  expect_error(g + "--policy window --budget 4 --head-budgets adaptive", {"--head-budgets: has no effect with --policy window"});
+  expect_error(g + "--policy knorm --budget 4 --head-budgets adaptive --safeguard 1.5",
+               {"--safeguard: must be in [0, 1]"});
+  expect_error(g + "--policy window --budget 4 --head-budgets adaptive",
+               {"--head-budgets: has no effect with --policy window"});
   EXPECT_FALSE(fs::exists("/tmp/kvscope-never"));
 }
 

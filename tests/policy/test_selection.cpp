@@ -456,7 +456,8 @@ TEST(Selection, AdaptiveHeadBudgetsSplitTheLayersSlotsByScore) {
   p.head_budgets = HeadBudgets::Adaptive;
   p.extra["safeguard"] = 0.25;
   const auto pol = make_policy(resolve_policy(p, 8, 1000));
-  const auto c = choose_slots(*pol, b, [&](int s) -> const std::vector<float>& { return s == 0 ? h0 : h1; }, 7, 0);
+  const auto c = choose_slots(
+      *pol, b, [&](int s) -> const std::vector<float>& { return s == 0 ? h0 : h1; }, 7, 0);
   // Safeguarded: head 0 position 0 (0.9), head 1 position 4 (0.5). The rest,
   // best first: h0 p1 0.8, h0 p2 0.7, h0 p3 0.6, h1 p3 0.4, h1 p7 0.35, h1 p2
   // 0.3 | h1 p6 0.25, ... So head 0 keeps 4 and head 1 keeps 4: {2, 3, 4, 7}.
@@ -466,7 +467,8 @@ TEST(Selection, AdaptiveHeadBudgetsSplitTheLayersSlotsByScore) {
   // 2 (its safeguard and one more), head 1 six.
   const std::vector<float> g0 = {0.95f, 0.32f, 0.01f, 0.01f, 0.01f, 0.01f, 0.01f, 0.01f};
   const std::vector<float> g1 = {0.30f, 0.31f, 0.33f, 0.34f, 0.35f, 0.36f, 0.37f, 0.38f};
-  const auto d = choose_slots(*pol, b, [&](int s) -> const std::vector<float>& { return s == 0 ? g0 : g1; }, 7, 0);
+  const auto d = choose_slots(
+      *pol, b, [&](int s) -> const std::vector<float>& { return s == 0 ? g0 : g1; }, 7, 0);
   EXPECT_EQ(kept_positions(b, d, 0), (std::vector<int>{0, 1}));
   EXPECT_EQ(kept_positions(b, d, 1), (std::vector<int>{2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(d.dropped, 8);
@@ -476,13 +478,15 @@ TEST(Selection, AdaptiveHeadBudgetsSplitTheLayersSlotsByScore) {
   p.extra["safeguard"] = 0.0;
   const auto pol0 = make_policy(resolve_policy(p, 8, 1000));
   const std::vector<float> g0b = {0.95f, 0.305f, 0.01f, 0.01f, 0.01f, 0.01f, 0.01f, 0.01f};
-  const auto e = choose_slots(*pol0, b, [&](int s) -> const std::vector<float>& { return s == 0 ? g0b : g1; }, 7, 0);
+  const auto e = choose_slots(
+      *pol0, b, [&](int s) -> const std::vector<float>& { return s == 0 ? g0b : g1; }, 7, 0);
   EXPECT_EQ(kept_positions(b, e, 0), (std::vector<int>{0}));
   EXPECT_EQ(kept_positions(b, e, 1), (std::vector<int>{1, 2, 3, 4, 5, 6, 7}));
   // Uniform budgets keep 4 each.
   p.head_budgets = HeadBudgets::Uniform;
   const auto uni = make_policy(resolve_policy(p, 8, 1000));
-  const auto f = choose_slots(*uni, b, [&](int s) -> const std::vector<float>& { return s == 0 ? g0 : g1; }, 7, 0);
+  const auto f = choose_slots(
+      *uni, b, [&](int s) -> const std::vector<float>& { return s == 0 ? g0 : g1; }, 7, 0);
   EXPECT_EQ(kept_positions(b, f, 0).size(), 4u);
   EXPECT_EQ(kept_positions(b, f, 1), (std::vector<int>{4, 5, 6, 7}));
   // The split is a kv_head decision: a layer-wide one is refused by name.
