@@ -11,7 +11,7 @@
 # run only when named, a2sf100 and tova100 (sections 4 and 3 on the 100-item sets), keyformer100 and streaming100
 # (section 5 and the streaming-prefill check of section 2 on 100 KJV passages), kvpress100 (section 9: the policies taken from
 # kvpress on the 100 pass-key items, about 22 minutes), gemma100 (section 8 on
-# 100 long pass-key items: hours) and passkey100
+# 100 long pass-key items: about 70 minutes) and passkey100
 # kjv100: every policy x 5 budgets on 100
 # items per set with $SEEDS seeds (default 3) for random and keyformer, for
 # the tables with intervals (tables.py, pairs.py). One run per item for
@@ -277,9 +277,10 @@ fi
 if has gemma100; then
   # Section 8 at the page's standard: the same sweep on 100 long pass-key
   # items (passkey_gemma_100.jsonl, seed 41), SEEDS seeds for random and
-  # keyformer. About 34 runs of ~780 tokens per item at SEEDS=3: hours on
-  # 2 cores; RESUME=1 goes on (a policy's cells are saved when all its
-  # items are done).
+  # keyformer. About 34 runs of ~780 tokens per item at SEEDS=3: 3,400
+  # runs took about 68 minutes wall on 2 cores (2026-11-26, partly beside
+  # builds; about 1 s per run); RESUME=1 goes on (a policy's cells are
+  # saved when all its items are done).
   stamp "Gemma 3 270M: 100 long pass keys, every policy, $SEEDS seeds"
   G=$(tools/get-model.sh gemma3-270m)
   session gemma '{"name": "full"}' "$G"
