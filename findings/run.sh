@@ -261,6 +261,9 @@ if has plots; then
     python3 $F/pairs.py $F/data/sweep_passkey100_kvpress_all_items.csv \
       keydiff:tova,keydiff:h2o,snapkv:h2o,snapkv_w16:snapkv,snapkv_w16:h2o,knorm:h2o,h2o_mean:h2o > $F/data/pairs_kvpress100.md
   fi
+  [ -f $F/data/sweep_gemma_passkey100_items.csv ] && python3 $F/pairs.py $F/data/sweep_gemma_passkey100_items.csv \
+    tova:h2o,a2sf:h2o,tova:a2sf,keyformer:h2o,tova:full,a2sf:full,h2o:random,keyformer:random,sink:window \
+    > $F/data/pairs_gemma_passkey100.md
 fi
 if has gemma; then
   stamp "Gemma 3 270M: long pass keys past its sliding window, every policy; each layer's share on the key"
