@@ -8,7 +8,8 @@
 #
 # A clone with one commit (or a shallow one whose parent is missing) has no
 # commit before HEAD: the check says so and passes. Fix what it reports with
-# `git clang-format BASE` (it rewrites only those lines), then commit again.
+# `git clang-format --extensions cpp,h,cu,cuh BASE` (it rewrites only those
+# lines), then commit again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,5 +42,7 @@ fi
 printf '%s\n' "$diff" >&2
 echo "kvscope: format check failed: lines changed since $(git rev-parse --short "$base") do not follow .clang-format in:" >&2
 printf '  %s\n' $files >&2
-echo "kvscope: run 'git clang-format $base' to reformat only those lines, then commit" >&2
+# (--extensions as above: without it git clang-format also rewrites JSON
+# under tests/, such as the kvpress goldens, whose bytes the generator owns.)
+echo "kvscope: run 'git clang-format --extensions cpp,h,cu,cuh $base' to reformat only those lines, then commit" >&2
 exit 1
