@@ -13,6 +13,9 @@ positions the cache holds after each compression of a teacher-forced decode:
 
     tests/data/kvpress/<model_dir_name>.json
 
+Version 4 adds one-shot cases of ChunkKVPress, CriticalKVPress, LagKVPress,
+ExpectedAttentionPress, CURPress and LeverageScorePress ("Version-4 presses").
+
 Usage
 -----
     tools/goldens_kvpress.sh [args]          # makes/uses its own venv, see below
@@ -176,9 +179,170 @@ asserts attention weights ('Set attn_implementation="eager"'), which sdpa does
 not return, and AdaKVPress refuses eager (its docstring: "AdaKVPress and
 ObservedAttention are currently not supported"); its cases are in "skipped".
 
+Version-4 presses (kvpress 0.5.5; observed and checked here)
+------------------------------------------------------------
+Captured as the one-shot cases (run_v4_press: one prefill forward inside
+`with press(model):`, every output key row mapped to the one input row it
+equals bit for bit, the values following, the cache holding what compress
+returned), with wrappers on the press instances (kvpress calls them as
+self.<name>): `score` of the press (if it is a ScorerPress) and of its inner
+press, CriticalKVPress.vwl1norm and LagKVPress._get_states_score. A press with
+an inner press is built as AdaKV's: Outer(press=Inner(compression_ratio=r,
+**inner_params), **other params). All run on the eager model except
+ChunkKVPress, which asserts that no attention weights reach it ("ChunkPress
+does not support attentions.", eager returns them) and so runs on the sdpa
+load, like AdaKV (its SnapKV inner press then computes its window attention
+itself). Cases per prompt, in file order: v4_configs(). Below, n_kept =
+compute_n_kept(n, r) = max(1, int(n (1 - r))), and "top k" is
+scores.topk(k, dim=-1) per KV head, whose ties follow torch.topk's CPU rule
+(last section).
+
+ChunkKVPress (chunkkv_press.py; press = KnormPress / SnapKVPress(8, 5),
+chunk_length L = 4 / 10, r = 0.25 / 0.5), one decision per layer:
+  s = the inner press' score [H, n]. Chunks are [c L, min(n, (c + 1) L)), c =
+  0 .. ceil(n / L) - 1, the last one shorter when L does not divide n (48 / 10:
+  four of 10, one of 8). Chunk score = the mean over the chunk's own positions
+  of s summed over the KV heads (sum first; a short chunk divides by its own
+  length). The layer keeps the n_chunks_kept = max(1, int(n_chunks (1 - r)))
+  chunks of highest score (torch.topk over the chunk scores), whole, and every
+  KV head keeps the same positions. It is a count of chunks, not of tokens: a
+  layer keeps n_chunks_kept L positions, or L - (n mod L) fewer when the short
+  chunk is among them (mistral, Knorm, L 10, r 0.25, prompt 0: 5 chunks, 3
+  kept, n_kept [28, 30]: layer 0 keeps the short chunk 4, layer 1 does not;
+  compute_n_kept would give 36). With no complete chunk (n < L) it hands over
+  to the inner press (not exercised here).
+  Evidence, checked in every case: all KV heads of a layer keep the same
+  positions, made of whole chunks, exactly n_chunks_kept of them, and no
+  dropped chunk's score (recomputed here from the recorded inner scores with
+  kvpress' own tensor ops, so bit for bit) beats a kept one. With SnapKV the
+  chunks holding its window (scored max + 1) are kept in every case.
+
+CriticalKVPress (criticalkv_press.py; press = KnormPress / SnapKVPress(8, 5),
+epsilon 1e-4 (its default), first_stage_ratio f = 0.5 / 0.0, r = 0.25 / 0.5), a
+ScorerPress: top n_kept per KV head of its score, which is, per layer:
+  1. s = the inner press' score [H, n] (eager: SnapKV uses the attention weights).
+  2. Stage 1: B = int((1 - r) n f) ("n_first_stage"; max(1, B) when f > 0);
+     each KV head's own top B by s (torch.topk) are the picks.
+  3. Stage 2: score = (s + epsilon) * w, w[h, i] = the mean over the query heads
+     q of KV head h of || v[h, i] W_o[q] ||_1, W_o[q] = the [head_dim, hidden]
+     block of query head q in o_proj.weight^T (vwl1norm: L1 norm over
+     hidden_size, no bias). Then the picks are set to float32 max. B <= n_kept,
+     so the picks are always kept and stage 2 fills the other n_kept - B.
+  Evidence, checked in every case: at every position but the picks the final
+  score equals (s + epsilon) * vwl1norm bit for bit; exactly B entries per head
+  are float32 max, the head's top B by s, all kept. With KnormPress s = -||k||
+  < 0, so the product favours SMALL w (kvpress does exactly that: keep the
+  sign). In all 48 cases every cell keeps another set than the inner press
+  alone at the same r (the eager KnormPress / SnapKVPress cases). With f 0 the
+  SnapKV window is scored (max + 1 + epsilon) w like any position, no longer
+  kept by construction; it was kept in every cell here all the same.
+  qwen2_fp16_sharded: in "skipped": vwl1norm reads module.config.head_dim,
+  which transformers 5.2.0's Qwen2Config lacks (AttributeError: kvpress 0.5.5
+  fails so on such checkpoints; not worked around here).
+
+LagKVPress (lagkv_press.py; n_sink S = 4, lag_size l = 8 / 16 / 24,
+cross_scoring False, r = 0.25 / 0.5): a ScorerPress, top n_kept per KV head of:
+  - n < S + 2 l ("lag_fallback"; l 24 on the 48-token prompt): 1 for the
+    sinks, (i - S) / (n - S) for i >= S: the sinks and the last n_kept - S
+    positions are kept (a StreamingLLM).
+  - otherwise: end = S + floor((n - S) / l) l, partitions P_j = [S + j l, S +
+    (j + 1) l) for j < m = (end - S) / l. P_0 .. P_{m-2} are scored, each
+    against the next one; the sinks and the tail [end - l, n) (the last
+    partition and the n - end rest: l + n - end positions) score 1. For keys
+    (the cached, post-RoPE ones) and values alike: per channel, min and max
+    over the l tokens of P_{j+1}; for a token of P_j, z = (x - min) / (max -
+    min) per channel, its std over the head_dim channels (torch's default,
+    unbiased: / (head_dim - 1)), softmax of those l stds over P_j. raw =
+    (softmax of keys + softmax of values) / 2; the score is the rank of raw in
+    its partition (argsort().argsort(), 0 = lowest) / l, so every scored
+    partition holds exactly 0, 1/l, ..., (l - 1)/l once each.
+  Evidence, checked in every case: sinks and tail score exactly 1; each scored
+  partition's scores are exactly {k / l} and order its raw scores (from
+  kvpress' own _get_states_score outputs; "rank_ties" lists heads with two raw
+  scores of a partition within 1e-6 relative, where argsort would decide:
+  none); the fallback scores exactly as above.
+  Ties by construction: the top n_kept take the S + l + n - end positions
+  scored 1, then the rank levels from the top down, each level one position
+  of each of the m - 1 scored partitions. Unless n_kept - S - (l + n - end) is
+  a multiple of m - 1 (and >= 0), the last level taken is split: q of its
+  m - 1 positions are kept and WHICH q is decided by torch.topk's tie rule, not
+  by a score; if n_kept < S + l + n - end, the positions scored 1 themselves
+  tie. "boundary_ties" lists every such cell with the tied value, how many
+  positions hold it and how many of those were kept. In the four files that is
+  56 of the 168 LagKV cells (l 8: prompt 1 at r 0.25; l 16: every case but
+  prompt 0 at r 0.25; l 24: none): a third of the cells depend on torch.topk's
+  internals. E.g. llama_gqa, prompt 0, l 16, r 0.5: the 32 positions scored 1
+  (sinks 0-3, tail 20-47) compete for 24 slots and kvpress keeps 24..47,
+  DROPPING THE SINKS (as zeros(48).topk(24) keeps the last 24); prompt 1, l 8,
+  r 0.25, layer 0, head 0: the 8 positions of rank 2/8 (5, 12, 24, 29, 37, 51,
+  55, 61) compete for 4 slots, kvpress keeps 24, 29, 37, 61 (no index order).
+  k 64 > n in every case here: std::nth_element, then std::sort, on (value,
+  index) pairs in index order compared by value only (tie-rule section).
+  Checked in every cell: torch.topk of the file's scores (float32, parsed from
+  the JSON) gives the recorded kept set, so an engine running that libstdc++
+  selection on the same float32 scores reproduces it; any other engine must
+  treat "tied_cells" as don't-care.
+
+ExpectedAttentionPress (expected_attention_press.py; defaults:
+n_future_positions F = 512, n_sink S = 4, use_covariance, use_vnorm, epsilon 0;
+r = 0.25 / 0.5), a ScorerPress, per layer:
+  mu, Sigma = the mean and covariance (biased: / (n - S)) over positions S ..
+  n - 1 of the pre-RoPE queries (q_proj of the layer's input, per query head);
+  Rbar = the mean over positions p = n .. n + F - 1 of the RoPE matrix R_p =
+  diag(cos_p) + diag(sin_p) P (P: rotate_half), from the model's own rotary
+  embedding (its scaling included: linear for mistral, llama3 for
+  llama3_mqa_bf16); mu' = Rbar mu, Sigma' = Rbar Sigma Rbar^T. For the cached
+  (post-RoPE) keys k_i, i >= S: logit_i = k_i . mu' / sqrt(head_dim) + k_i^T
+  Sigma' k_i / (2 head_dim), softmax over i in [S, n) per query head, mean over
+  the query heads of each KV head, times ||v_i||_2. The sinks 0 .. S - 1 score
+  the layer's max of those (over all its KV heads) + 1, so they are kept; then
+  top n_kept per KV head. Nothing the tiny models lack is needed (q_proj, the
+  rotary embedding kvpress attaches to each layer); deterministic.
+  Evidence: sinks = the layer's max + 1 checked in every case; a float64
+  re-derivation from the weights as written here (made while writing this, not
+  part of the script) matched kvpress' scores to 1.5e-6 relative and gave every
+  kept set at r 0.5.
+
+CURPress (cur_press.py; defaults: leverage_type kv_product, use_random_leverage
+False (no random projection, no RNG), use_local_approximation, num_sinks 4,
+local_window_size w = 16, and w = 20 at r 0.5, whose last window of the 48-token
+prompt is short; r = 0.25 / 0.5), a ScorerPress, per layer and KV head:
+  k2_i = ||k_i||^2 (cached, post-RoPE keys), v2_i = ||v_i||^2; each divided by its
+  sum over its window [j w, (j + 1) w) (the last one zero-padded, i.e. over its
+  own positions); s = k2' v2', divided by its sum over all n positions; the
+  first num_sinks set to 1.0 (so kept); top n_kept.
+  Evidence: sinks exactly 1.0 checked in every case; a float64 re-derivation
+  (as above, not in the script) matched to 1e-6 relative and gave every kept
+  set (w 20, r 0.5).
+
+LeverageScorePress (leverage_press.py; sketch_dimension 48, r = 0.25 / 0.5), a
+ScorerPress, per layer and KV head: X = the pre-RoPE keys (k_proj of the
+layer's input) centred over the positions; Y = X Phi, Phi [head_dim, 48] of
+N(0, 1/48) entries from torch.randn on torch's global generator (one [1, H,
+head_dim, 48] draw per layer, layer 0 first); score_i = y_i^T (Y^T Y + 0.01
+I)^-1 y_i (a Cholesky solve with jitter 0.01: Y^T Y has rank <= head_dim < 48),
+clamped at 0, z-scored over the whole layer (one affine map for all its heads:
+no effect on a head's ranking); top n_kept. Seed handling: torch.manual_seed(SEED)
+right before the forward ("sketch_seed"). The sketch decides nothing here: the
+same case with torch.manual_seed(SEED + 1 .. SEED + 4) keeps the same sets in
+every cell ("seed_dependent_cells": none), and the top n_kept of the exact
+leverage of X, diag(X (X^T X)^-1 X^T) in float64, is the kept set in every cell
+("exact_leverage_differs": none; smallest relative boundary gap of the exact
+leverage 1.0e-3): with 48 >= head_dim the sketch spans X's columns, and X's
+smallest squared singular value (at least 4.8 here) dwarfs the 0.01 jitter. So an
+engine can use the exact leverage, without an RNG.
+
+Per-position score lists of the version-4 cases ("scores", "inner_scores",
+"wov_norm") are written once per group of cases for which kvpress computes them
+from the same inputs (v4_score_group: the same press, inner press and params
+but the ratio, ChunkKV's chunk_length and CriticalKV's first_stage_ratio /
+epsilon; "wov_norm" once per prompt): the first case of the group (file order)
+carries them and the others leave them out (checked equal; a list that differed
+would stay). CriticalKV's "scores" (its final scores) are in every case.
+
 File format
 -----------
-{"format": "kvscope-kvpress-goldens", "version": 3, "made_by", "kvpress",
+{"format": "kvscope-kvpress-goldens", "version": 4, "made_by", "kvpress",
  "transformers", "torch", "model", "dtype": "float32", "attn_implementation":
  "eager" (of every case without an "attn_implementation" of its own), "seed",
  "prompts": [[ids]...],
@@ -223,7 +387,41 @@ File format
                       or not it changes the kept set (the SnapKV window's
                       max + 1 when n_safe < window_size: harmless),
             "safeguard_binds": [[layer, kv_head], ...] whose kept set
-                      differs from AdaKVPress with alpha_safeguard=0}],
+                      differs from AdaKVPress with alpha_safeguard=0},
+           ...; the version-4 cases (section "Version-4 presses") come first
+           of all, before the AdaKV ones (per prompt, v4_configs() order),
+           with the fields of the eager cases ("n_kept" per layer = the kept
+           positions of each KV head; "scores" per the rule above) and:
+           ChunkKVPress: "params": {"press", "inner_params",
+                      "compression_ratio" (as AdaKV's), "chunk_length"},
+                      "attn_implementation": "sdpa", "n_chunks",
+                      "n_chunks_kept", "chunks_kept": [layer] -> sorted kept
+                      chunk indices (chunk c = positions [c L, min(n, (c+1) L))),
+                      "chunk_scores": [layer][chunk] -> its score (format as
+                      "scores"), "scores": the INNER press' scores, "n_kept":
+                      [per layer] (the same for every KV head; the layers
+                      differ when one keeps the short chunk), "tied_cells":
+                      every KV head of a layer whose lowest kept and highest
+                      dropped chunk scores differ by < 1e-6 relative;
+           CriticalKVPress: "params": {"press", "inner_params",
+                      "compression_ratio", "epsilon", "first_stage_ratio"},
+                      "scores": the final scores, the ones that decide (the
+                      stage-1 picks are float32 max, written 3.40282347e+38),
+                      "inner_scores": the inner press' scores, "wov_norm":
+                      vwl1norm's w [layer][kv_head][position], "n_first_stage"
+                      (B), "first_stage": [layer][kv_head] -> sorted picks,
+                      "first_stage_ties": [[layer, kv_head], ...] whose B-th and
+                      (B+1)-th inner scores differ by < 1e-6 relative ("tied_cells"
+                      has them too if a position of that band was dropped);
+           LagKVPress: "params": {"compression_ratio", "n_sink", "lag_size",
+                      "cross_scoring"}, "lag_fallback" (n < n_sink + 2
+                      lag_size), "boundary_ties": [[layer, kv_head, tied score,
+                      positions holding it, of those kept], ...] for every tied
+                      cell, "rank_ties": [[layer, kv_head], ...];
+           ExpectedAttentionPress, CURPress: "params" with every default
+                      spelled out, nothing more;
+           LeverageScorePress: "sketch_seed", "seed_dependent_cells",
+                      "exact_leverage_differs" ([[layer, kv_head], ...])}],
  "decoding_cases": [{"base_press" (KnormPress / KeyDiffPress / TOVAPress),
             "interval" (compression_interval), "target_size", "prompt" (index
             into prompts), "n" (prompt length), "steps" (D),
@@ -241,7 +439,8 @@ File format
  "skipped": [{"press", "params", "prompt", "reason"}]  (a decoding case that
             fails: press "DecodingPress", params {"base_press",
             "compression_interval", "target_size"}; an AdaKV case: press
-            "AdaKVPress" and its params as above)}
+            "AdaKVPress" and its params as above; a version-4 case: its press
+            and params as above, these entries first)}
 Rerunning writes identical bytes (fixed seeds, one thread, deterministic
 algorithms, sorted keys, fixed float formatting).
 
@@ -262,7 +461,8 @@ vectors (n 4..1000, all k). So a C++ engine only matches kvpress on a tied
 boundary if it uses the same libstdc++ calls; otherwise treat "tied_cells" as
 don't-care. In these goldens the ties kvpress creates on purpose (SnapKV /
 PyramidKV window and TOVA's last token scored max+1, StreamingLLM's 0/1
-scores) never straddle the kept/dropped boundary.
+scores) never straddle the kept/dropped boundary, except version 4's
+LagKVPress ranks (see its section: a third of its cells).
 """
 import argparse
 import importlib.metadata as md
@@ -274,7 +474,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 FORMAT = "kvscope-kvpress-goldens"
-VERSION = 3
+VERSION = 4
 SEED = 20240607
 PROMPT_LENS = (48, 80)
 DECODE_SEED = SEED + 1  # continuation ids: DECODE_SEED + prompt index
@@ -282,8 +482,10 @@ DECODE_BASES = ("KnormPress", "KeyDiffPress", "TOVAPress")
 ADAKV_ATTN = "sdpa"  # AdaKVPress asserts the attention implementation is not eager
 MODELS = ("llama_gqa", "mistral", "qwen2_fp16_sharded", "llama3_mqa_bf16")
 EXPECT = {"kvpress": "0.5.5", "transformers": "5.2.0"}
-MAX_FILE_BYTES = 300_000
+MAX_FILE_BYTES = 450_000  # 300_000 up to version 3
 TIE_REL = 1e-6
+LEVERAGE_SEEDS = 5  # LeverageScorePress also runs with torch.manual_seed(SEED + 1 .. SEED + 4): seed_dependent_cells
+SCORE_FIELDS = ("scores", "inner_scores", "wov_norm")  # per-position lists the size limit may drop
 SMOLLM2_DIR = os.path.expanduser("~/.cache/kvscope/models/smollm2-135m")
 
 
@@ -322,6 +524,61 @@ def adakv_configs():
 def decoding_configs():
     """(prompt index, compression_interval, target_size, decode steps) in file order, for every base press."""
     return [(0, 4, 24, 14), (0, 3, 40, 14), (1, 5, 64, 16), (1, 2, 84, 12)]
+
+
+def v4_configs():
+    """(press class name, params) of the version-4 cases, in file order (per prompt). A press with an inner press
+    records it as AdaKVPress does: "press" (the inner class name), "inner_params" (its other constructor params),
+    "compression_ratio" (the inner press' ratio, which the outer press reads and writes through)."""
+    inners = (("KnormPress", {}), ("SnapKVPress", {"window_size": 8, "kernel_size": 5}))
+    out = []
+    for inner, inner_params in inners:
+        for chunk_length in (4, 10):
+            for r in (0.25, 0.5):
+                out.append(("ChunkKVPress", {"press": inner, "inner_params": inner_params, "compression_ratio": r,
+                                             "chunk_length": chunk_length}))
+    for inner, inner_params in inners:
+        for first_stage_ratio in (0.5, 0.0):
+            for r in (0.25, 0.5):
+                out.append(("CriticalKVPress", {"press": inner, "inner_params": inner_params, "compression_ratio": r,
+                                                "epsilon": 1e-4, "first_stage_ratio": first_stage_ratio}))
+    # lag_size 24: LagKV's fallback (q_len < n_sink + 2 * lag_size) on the 48-token prompt, a tail of 28 on the 80.
+    for lag_size in (8, 16, 24):
+        for r in (0.25, 0.5):
+            out.append(("LagKVPress", {"compression_ratio": r, "n_sink": 4, "lag_size": lag_size,
+                                       "cross_scoring": False}))
+    for r in (0.25, 0.5):
+        out.append(("ExpectedAttentionPress", {"compression_ratio": r, "n_future_positions": 512, "n_sink": 4,
+                                               "use_covariance": True, "use_vnorm": True, "epsilon": 0.0}))
+    # local_window_size 20: a padded last window on the 48-token prompt (16 divides both prompt lengths).
+    for r, w in ((0.25, 16), (0.5, 16), (0.5, 20)):
+        out.append(("CURPress", {"compression_ratio": r, "num_sinks": 4, "leverage_type": "kv_product",
+                                 "use_random_leverage": False, "use_local_approximation": True,
+                                 "local_window_size": w}))
+    for r in (0.25, 0.5):
+        out.append(("LeverageScorePress", {"compression_ratio": r, "sketch_dimension": 48}))
+    return out
+
+
+def v4_stat_key(press_name, params):
+    """The line of the printed statistics a version-4 case counts in."""
+    short = press_name[:-len("Press")]
+    inner = params.get("press", "").replace("Press", "")
+    if press_name == "ChunkKVPress":
+        return f"{short}/{inner}/L{params['chunk_length']}"
+    if press_name == "CriticalKVPress":
+        return f"{short}/{inner}/f{params['first_stage_ratio']:g}"
+    if press_name == "LagKVPress":
+        return f"{short}/lag{params['lag_size']}"
+    if press_name == "CURPress":
+        return f"{short}/w{params['local_window_size']}"
+    return short
+
+
+def v4_attn(press_name):
+    """The attention implementation a version-4 press runs under: ChunkKVPress asserts that no attention
+    weights reach it ("ChunkPress does not support attentions."), which eager returns."""
+    return "sdpa" if press_name == "ChunkKVPress" else "eager"
 
 
 def setup_torch():
@@ -698,6 +955,361 @@ def run_adakv_case(model, inner_name, inner_params, ratio, alpha, ids):
     return out
 
 
+def run_v4_press(model, press_name, params, ids, seed=None):
+    """Prefill `ids` under the version-4 press `press_name` built from `params` (an inner press as AdaKV's:
+    Inner(compression_ratio=r, **inner_params), passed as press=). If `seed` is given, torch.manual_seed(seed)
+    right before the forward (LeverageScorePress draws its sketch from torch's global generator). Returns
+    (kept, cap): kept [layer][kv_head] -> sorted kept positions, mapped as in run_case (bit-equal key rows,
+    values following, the cache holding what compress returned); cap[layer] -> what the wrappers on the press
+    instances saw: "score" (the press' own score(), if it is a ScorerPress), "inner" (the inner press'
+    score()), "hidden" (the hidden states passed to the first score() call), "wov" (CriticalKVPress.vwl1norm's
+    result), "states" (LagKVPress._get_states_score's results, in call order: keys', then values')."""
+    import torch
+    import kvpress
+    from kvpress.presses.scorer_press import ScorerPress
+    from transformers import DynamicCache
+    p = dict(params)
+    if "press" in p:
+        inner = getattr(kvpress, p.pop("press"))(compression_ratio=p.pop("compression_ratio"), **p.pop("inner_params"))
+        press = getattr(kvpress, press_name)(press=inner, **p)
+    else:
+        inner = None
+        press = getattr(kvpress, press_name)(**p)
+    cur, cap, rec = {}, {}, {}
+
+    def wrap(obj, attr, key, hidden_arg=False):
+        orig = getattr(obj, attr)
+
+        def f(*args, **kwargs):
+            out = orig(*args, **kwargs)
+            if hidden_arg and "hidden" not in cur:
+                cur["hidden"] = args[1].detach().clone()
+            cur.setdefault(key, []).append(out.detach().clone())
+            return out
+        setattr(obj, attr, f)  # on the instance: kvpress calls these as self.<attr>(...)
+    if isinstance(press, ScorerPress):
+        wrap(press, "score", "score", hidden_arg=True)
+    if inner is not None:
+        wrap(inner, "score", "inner", hidden_arg=True)
+    if press_name == "CriticalKVPress":
+        wrap(press, "vwl1norm", "wov")
+    if press_name == "LagKVPress":
+        wrap(press, "_get_states_score", "states")
+    orig_compress = press.compress
+
+    def compress(module, hidden_states, keys, values, attentions, kwargs):
+        cur.clear()
+        k_out, v_out = orig_compress(module, hidden_states, keys, values, attentions, kwargs)
+        rec[module.layer_idx] = (keys.detach().clone(), values.detach().clone(),
+                                 k_out.detach().clone(), v_out.detach().clone())
+        cap[module.layer_idx] = dict(cur)
+        return k_out, v_out
+    press.compress = compress
+
+    cache = DynamicCache()
+    if seed is not None:
+        torch.manual_seed(seed)
+    with torch.no_grad(), press(model):
+        model.model(input_ids=torch.tensor([ids]), past_key_values=cache)
+    n_layers = model.config.num_hidden_layers
+    if sorted(rec) != list(range(n_layers)):
+        raise RuntimeError(f"compress ran on layers {sorted(rec)}, expected 0..{n_layers - 1}")
+    kept = []
+    for li in range(n_layers):
+        k_in, v_in, k_out, v_out = rec[li]
+        if k_in.shape[2] != len(ids):
+            raise RuntimeError(f"layer {li}: {k_in.shape[2]} keys in, prompt has {len(ids)}")
+        if cache.layers[li].keys.shape[2] != k_out.shape[2]:
+            raise RuntimeError(f"layer {li}: cache holds {cache.layers[li].keys.shape[2]}, compress gave {k_out.shape[2]}")
+        heads = []
+        for h in range(k_in.shape[1]):
+            idx = map_rows(k_in[0, h], k_out[0, h], f"layer {li} head {h} keys")
+            if not torch.equal(v_in[0, h][idx], v_out[0, h]):
+                raise RuntimeError(f"layer {li} head {h}: values do not follow the keys' indices")
+            if len(set(idx)) != len(idx):
+                raise RuntimeError(f"layer {li} head {h}: a position kept twice")
+            heads.append(sorted(idx))
+        kept.append(heads)
+        for key, want in (("score", isinstance(press, ScorerPress)), ("inner", inner is not None)):
+            got = len(cap[li].get(key, []))
+            if got != int(want):
+                raise RuntimeError(f"layer {li}: {key} score() called {got} times, expected {int(want)}")
+    return kept, cap
+
+
+def head_rows(t, n, what):
+    """[1, H, n] float32 scores -> list of H lists of floats."""
+    import torch
+    if t.dtype != torch.float32 or t.dim() != 3 or t.shape[0] != 1 or t.shape[2] != n:
+        raise RuntimeError(f"{what}: {t.dtype} {tuple(t.shape)}")
+    return t[0].tolist()
+
+
+def rounded(rows_per_layer):
+    return [[[fmt_score(x) for x in row] for row in layer] for layer in rows_per_layer]
+
+
+def run_v4_case(model, press_name, params, ids, keep_scores):
+    """One version-4 case: the case dict (fields as the docstring lists them) and its statistics (cells,
+    tied cells, min relative boundary gap, and press-specific counts). Everything the docstring states about
+    a press' rule is checked here (a failure aborts the case into "skipped")."""
+    import torch
+    from kvpress.utils import compute_n_kept
+    n = len(ids)
+    r = params["compression_ratio"]
+    seed = SEED if press_name == "LeverageScorePress" else None
+    kept, cap = run_v4_press(model, press_name, params, ids, seed=seed)
+    n_layers = len(kept)
+    case = {"press": press_name, "params": params, "n": n}  # the caller adds "prompt"
+    st = {"cells": sum(len(h) for h in kept), "tied": 0, "min_gap": math.inf}
+    fmax = torch.finfo(torch.float32).max
+    tied = []
+
+    def per_head_gaps(score_rows):
+        for li, (heads, rows) in enumerate(zip(kept, score_rows)):
+            for h, idx in enumerate(heads):
+                g = rel_gap(rows[h], idx)
+                if g is None:
+                    continue
+                st["min_gap"] = min(st["min_gap"], g)
+                if g < TIE_REL:
+                    tied.append([li, h])
+
+    if press_name == "ChunkKVPress":
+        L = params["chunk_length"]
+        n_full, rem = n // L, n % L
+        n_chunks = n_full + (rem > 0)
+        n_chunks_kept = max(1, int(n_chunks * (1 - r)))
+        if n_full == 0:
+            raise RuntimeError("no complete chunk: ChunkKVPress would delegate to the inner press")
+        chunks_kept, chunk_scores, inner_rows = [], [], []
+        for li in range(n_layers):
+            s = cap[li]["inner"][0]
+            inner_rows.append(head_rows(s, n, f"layer {li} inner scores"))
+            # The chunk scores with kvpress' own ops (bit for bit): summed over KV heads, mean over the chunk.
+            cs = s[..., :n_full * L].sum(dim=1).view(-1, n_full, L).mean(dim=-1)
+            if rem:
+                cs = torch.cat([cs, s[..., -rem:].sum(dim=1).mean(dim=-1, keepdim=True)], dim=-1)
+            cs = cs[0].tolist()
+            heads = kept[li]
+            if any(k != heads[0] for k in heads):
+                raise RuntimeError(f"layer {li}: the KV heads keep different positions")
+            ks = set(heads[0])
+            ck = []
+            for c in range(n_chunks):
+                span = set(range(c * L, min(n, (c + 1) * L)))
+                if span <= ks:
+                    ck.append(c)
+                elif span & ks:
+                    raise RuntimeError(f"layer {li}: chunk {c} kept in part")
+            if len(ck) != n_chunks_kept or sum(min(n, (c + 1) * L) - c * L for c in ck) != len(ks):
+                raise RuntimeError(f"layer {li}: chunks kept {ck}, expected {n_chunks_kept} whole chunks")
+            g = rel_gap(cs, ck)  # raises if a dropped chunk outscores a kept one
+            if g is not None:
+                st["min_gap"] = min(st["min_gap"], g)
+                if g < TIE_REL:
+                    tied += [[li, h] for h in range(len(heads))]
+            chunks_kept.append(ck)
+            chunk_scores.append([fmt_score(x) for x in cs])
+        case.update({"attn_implementation": v4_attn(press_name), "n_chunks": n_chunks, "n_chunks_kept": n_chunks_kept,
+                     "chunks_kept": chunks_kept, "chunk_scores": chunk_scores})
+        if keep_scores:
+            case["scores"] = rounded(inner_rows)
+    elif press_name == "CriticalKVPress":
+        fsr, eps = params["first_stage_ratio"], params["epsilon"]
+        budget = int((1 - r) * n * fsr)
+        if fsr > 0:
+            budget = max(1, budget) if r < 1.0 else 0
+        n_kept = compute_n_kept(n, r)
+        finals, inners, wovs, firsts, first_ties = [], [], [], [], []
+        for li in range(n_layers):
+            s, f, w = cap[li]["inner"][0], cap[li]["score"][0], cap[li]["wov"]
+            if len(w) != 1:
+                raise RuntimeError(f"layer {li}: vwl1norm called {len(w)} times")
+            w = w[0]
+            picked = f == fmax
+            # Stage 2 as observed: (inner + epsilon) * |W_o v|_1 (kvpress' ops, bit for bit) off the stage-1 picks.
+            if not torch.equal(f[~picked], ((s + eps) * w)[~picked]):
+                raise RuntimeError(f"layer {li}: final scores are not (inner + epsilon) * vwl1norm")
+            s_rows, f_rows = head_rows(s, n, "inner"), head_rows(f, n, "final")
+            fl = []
+            for h in range(len(s_rows)):
+                pk = [i for i in range(n) if f_rows[h][i] == fmax]
+                if len(pk) != budget:
+                    raise RuntimeError(f"layer {li} head {h}: {len(pk)} stage-1 picks, expected {budget}")
+                rest = [s_rows[h][i] for i in range(n) if i not in set(pk)]
+                if pk and rest and min(s_rows[h][i] for i in pk) < max(rest):
+                    raise RuntimeError(f"layer {li} head {h}: the stage-1 picks are not the top {budget} inner scores")
+                if not set(pk) <= set(kept[li][h]):
+                    raise RuntimeError(f"layer {li} head {h}: a stage-1 pick was dropped")
+                fl.append(pk)
+                if 0 < budget < n:
+                    desc = sorted(s_rows[h], reverse=True)
+                    a, z = desc[budget - 1], desc[budget]
+                    if (a - z) / max(abs(a), abs(z), 1e-30) < TIE_REL:
+                        first_ties.append([li, h])
+                        tol = TIE_REL * max(abs(a), abs(z))
+                        if any(i not in kept[li][h] for i in range(n) if z - tol <= s_rows[h][i] <= a + tol):
+                            tied.append([li, h])
+            firsts.append(fl)
+            finals.append(f_rows)
+            inners.append(s_rows)
+            wovs.append(head_rows(w, n, "vwl1norm"))
+        if any(len(k) != n_kept for heads in kept for k in heads):
+            raise RuntimeError(f"a head keeps other than {n_kept}")
+        per_head_gaps(finals)
+        st["first_stage_ties"] = len(first_ties)
+        case.update({"n_first_stage": budget, "first_stage": firsts, "first_stage_ties": first_ties})
+        if keep_scores:
+            case.update({"scores": rounded(finals), "inner_scores": rounded(inners), "wov_norm": rounded(wovs)})
+    elif press_name == "LagKVPress":
+        n_sink, lag = params["n_sink"], params["lag_size"]
+        rows, rank_ties, boundary_ties = [], [], []
+        fallback = n < n_sink + 2 * lag
+        for li in range(n_layers):
+            s = cap[li]["score"][0]
+            sr = head_rows(s, n, "score")
+            states = cap[li].get("states", [])
+            if fallback:
+                if states:
+                    raise RuntimeError(f"layer {li}: lag scoring ran although q_len < n_sink + 2 * lag_size")
+                want = torch.ones_like(s)
+                want[:, :, n_sink:] = (torch.arange(n - n_sink) / (n - n_sink)).to(s.dtype)
+                if not torch.equal(s, want):
+                    raise RuntimeError(f"layer {li}: fallback scores are not 1 (sinks), i / (n - n_sink) (rest)")
+            else:
+                end_idx = n_sink + ((n - n_sink) // lag) * lag
+                n_part = (end_idx - n_sink) // lag - 1  # partitions scored (the last one is the tail's)
+                if len(states) != 2:
+                    raise RuntimeError(f"layer {li}: _get_states_score called {len(states)} times")
+                raw = (states[0] + states[1]) / 2  # kvpress' op: [1, H, n_part, lag]
+                if tuple(raw.shape) != (1, s.shape[1], n_part, lag):
+                    raise RuntimeError(f"layer {li}: raw lag scores {tuple(raw.shape)}")
+                body = s[:, :, n_sink:n_sink + n_part * lag].reshape(1, s.shape[1], n_part, lag)
+                ranks = torch.arange(lag, dtype=s.dtype) / lag
+                if not (bool((s[:, :, :n_sink] == 1).all()) and bool((s[:, :, n_sink + n_part * lag:] == 1).all())):
+                    raise RuntimeError(f"layer {li}: sinks / tail not scored 1")
+                if not torch.equal(body.sort(dim=-1).values, ranks.expand_as(body)):
+                    raise RuntimeError(f"layer {li}: a partition's scores are not the ranks 0..lag-1 over lag")
+                # A position's rank is the place of its raw score in its partition, ascending; raw scores of
+                # one partition within TIE_REL of each other make argsort's order (not the scores) decide.
+                for h in range(s.shape[1]):
+                    x, ranks_h = raw[0, h].tolist(), body[0, h].tolist()
+                    ties = False
+                    for part in range(n_part):
+                        o = sorted(range(lag), key=lambda j: x[part][j])
+                        v = [x[part][j] for j in o]
+                        if any((b - a) / max(abs(a), abs(b), 1e-30) < TIE_REL for a, b in zip(v, v[1:])):
+                            ties = True
+                        elif [round(ranks_h[part][j] * lag) for j in o] != list(range(lag)):
+                            raise RuntimeError(f"layer {li} head {h} partition {part}: ranks not by raw score")
+                    if ties:
+                        rank_ties.append([li, h])
+            # torch.topk of the file's (rounded) scores must give the same kept set: ties are reproducible from it.
+            nk = len(kept[li][0])
+            for h in range(len(sr)):
+                again = torch.tensor([fmt_score(x) for x in sr[h]], dtype=torch.float32).topk(nk).indices
+                if sorted(again.tolist()) != kept[li][h]:
+                    raise RuntimeError(f"layer {li} head {h}: topk of the recorded scores keeps another set")
+                g = rel_gap(sr[h], kept[li][h])
+                if g is not None and g < TIE_REL:
+                    v = min(sr[h][i] for i in kept[li][h])
+                    ks = set(kept[li][h])
+                    same = [i for i in range(n) if sr[h][i] == v]
+                    boundary_ties.append([li, h, fmt_score(v), len(same), sum(i in ks for i in same)])
+            rows.append(sr)
+        per_head_gaps(rows)
+        st["rank_ties"] = len(rank_ties)
+        case.update({"lag_fallback": fallback, "boundary_ties": boundary_ties, "rank_ties": rank_ties})
+        if keep_scores:
+            case["scores"] = rounded(rows)
+    else:
+        rows = []
+        for li in range(n_layers):
+            s = cap[li]["score"][0]
+            sr = head_rows(s, n, "score")
+            if press_name == "ExpectedAttentionPress":
+                ns = params["n_sink"]
+                pad = torch.tensor(s[:, :, ns:].max().item() + 1, dtype=torch.float32)
+                if not bool((s[:, :, :ns] == pad).all()):
+                    raise RuntimeError(f"layer {li}: sinks not scored the layer's max + 1")
+            elif press_name == "CURPress":
+                if not bool((s[:, :, :params["num_sinks"]] == 1).all()):
+                    raise RuntimeError(f"layer {li}: sinks not scored 1")
+            rows.append(sr)
+        per_head_gaps(rows)
+        if press_name == "LeverageScorePress":
+            from kvpress.utils import get_prerope_key_states
+            # The kept set under other sketches: torch.manual_seed(SEED + j) before the forward.
+            dep = set()
+            for j in range(1, LEVERAGE_SEEDS):
+                other, _ = run_v4_press(model, press_name, params, ids, seed=SEED + j)
+                dep |= {(li, h) for li in range(n_layers) for h in range(len(kept[li])) if other[li][h] != kept[li][h]}
+            # The unsketched leverage of the centred pre-RoPE keys (float64): diag(X (X^T X)^-1 X^T).
+            differs, exact_gap = [], math.inf
+            for li in range(n_layers):
+                mod = model.model.layers[li].self_attn
+                with torch.no_grad():
+                    k = get_prerope_key_states(mod, cap[li]["hidden"]).double()
+                x = k - k.mean(dim=-2, keepdim=True)
+                lev = (x * torch.linalg.solve(x.transpose(-2, -1) @ x, x.transpose(-2, -1)).transpose(-2, -1)).sum(-1)
+                for h in range(len(kept[li])):
+                    lv = lev[0, h].tolist()
+                    top = sorted(sorted(range(n), key=lambda i: -lv[i])[:len(kept[li][h])])
+                    if top != kept[li][h]:
+                        differs.append([li, h])
+                    g = rel_gap(lv, top)
+                    if g is not None:
+                        exact_gap = min(exact_gap, g)
+            st["seed_dependent"] = len(dep)
+            st["exact_differs"] = len(differs)
+            st["exact_min_gap"] = exact_gap
+            case.update({"sketch_seed": SEED, "seed_dependent_cells": [list(c) for c in sorted(dep)],
+                         "exact_leverage_differs": differs})
+        if keep_scores:
+            case["scores"] = rounded(rows)
+    case["n_kept"] = [len(heads[0]) for heads in kept]
+    case["kept"] = kept
+    case["tied_cells"] = sorted(tied)
+    st["tied"] = len(tied)
+    return case, st
+
+
+def v4_score_group(field, case):
+    """Cases whose `field` (a per-position list) kvpress computes from the same inputs: the params it does not
+    depend on are left out of the key (the ratio, ChunkKV's chunk_length, CriticalKV's first_stage_ratio and
+    epsilon; W_o v depends on no param at all). None: always recorded (CriticalKV's final scores)."""
+    params = dict(case["params"])
+    if case["press"] == "CriticalKVPress" and field == "scores":
+        return None
+    if case["press"] == "CriticalKVPress" and field == "wov_norm":
+        params = {}
+    for key in ("compression_ratio", "chunk_length", "first_stage_ratio", "epsilon"):
+        params.pop(key, None)
+    return (field, case["press"], case["prompt"], dumps(params))
+
+
+def dedupe_v4_scores(v4_cases, stats):
+    """Leave a version-4 case's per-position list out when it equals, value for value, the same list of the
+    first case of its v4_score_group (file order): only that first case carries it. A list that differs stays
+    (counted as "score_groups_differ" in the statistics; none do in the committed files)."""
+    first = {}
+    for case in v4_cases:
+        for field in SCORE_FIELDS:
+            if field not in case:
+                continue
+            key = v4_score_group(field, case)
+            if key is None:
+                continue
+            if key not in first:
+                first[key] = case[field]
+            elif case[field] == first[key]:
+                del case[field]
+            else:
+                st = stats.setdefault("score_groups_differ", {"cases": 0, "cells": 0, "tied": 0, "min_gap": math.inf})
+                st["cases"] += 1
+
+
 def fmt_score(x):
     if not math.isfinite(x):
         return None
@@ -829,20 +1441,45 @@ def build(model, sdpa_model, model_label, vers, prompts, stats, keep_scores=True
             if keep_scores:
                 case["scores"] = [[[fmt_score(x) for x in row] for row in layer] for layer in res["scores"]]
             adakv_cases.append(case)
-    # The AdaKV cases come first in "cases", so that the eager cases after them keep their bytes (and commas).
+    v4_cases, v4_skipped = [], []
+    for p, ids in enumerate(prompts):
+        for press_name, params in v4_configs():
+            m = sdpa_model if v4_attn(press_name) == "sdpa" else model
+            try:
+                case, cst = run_v4_case(m, press_name, params, ids, keep_scores)
+            except Exception as e:  # recorded, the run goes on
+                reason = f"{type(e).__name__}: {e}".splitlines()[0][:300]
+                print(f"  skip {press_name} {params} prompt {p}: {reason}")
+                v4_skipped.append({"press": press_name, "params": params, "prompt": p, "reason": reason})
+                continue
+            case["prompt"] = p
+            st = stats.setdefault(v4_stat_key(press_name, params),
+                                  {"cases": 0, "cells": 0, "tied": 0, "min_gap": math.inf})
+            st["cases"] += 1
+            for key, val in cst.items():
+                st[key] = min(st.get(key, math.inf), val) if key.endswith("min_gap") else st.get(key, 0) + val
+            v4_cases.append(case)
+    dedupe_v4_scores(v4_cases, stats)
+    # The AdaKV cases come first in "cases", so that the eager cases after them keep their bytes (and commas);
+    # the version-4 cases (and skips) come before those, for the same reason.
     cases[:0] = adakv_cases
+    cases[:0] = v4_cases
+    skipped[:0] = v4_skipped
     doc = {"format": FORMAT, "version": VERSION, "made_by": "tools/goldens_kvpress.py",
            "kvpress": vers["kvpress"], "transformers": vers["transformers"], "torch": vers["torch"],
            "model": model_label, "dtype": "float32", "attn_implementation": "eager", "seed": SEED,
            "prompts": prompts, "cases": cases, "decoding_cases": decoding_cases, "skipped": skipped}
     text = render(doc)
-    # Too big: drop scores from the largest cases first until it fits (the AdaKV cases' first).
+    # Too big: drop scores from the largest cases first until it fits (the version-4 cases' first, then the
+    # AdaKV cases'; of a version-4 case all its per-position score lists go: SCORE_FIELDS).
     while len(text.encode()) > max_bytes:
-        with_scores = [c for c in adakv_cases if "scores" in c] or [c for c in cases if "scores" in c]
+        with_scores = ([c for c in v4_cases if "scores" in c] or [c for c in adakv_cases if "scores" in c]
+                       or [c for c in cases if "scores" in c])
         if not with_scores:
             break
-        big = max(with_scores, key=lambda c: (len(dumps(c["scores"])), -cases.index(c)))
-        del big["scores"]
+        big = max(with_scores, key=lambda c: (len(dumps({k: c[k] for k in SCORE_FIELDS if k in c})), -cases.index(c)))
+        for key in SCORE_FIELDS:
+            big.pop(key, None)
         print(f"  warning: scores of {big['press']} {big['params']} prompt {big['prompt']} left out (file size)")
         text = render(doc)
     return text
@@ -856,6 +1493,10 @@ def report(stats, label):
         if "safeguard_ties" in st:  # AdaKV: min gap is the layer-wide one
             extra = (f"  (safeguard ties {st['safeguard_ties']}, cells keeping other than n (1 - r): "
                      f"{st['uneven_cells']}, cells the safeguard decides: {st['binds']})")
+        else:  # version 4: press-specific counts
+            more = [f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in st.items()
+                    if k not in ("cases", "cells", "tied", "min_gap")]
+            extra = f"  ({', '.join(more)})" if more else ""
         print(f"    {name:24s} {st['cases']:3d} {st['cells']:5d} {st['tied']:4d}  {mg}{extra}")
 
 
@@ -898,10 +1539,11 @@ def main():
         report(stats, f"{len(text.encode()) / 1000:.0f} KB")
         for name, st in stats.items():
             t = total.setdefault(name, {"cases": 0, "cells": 0, "tied": 0, "min_gap": math.inf})
-            for key in ("cases", "cells", "tied", "safeguard_ties", "uneven_cells", "binds"):
-                if key in st:
+            for key in st:
+                if key.endswith("min_gap"):
+                    t[key] = min(t.get(key, math.inf), st[key])
+                else:
                     t[key] = t.get(key, 0) + st[key]
-            t["min_gap"] = min(t["min_gap"], st["min_gap"])
         if args.check:
             old = open(out, encoding="utf-8").read() if os.path.exists(out) else None
             if old != text:
