@@ -16,9 +16,12 @@
 
 namespace kvscope {
 
-// KeyNorm and KeyDiff score slots from the cache's keys alone, after each
-// call (key_scores below); the others accumulate inside attention.
-enum class StatSource { None, Attention, GumbelSoftmax, KeyNorm, KeyDiff };
+// KeyNorm and KeyDiff score slots from the cache's keys alone, Cur and
+// LagKv from its keys and values (cache_scores.h), after each call; the
+// others accumulate inside attention.
+enum class StatSource { None, Attention, GumbelSoftmax, KeyNorm, KeyDiff, Cur, LagKv };
+// How CUR combines its key and value leverages (kvpress's leverage_type).
+enum class CurLeverage { KvProduct, Key, Value, KvAverage };
 enum class NoiseKind { Gumbel, Gaussian, Constant, None };
 enum class ReaderReduce { Mean, Max };
 
@@ -33,9 +36,18 @@ struct SlotStatRule {
   // observation window scores the prompt from its last queries alone. A
   // decode call has one row, which always counts.
   int last_rows = 0;
+  // Cur: the local window in slots (0: none) and the leverage (CurLeverage).
+  // LagKv: the lag and the sinks its partitions start after.
+  int span = 0;
+  int variant = 0;
+  int sinks = 0;
 
   bool active() const { return source != StatSource::None; }
-  bool from_keys() const { return source == StatSource::KeyNorm || source == StatSource::KeyDiff; }
+  // Scored after each call from what the cache holds, not inside attention.
+  bool from_cache() const {
+    return source == StatSource::KeyNorm || source == StatSource::KeyDiff || source == StatSource::Cur ||
+           source == StatSource::LagKv;
+  }
 };
 
 // Scores from the keys of one segment (kvpress's KnormPress and

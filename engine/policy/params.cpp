@@ -121,6 +121,11 @@ ResolvedPolicy resolve_policy(const PolicyParams& p, int prompt_len, int context
     throw Error::setting("policy.head_budgets", std::string("adaptive splits a layer's budget among its KV heads, "
                                                             "which needs the kv_head granularity (this run's is ") +
                                                     granularity_name(r.granularity) + ")");
+  r.chunk = spec.uses("chunk_length") ? static_cast<int>(p.number("chunk_length")) : 0;
+  if (r.chunk > 0 && r.granularity != Granularity::Layer)
+    throw Error::setting("policy.chunk_length", std::string("chunks are chosen for a whole layer (ChunkKV), which "
+                                                            "needs the layer granularity (this run's is ") +
+                                                    granularity_name(r.granularity) + ")");
   r.interval = spec.uses("compression_interval") ? p.compression_interval.value_or(0) : 0;
   if (r.interval > 0 && p.prefill == PrefillMode::Streaming)
     throw Error::setting("policy.compression_interval",

@@ -80,6 +80,7 @@ struct PolicyParams {
   ReaderReduce reduce = ReaderReduce::Mean;
   H2oScore h2o_score = H2oScore::Sum;
   HeadBudgets head_budgets = HeadBudgets::Uniform;
+  CurLeverage leverage = CurLeverage::KvProduct;
   uint64_t seed = 0;
   // Parameters of the policy table without a field above (policy_table.h),
   // by key; a key not here has its table default.
@@ -116,6 +117,7 @@ struct ResolvedPolicy {
   int s = 0;  // sinks
   int prompt_len = 0;  // what percentages were resolved against
   int interval = 0;    // evict only after decode steps that are multiples of it; 0: after every step
+  int chunk = 0;       // ChunkKV: keep whole chunks of this many slots per layer; 0: slots one by one
   Granularity granularity = Granularity::KvHead;
   bool evicts = true;  // false for full and ideal
   ChoiceQuirks quirks;

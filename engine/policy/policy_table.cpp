@@ -26,6 +26,8 @@ std::unique_ptr<Policy> make_snapkv_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_pyramidkv_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_knorm_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_keydiff_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_cur_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_lagkv_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_random_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_ideal_policy(const ResolvedPolicy& r);
 void keyformer_variant_rules(const PolicyParams& p, ResolveRules& rules, ChoiceQuirks& q);
@@ -253,6 +255,68 @@ std::vector<ParamSpec> make_params() {
   safeguard.written_at_default = false;
   add(safeguard);
 
+  ParamSpec chunk{"chunk_length",
+                  "chunk length",
+                  "ChunkKV's chunk length",
+                  ParamKind::Count,
+                  "ChunkKV (Liu et al. 2025; kvpress's ChunkKVPress) over this policy's scores: 0 ranks slots one by "
+                  "one. L cuts each layer's cache into chunks of L slots (the last one shorter), ranks them by the "
+                  "mean score of their slots summed over the layer's KV heads, and keeps whole chunks: "
+                  "max(1, int(C (1 - r))) of the C chunks for a compression-ratio budget r at the prompt, as "
+                  "kvpress, else max(1, int(C k / n)) of a cache of n slots. Chunks holding protected slots stay. "
+                  "Needs the layer granularity.",
+                  "0"};
+  chunk.unit = "slots";
+  chunk.min = 0;
+  chunk.expert = true;
+  chunk.slider_min = 0;
+  chunk.slider_max = 64;
+  chunk.written_at_default = false;
+  add(chunk);
+
+  ParamSpec cur_window{"cur_window",
+                       "local window",
+                       "CUR's local window",
+                       ParamKind::Count,
+                       "CUR normalises each slot's squared key and value norms by their sums over a window of this "
+                       "many consecutive slots (kvpress's local_window_size); 0 normalises over the whole cache.",
+                       "16"};
+  cur_window.unit = "slots";
+  cur_window.min = 0;
+  cur_window.slider_min = 0;
+  cur_window.slider_max = 256;
+  cur_window.written_at_default = false;
+  add(cur_window);
+
+  ParamSpec leverage{"leverage",
+                     "leverage",
+                     "CUR's leverage",
+                     ParamKind::Choice,
+                     "How CUR combines the key's and the value's normalised squared norms: their product "
+                     "(kv_product, kvpress's default), the key's or the value's alone, or their mean (kv_avg).",
+                     "kv_product"};
+  leverage.noun = "CUR leverage";
+  leverage.choices = {"kv_product", "key", "value", "kv_avg"};
+  leverage.written_at_default = false;
+  leverage.field = enum_field<CurLeverage, &PolicyParams::leverage>();
+  add(leverage);
+
+  ParamSpec lag{"lag",
+                "lag",
+                "LagKV's partition size",
+                ParamKind::Count,
+                "LagKV cuts the cache after the sinks into partitions of this many slots and scores each token "
+                "against the channel ranges of the next partition (kvpress's lag_size, default 128).",
+                "128"};
+  lag.unit = "slots";
+  lag.min = 1;
+  lag.max = 1024;  // backend/cache_scores.h's scratch
+  lag.has_max = true;
+  lag.slider_min = 1;
+  lag.slider_max = 512;
+  lag.written_at_default = false;
+  add(lag);
+
   ParamSpec beta{"beta",
                  "pyramid \xce\xb2",
                  "PyramidKV's steepness",
@@ -327,7 +391,7 @@ std::vector<PolicySpec> make_policies() {
     // them (AdaKV); one that never evicts has no budget to split.
     const bool per_head =
         std::any_of(more.begin(), more.end(), [](const ParamUse& u) { return std::string(u.key) == "granularity"; });
-    if (evicts && per_head) all.insert(all.end(), {{"head_budgets"}, {"safeguard"}});
+    if (evicts && per_head) all.insert(all.end(), {{"head_budgets"}, {"safeguard"}, {"chunk_length"}});
     for (const ParamUse& d : defaults)
       for (ParamUse& u : all)
         if (std::string(u.key) == d.key) u.default_text = d.default_text;
@@ -388,6 +452,19 @@ std::vector<PolicySpec> make_policies() {
                "after every step as the mean moves.",
                "minus the key's cosine with the mean key (KeyDiff)", true, with({{"granularity"}}),
                make_keydiff_policy});
+  v.push_back({K::Cur, "cur", "cur (CurDKV)",
+               "Sengupta et al. 2025, Value-Guided KV Compression for LLMs via Approximated CUR Decomposition",
+               "Keeps the slots whose key and value stand out from their neighbours: the product of their squared "
+               "norms, each normalised within a local window of slots. No attention needed.",
+               "key x value leverage (CUR)", true,
+               with({{"cur_window"}, {"leverage"}, {"granularity"}}, {{"sinks", "4"}}), make_cur_policy});
+  v.push_back({K::LagKv, "lagkv", "lagkv",
+               "Liang et al. 2025, LagKV: Lag-Relative Information of the KV Cache Tells Which Tokens Are Important",
+               "Scores each token against the next partition of the cache (lag slots later): the spread of its "
+               "min-max normalised key and value, ranked within its partition; the sinks and the newest one to two "
+               "partitions stay. No attention needed.",
+               "rank of the lag-relative spread (LagKV)", true, with({{"lag"}, {"granularity"}}, {{"sinks", "4"}}),
+               make_lagkv_policy});
   v.push_back({K::Random, "random", "random", "",
                "Evicts a uniformly random unprotected token (seeded): a baseline.", "random draw", true,
                with({{"granularity"}}), make_random_policy});

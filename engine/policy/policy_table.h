@@ -32,6 +32,8 @@ enum class PolicyKind {
   PyramidKV,
   Knorm,
   KeyDiff,
+  Cur,
+  LagKv,
   Random,
   Ideal
 };

@@ -231,6 +231,44 @@ bool holds_same_positions(const KvBook& book, const std::vector<int>& unit) {
   return true;
 }
 
+// The ranking value of each slot of a unit whose segments hold the same
+// positions `pos`: the statistic's mean over the segments (summed in double
+// in unit order), a random draw, or the position.
+void unit_scores(const Policy& policy, const std::vector<int>& unit,
+                 const std::function<const std::vector<float>&(int)>& stats, const std::vector<int>& pos, int step,
+                 std::vector<uint32_t>& words, std::vector<double>& mean) {
+  const int len = static_cast<int>(pos.size());
+  mean.assign(len, 0.0);
+  switch (policy.ranking()) {
+    case Ranking::Statistic:
+      for (int seg : unit) {
+        const float* st = stats(seg).data();
+        for (int j = 0; j < len; ++j) mean[j] += st[j];
+      }
+      for (int j = 0; j < len; ++j) mean[j] /= static_cast<double>(unit.size());
+      break;
+    case Ranking::Random: random_scores(policy.resolved(), step, unit[0], pos.data(), len, words, mean.data()); break;
+    case Ranking::Recency:
+      for (int j = 0; j < len; ++j) mean[j] = pos[j];
+      break;
+    case Ranking::None: break;
+  }
+}
+
+// Gives every segment of a unit its first segment's decision, and the
+// unit's ranking values as their scores.
+void share_decision(Ranking ranking, const std::vector<int>& unit, const std::vector<double>& mean, SlotChoice& c) {
+  const bool scored = ranking == Ranking::Statistic || ranking == Ranking::Random;
+  for (int seg : unit) {
+    if (seg != unit[0]) {
+      c.state[seg] = c.state[unit[0]];
+      c.rank[seg] = c.rank[unit[0]];
+    }
+    if (scored)
+      for (std::size_t j = 0; j < mean.size(); ++j) c.score[seg][j] = static_cast<float>(mean[j]);
+  }
+}
+
 // A shared decision whose segments hold the same positions: ranked like
 // choose_in_shared_unit (the mean over the segments, summed in double in
 // unit order) but on slot indices, with the mean's order-preserving bits
@@ -238,7 +276,6 @@ bool holds_same_positions(const KvBook& book, const std::vector<int>& unit) {
 void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std::vector<int>& unit,
                             const std::function<const std::vector<float>&(int)>& stats, int newest, int step,
                             const Limits& lim, SelectionScratch& w, SlotChoice& c) {
-  const auto& r = policy.resolved();
   const Ranking ranking = policy.ranking();
   const auto& pos = book.positions(unit[0]);
   const int len = static_cast<int>(pos.size());
@@ -247,23 +284,7 @@ void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std:
   const auto [j0, j1] = mark_protection(pos, lim, newest, state);
   auto& rank = c.rank[unit[0]];
   std::vector<double>& mean = w.mean;
-  mean.assign(len, 0.0);
-  switch (ranking) {
-    case Ranking::Statistic:
-      for (int seg : unit) {
-        const float* st = stats(seg).data();
-        for (int j = 0; j < len; ++j) mean[j] += st[j];
-      }
-      for (int j = 0; j < len; ++j) mean[j] /= static_cast<double>(unit.size());
-      break;
-    case Ranking::Random:
-      random_scores(r, step, unit[0], p, len, w.words, mean.data());
-      break;
-    case Ranking::Recency:
-      for (int j = 0; j < len; ++j) mean[j] = p[j];
-      break;
-    case Ranking::None: break;
-  }
+  unit_scores(policy, unit, stats, pos, step, w.words, mean);
   const int n_prot = len - (j1 - j0);
   const int room = std::max(0, lim.k - n_prot);
   if (ranking != Ranking::None && len > lim.k && !lim.hold && j1 - j0 > room) {
@@ -286,15 +307,71 @@ void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std:
       if (exit_slot >= 0) rank[exit_slot] = len;
     }
   }
-  const bool scored = ranking == Ranking::Statistic || ranking == Ranking::Random;
-  for (int seg : unit) {
-    if (seg != unit[0]) {
-      c.state[seg] = state;
-      c.rank[seg] = rank;
+  share_decision(ranking, unit, mean, c);
+}
+
+// ChunkKV (r.chunk = L slots; kvpress's ChunkKVPress) for a layer whose
+// segments hold the same positions: the slots are cut into chunks of L in
+// slot order (the last one shorter), a chunk's score is the mean over its
+// slots of their score averaged over the segments (kvpress sums over the
+// KV heads: the same order), and whole chunks are kept. How many: for a
+// compression-ratio budget r at a one-shot prompt, max(1, int(C (1 - r)))
+// of the C chunks, kvpress's count; otherwise max(1, int(C k / len)), the
+// budget's share of this cache. Chunks holding a protected slot stay and
+// count first; the others by score, the later chunk first on a tie.
+void choose_in_chunks(const Policy& policy, const KvBook& book, const std::vector<int>& unit,
+                      const std::function<const std::vector<float>&(int)>& stats, int newest, int step,
+                      const Limits& lim, SlotChoice& c) {
+  const auto& r = policy.resolved();
+  const Ranking ranking = policy.ranking();
+  const auto& pos = book.positions(unit[0]);
+  const int len = static_cast<int>(pos.size());
+  auto& state = c.state[unit[0]];
+  auto& rank = c.rank[unit[0]];
+  const auto [j0, j1] = mark_protection(pos, lim, newest, state);
+  std::vector<double> mean;
+  std::vector<uint32_t> words;
+  unit_scores(policy, unit, stats, pos, step, words, mean);
+  const int L = r.chunk;
+  const int n_chunks = (len + L - 1) / L;
+  if (ranking != Ranking::None && len > lim.k && !lim.hold && n_chunks > 0) {
+    const bool kvpress_count =
+        r.params.budget.ratio && step == 0 && r.params.prefill == PrefillMode::OneShot && lim.k == r.k;
+    const double share = kvpress_count ? 1.0 - r.params.budget.value : static_cast<double>(lim.k) / len;
+    const int n_keep = std::max(1, static_cast<int>(n_chunks * share));
+    struct Chunk {
+      double score;
+      int index;
+      bool forced;
+    };
+    std::vector<Chunk> chunks;
+    for (int ch = 0; ch < n_chunks; ++ch) {
+      const int a = ch * L, b = std::min(len, a + L);
+      double sum = 0;
+      for (int j = a; j < b; ++j) sum += mean[j];
+      chunks.push_back({sum / (b - a), ch, a < j0 || b > j1});
     }
-    if (scored)
-      for (int j = 0; j < len; ++j) c.score[seg][j] = static_cast<float>(mean[j]);
+    // Forced chunks first, then by score, the later chunk first on a tie.
+    std::sort(chunks.begin(), chunks.end(), [](const Chunk& x, const Chunk& y) {
+      if (x.forced != y.forced) return x.forced;
+      return x.score != y.score ? x.score > y.score : x.index > y.index;
+    });
+    int kept_slots = 0;
+    for (int i = 0; i < n_chunks; ++i) {
+      const Chunk& ch = chunks[i];
+      const int a = ch.index * L, b = std::min(len, a + L);
+      if (i < n_keep || ch.forced) {
+        kept_slots += b - a;
+        continue;
+      }
+      for (int j = a; j < b; ++j) {
+        state[j] = kDropped;
+        if (policy.evicts()) rank[j] = kept_slots + 1;  // a dropped chunk's slots share its rank
+      }
+      kept_slots += b - a;
+    }
   }
+  share_decision(ranking, unit, mean, c);
 }
 
 // A unit of several segments (layer or model granularity) whose segments
@@ -529,7 +606,11 @@ void choose_slots(const Policy& policy, const KvBook& book,
       // A unit of one layer takes that layer's budget; a model-wide unit k.
       Limits unit_lim = lim;
       if (r.granularity == Granularity::Layer) unit_lim.k += policy.segment_budget(lay, unit[0]) - r.k;
-      if (holds_same_positions(book, unit))
+      // ChunkKV's chunks need one slot order for the layer; after a change
+      // of granularity mid-run its heads may differ, and slots compete one by one.
+      if (r.chunk > 0 && r.granularity == Granularity::Layer && holds_same_positions(book, unit))
+        choose_in_chunks(policy, book, unit, ranked, newest, step, unit_lim, c);
+      else if (holds_same_positions(book, unit))
         choose_in_aligned_unit(policy, book, unit, ranked, newest, step, unit_lim, scratch, c);
       else choose_in_shared_unit(policy, book, unit, ranked, newest, step, unit_lim, c);
     }

@@ -575,7 +575,11 @@ INSTANTIATE_TEST_SUITE_P(
         StatCase{"SnapKV_window", {StatSource::Attention, 1.0f, ReaderReduce::Mean, NoiseKind::Gumbel, 1.0f, 0, 6}},
         StatCase{"SnapKV_window_max", {StatSource::Attention, 1.0f, ReaderReduce::Max, NoiseKind::Gumbel, 1.0f, 0, 6}},
         // Key-only scores (key_scores.cu against CpuBackend::key_scores).
-        StatCase{"Knorm", {StatSource::KeyNorm}}, StatCase{"KeyDiff", {StatSource::KeyDiff}}),
+        StatCase{"Knorm", {StatSource::KeyNorm}}, StatCase{"KeyDiff", {StatSource::KeyDiff}},
+        // Key-and-value scores (cache_scores.cu runs CpuBackend's code):
+        // CUR with a local window of 8, LagKV with 2 sinks and a lag of 4.
+        StatCase{"Cur", {StatSource::Cur, 1.0f, ReaderReduce::Mean, NoiseKind::Gumbel, 1.0f, 0, 0, 8}},
+        StatCase{"LagKv", {StatSource::LagKv, 1.0f, ReaderReduce::Mean, NoiseKind::Gumbel, 1.0f, 0, 0, 4, 0, 2}}),
     [](const auto& info) { return info.param.name; });
 
 // ---- chunked prefill, sliding window --------------------------------------------------------------

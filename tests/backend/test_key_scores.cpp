@@ -5,6 +5,7 @@
 // SnapKV's observation window: only a call's last rows add attention.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -101,6 +102,115 @@ TEST(KeyScores, AnObservationWindowCountsOnlyTheLastRows) {
   // Keys after the first 15 rows get no weight from them: before the window
   // nothing is read.
   EXPECT_GT(a->slot_stats(0)[0], w->slot_stats(0)[0] + 0.5);
+}
+
+// CUR (kv_product, local windows of w slots) worked in double from the
+// cache's keys and values.
+std::vector<double> cur_by_hand(const CpuBackend& be, int seg, int w) {
+  const int len = be.kv().len(seg), hd = be.kv().layout().head_dim;
+  auto sq = [&](const float* x) {
+    double s = 0;
+    for (int d = 0; d < hd; ++d) s += double(x[d]) * x[d];
+    return s;
+  };
+  std::vector<double> out(len);
+  double total = 0;
+  for (int c0 = 0; c0 < len; c0 += w) {
+    const int c1 = std::min(len, c0 + w);
+    double sk = 0, sv = 0;
+    for (int j = c0; j < c1; ++j) sk += sq(be.key(seg, j)), sv += sq(be.value(seg, j));
+    for (int j = c0; j < c1; ++j) total += out[j] = sq(be.key(seg, j)) / sk * (sq(be.value(seg, j)) / sv);
+  }
+  for (double& x : out) x /= total;
+  return out;
+}
+
+// LagKV's raw score (the mean of the keys' and the values' softmaxed
+// spreads) of every token of the partition starting at p0, against the
+// next partition, worked in double.
+std::vector<double> lagkv_raw_by_hand(const CpuBackend& be, int seg, int p0, int lag) {
+  const int hd = be.kv().layout().head_dim;
+  std::vector<double> raw(lag, 0.0);
+  for (const bool keys : {true, false}) {
+    auto row = [&](int j) { return keys ? be.key(seg, j) : be.value(seg, j); };
+    std::vector<double> spread(lag);
+    for (int i = 0; i < lag; ++i) {
+      std::vector<double> z(hd);
+      for (int d = 0; d < hd; ++d) {
+        double mn = row(p0 + lag)[d], mx = mn;
+        for (int t = p0 + lag; t < p0 + 2 * lag; ++t)
+          mn = std::min<double>(mn, row(t)[d]), mx = std::max<double>(mx, row(t)[d]);
+        z[d] = (row(p0 + i)[d] - mn) / (mx - mn);
+      }
+      double mean = 0, var = 0;
+      for (double x : z) mean += x / hd;
+      for (double x : z) var += (x - mean) * (x - mean);
+      spread[i] = std::sqrt(var / (hd - 1));
+    }
+    double top = *std::max_element(spread.begin(), spread.end()), sum = 0;
+    for (double& x : spread) sum += x = std::exp(x - top);
+    for (int i = 0; i < lag; ++i) raw[i] += spread[i] / sum / 2;
+  }
+  return raw;
+}
+
+// A CPU backend of llama_gqa after the first n prompt tokens under `rule`.
+std::unique_ptr<Backend> scored_prompt(const SlotStatRule& rule, int n) {
+  const auto m = load_model_files(test::model_dir("llama_gqa"));
+  const auto g = test::Golden::load("llama_gqa");
+  BackendOptions bo;
+  bo.max_tokens = 64;
+  auto be = make_backend(Device::Cpu, m.config, m.weights, bo);
+  ForwardOptions fo;
+  fo.stats = rule;
+  ForwardOutput out;
+  be->forward(std::vector<int>(g.prompt.begin(), g.prompt.begin() + n), fo, out);
+  return be;
+}
+
+TEST(CacheScores, CurIsItsFormulaOnTheCachesKeysAndValues) {
+  SlotStatRule rule;
+  rule.source = StatSource::Cur;
+  rule.span = 6;  // 20 slots: windows of 6, 6, 6 and a short one of 2
+  const auto be = scored_prompt(rule, 20);
+  const auto& cpu = dynamic_cast<const CpuBackend&>(*be);
+  for (int seg = 0; seg < be->kv().layout().n_segments(); ++seg) {
+    const auto want = cur_by_hand(cpu, seg, 6);
+    double sum = 0;
+    for (int j = 0; j < 20; ++j) {
+      EXPECT_NEAR(cpu.slot_stats(seg)[j], want[j], 1e-5 * want[j]) << "seg " << seg << " slot " << j;
+      sum += cpu.slot_stats(seg)[j];
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-5);  // the row is normalised
+  }
+}
+
+TEST(CacheScores, LagKvRanksEachPartitionAgainstTheNextAndKeepsSinksAndTail) {
+  SlotStatRule rule;
+  rule.source = StatSource::LagKv;
+  rule.span = 5;   // lag
+  rule.sinks = 3;  // 26 slots: partitions [3, 8) [8, 13) [13, 18) [18, 23), the rest 23..25
+  const auto be = scored_prompt(rule, 26);
+  const auto& cpu = dynamic_cast<const CpuBackend&>(*be);
+  for (int seg = 0; seg < be->kv().layout().n_segments(); ++seg) {
+    const auto& st = cpu.slot_stats(seg);
+    for (int j : {0, 1, 2}) EXPECT_EQ(st[j], 1.0f) << "sink " << j;
+    for (int j = 18; j < 26; ++j) EXPECT_EQ(st[j], 1.0f) << "tail " << j;  // the last partition and the rest
+    for (int p0 : {3, 8, 13}) {
+      const auto raw = lagkv_raw_by_hand(cpu, seg, p0, 5);
+      for (int i = 0; i < 5; ++i) {
+        int below = 0;
+        for (int t = 0; t < 5; ++t) below += raw[t] < raw[i];
+        EXPECT_EQ(st[p0 + i], below / 5.0f) << "seg " << seg << " slot " << p0 + i;
+      }
+    }
+  }
+  // Below sinks + 2 lags the newest slots rank highest (a sliding window).
+  rule.span = 12;
+  const auto short_be = scored_prompt(rule, 20);
+  const auto& short_cpu = dynamic_cast<const CpuBackend&>(*short_be);
+  for (int j = 0; j < 20; ++j)
+    EXPECT_FLOAT_EQ(short_cpu.slot_stats(0)[j], j < 3 ? 1.0f : (j - 3) / 17.0f) << "slot " << j;
 }
 
 }  // namespace

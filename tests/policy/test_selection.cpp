@@ -434,6 +434,48 @@ TEST(Selection, SharedChoiceEqualsSortingTheWholeCache) {
   expect_choice_equals_sorting(b, grid_scores(b), Granularity::Layer);
 }
 
+TEST(Selection, ChunksAreKeptWholeByTheirMeanScorePerLayer) {
+  // 10 slots, chunks of 3: [0, 3) [3, 6) [6, 9) [9, 10). Layer means per
+  // slot (two heads): 0.5 0.5 0.5 | 0.9 0.1 0.1 | 0.4 0.4 0.4 | 0.45.
+  // Chunk means: 0.5, 0.367, 0.4, 0.45.
+  const KvBook b = book_of(10, 2);
+  const std::vector<float> h0 = {0.6f, 0.4f, 0.5f, 1.0f, 0.1f, 0.1f, 0.3f, 0.5f, 0.4f, 0.5f};
+  const std::vector<float> h1 = {0.4f, 0.6f, 0.5f, 0.8f, 0.1f, 0.1f, 0.5f, 0.3f, 0.4f, 0.4f};
+  auto stats = [&](int s) -> const std::vector<float>& { return s == 0 ? h0 : h1; };
+  PolicyParams p;
+  p.kind = PolicyKind::Knorm;
+  p.window = Amount{0, false};
+  p.sinks = 0;
+  p.granularity = Granularity::Layer;
+  p.extra["chunk_length"] = 3;
+  // kvpress's count for a ratio at the prompt: max(1, int(4 x (1 - 0.5))) = 2
+  // chunks: the short last one (0.45) and the first (0.5), 4 slots.
+  p.budget = Amount{0.5, false, true};
+  const auto c = choose_slots(*make_policy(resolve_policy(p, 10, 1000)), b, stats, 9, 0);
+  EXPECT_EQ(kept_positions(b, c, 0), (std::vector<int>{0, 1, 2, 9}));
+  EXPECT_EQ(kept_positions(b, c, 1), kept_positions(b, c, 0));  // one decision for the layer
+  // A budget of 9 slots: max(1, int(4 x 9 / 10)) = 3 chunks, the best three.
+  p.budget = Amount{9, false};
+  const auto d = choose_slots(*make_policy(resolve_policy(p, 10, 1000)), b, stats, 9, 0);
+  EXPECT_EQ(kept_positions(b, d, 0), (std::vector<int>{0, 1, 2, 6, 7, 8, 9}));
+  // A protected slot keeps its chunk and counts first: sinks 4 protect
+  // chunk [3, 6) as well as [0, 3); with 2 chunks, nothing else stays.
+  p.budget = Amount{0.5, false, true};
+  p.sinks = 4;
+  const auto e = choose_slots(*make_policy(resolve_policy(p, 10, 1000)), b, stats, 9, 0);
+  EXPECT_EQ(kept_positions(b, e, 0), (std::vector<int>{0, 1, 2, 3, 4, 5}));
+  // Chunks are chosen for a whole layer: kv_head granularity is refused by name.
+  p.granularity = Granularity::KvHead;
+  try {
+    resolve_policy(p, 10, 1000);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("policy.chunk_length: chunks are chosen for a whole layer"),
+              std::string::npos)
+        << err.what();
+  }
+}
+
 }  // namespace
 }  // namespace kvscope
 

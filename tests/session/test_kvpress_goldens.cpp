@@ -5,9 +5,11 @@
 // policy mapping is docs/policies.md's ("kvpress's presses in kvscope").
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -20,6 +22,12 @@ namespace kvscope {
 namespace {
 
 using nlohmann::json;
+
+CurLeverage parse_leverage(const std::string& text) {
+  PolicyParams p;
+  set_param_text(p, *find_param("leverage"), text);
+  return p.leverage;
+}
 
 // The kvscope policy that reproduces a press with these parameters, or
 // nothing for a press kvscope does not have yet.
@@ -57,6 +65,29 @@ std::optional<PolicyParams> policy_for(const std::string& press, const json& par
     p.kind = PolicyKind::Knorm;
   } else if (press == "KeyDiffPress") {
     p.kind = PolicyKind::KeyDiff;
+  } else if (press == "CURPress") {
+    // kvpress scores its first num_sinks positions 1.0: kvscope's sinks.
+    p.kind = PolicyKind::Cur;
+    p.sinks = params.at("num_sinks").get<int>();
+    p.extra["cur_window"] =
+        params.at("use_local_approximation").get<bool>() ? params.at("local_window_size").get<double>() : 0.0;
+    p.leverage = parse_leverage(params.at("leverage_type").get<std::string>());
+    if (params.at("use_random_leverage").get<bool>()) return std::nullopt;  // a random projection kvscope lacks
+  } else if (press == "LagKVPress") {
+    p.kind = PolicyKind::LagKv;
+    p.sinks = params.at("n_sink").get<int>();
+    p.extra["lag"] = params.at("lag_size").get<double>();
+    if (params.at("cross_scoring").get<bool>()) return std::nullopt;
+  } else if (press == "ChunkKVPress") {
+    // The inner press's policy, choosing whole chunks per layer.
+    json inner = params.at("inner_params");
+    inner["compression_ratio"] = params.at("compression_ratio");
+    auto q = policy_for(params.at("press").get<std::string>(), inner);
+    if (q) {
+      q->granularity = Granularity::Layer;
+      q->extra["chunk_length"] = params.at("chunk_length").get<double>();
+    }
+    return q;
   } else if (press == "AdaKVPress") {
     // The inner press's policy with AdaKV's head-adaptive split of each
     // layer's n_kv_heads x k slots.
@@ -84,7 +115,9 @@ std::vector<std::filesystem::path> golden_files() {
 
 TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
   std::map<std::string, int> cells;     // press -> (layer, KV head) cells compared
-  std::map<std::string, int> not_here;  // press -> cases of a press kvscope lacks (none now; new goldens may add some)
+  std::map<std::string, int> not_here;  // press -> cases of a press kvscope lacks
+  std::map<std::string, int> tied;      // press -> cells decided by torch.topk's tie rule, compared up to the tie
+  std::map<std::string, json> scores_of;  // a group of cases -> kvpress's scores
   const auto files = golden_files();
   ASSERT_GE(files.size(), 3u) << "tests/data/kvpress holds the goldens";
   for (const auto& file : files) {
@@ -112,16 +145,46 @@ TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
       const KvLayout& lay = s.recorder().layout();
       const json& kept = c.at("kept");
       ASSERT_EQ(static_cast<int>(kept.size()), lay.n_kv_layers);
+      // kvpress's per-position scores of this case (carried by the first
+      // case of a group of cases that share them).
+      std::string group = press + " " + c.at("prompt").dump();
+      for (const auto& [key, value] : c.at("params").items())
+        if (key != "compression_ratio") group += " " + key + "=" + value.dump();
+      if (c.contains("scores")) scores_of[group] = c.at("scores");
+      // Cells whose kept set torch.topk's tie rule decides (LagKV's rank
+      // levels): [layer, head, tied score, ...].
+      std::map<std::pair<int, int>, double> tie_at;
+      if (c.contains("boundary_ties"))
+        for (const json& t : c.at("boundary_ties")) tie_at[{t[0].get<int>(), t[1].get<int>()}] = t[2].get<double>();
       for (int l = 0; l < lay.n_kv_layers; ++l) {
         ASSERT_EQ(static_cast<int>(kept[l].size()), lay.n_kv_heads);
-        // kvpress's rounding of the budget: per head, or (AdaKV) the layer's total.
+        // kvpress's rounding of the budget: per head, (AdaKV) the layer's
+        // total, or (ChunkKV) whole chunks.
         const int per_head = s.policy().segment_budget(lay, lay.segment(l, 0));
-        EXPECT_EQ(c.at("n_kept")[l].get<int>(), press == "AdaKVPress" ? per_head * lay.n_kv_heads : per_head);
+        if (press == "ChunkKVPress")
+          EXPECT_EQ(c.at("n_kept")[l].get<int>(), s.backend().kv().len(lay.segment(l, 0))) << "layer " << l;
+        else EXPECT_EQ(c.at("n_kept")[l].get<int>(), press == "AdaKVPress" ? per_head * lay.n_kv_heads : per_head);
         for (int h = 0; h < lay.n_kv_heads; ++h) {
           const std::vector<int> want = kept[l][h].get<std::vector<int>>();
-          const auto& got = s.backend().kv().positions(lay.segment(l, h));
-          EXPECT_EQ(std::vector<int>(got.begin(), got.end()), want) << "layer " << l << " KV head " << h;
+          const auto& got_row = s.backend().kv().positions(lay.segment(l, h));
+          const std::vector<int> got(got_row.begin(), got_row.end());
           ++cells[press];
+          const auto tie = tie_at.find({l, h});
+          if (tie == tie_at.end()) {
+            EXPECT_EQ(got, want) << "layer " << l << " KV head " << h;
+            continue;
+          }
+          // A tied cell: the same number kept, and the two sets differ only
+          // in positions that hold the tied score.
+          ++tied[press];
+          ASSERT_TRUE(scores_of.count(group)) << "no scores for " << group;
+          const json& sc = scores_of[group].at(l).at(h);
+          EXPECT_EQ(got.size(), want.size()) << "layer " << l << " KV head " << h;
+          std::vector<int> differ;
+          std::set_symmetric_difference(got.begin(), got.end(), want.begin(), want.end(), std::back_inserter(differ));
+          for (int p : differ)
+            EXPECT_EQ(sc.at(p).get<double>(), tie->second)
+                << "layer " << l << " KV head " << h << ": position " << p << " is not among the tied";
         }
       }
     }
@@ -129,9 +192,10 @@ TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
   // Every press kvscope has is compared on every file: none may pass by
   // being absent from the goldens.
   for (const char* press : {"ObservedAttentionPress", "SnapKVPress", "PyramidKVPress", "TOVAPress", "StreamingLLMPress",
-                            "KnormPress", "KeyDiffPress", "AdaKVPress"})
+                            "KnormPress", "KeyDiffPress", "AdaKVPress", "ChunkKVPress", "CURPress", "LagKVPress"})
     EXPECT_GT(cells[press], 0) << press << " has no golden cell";
-  for (const auto& [press, n] : cells) std::printf("kvpress %s: %d cells compared\n", press.c_str(), n);
+  for (const auto& [press, n] : cells)
+    std::printf("kvpress %s: %d cells compared (%d of them up to a tie)\n", press.c_str(), n, tied[press]);
   for (const auto& [press, n] : not_here)
     std::printf("kvpress %s: %d cases not compared (no kvscope policy yet)\n", press.c_str(), n);
 }

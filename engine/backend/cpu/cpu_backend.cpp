@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "backend/cpu/cache_scores_cpu.h"
 #include "backend/cpu/decode_attention.h"
 #include "backend/parallel.h"
 #include "backend/sampler.h"
@@ -146,7 +147,7 @@ int CpuBackend::prepare_forward(int n, const ForwardOptions& opt, ForwardOutput&
   const int S = layout_.n_segments();
   for (int s = 0; s < S; ++s) make_room(s, n);  // before the book counts the new slots
   const int first_pos = begin_forward(n, opt, out);
-  if (opt.stats.active() && !opt.stats.from_keys()) {
+  if (opt.stats.active() && !opt.stats.from_cache()) {
     // Mean over readers adds straight into one row; max needs each query
     // row's maximum before rows are combined.
     const int rows = opt.stats.reduce == ReaderReduce::Max ? n : 1;
@@ -516,8 +517,12 @@ void CpuBackend::accumulate_stats(int seg, int row, const float* e, float scale,
 }
 
 void CpuBackend::finish_stats(int n, const SlotStatRule& rule) {
-  if (rule.from_keys()) {
-    for (int seg = 0; seg < layout_.n_segments(); ++seg) key_scores(seg, rule.source);
+  if (rule.from_cache()) {
+    for (int seg = 0; seg < layout_.n_segments(); ++seg) {
+      if (rule.source == StatSource::Cur || rule.source == StatSource::LagKv)
+        cpu::cache_scores(key(seg, 0), value(seg, 0), kv().len(seg), hd_, rule, stats_[seg].data());
+      else key_scores(seg, rule.source);
+    }
     return;
   }
   const float carry = stat_carry();

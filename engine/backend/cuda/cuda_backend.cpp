@@ -452,17 +452,19 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
     a.q_chunk = s.qc_for(n);  // what ensure_workspace sized scores, partials and the Keyformer rows for
     if (stats_on) {
       a.stats.rule = opt.stats;
-      if (opt.stats.from_keys()) a.stats.rule.source = StatSource::None;  // scored after attention, from the keys
+      if (opt.stats.from_cache()) a.stats.rule.source = StatSource::None;  // scored after attention, from the cache
       a.stats.row_weight = reinterpret_cast<const float*>(s.dev_stage.as<int>() + s.off_weights);
       a.stats.readers = static_cast<float>(readers(seg0));
       a.stats.mean_acc = s.mean_acc.as<float>();
       a.stats.max_acc = s.max_acc.as<float>();
       a.stats.gumbel_rows = s.gumbel.as<float>();
-      if (l == s.layout.owners[kvl] && !opt.stats.from_keys()) cuda::clear_stat_acc(a.stats, s.g, n, s.cap, st);
+      if (l == s.layout.owners[kvl] && !opt.stats.from_cache()) cuda::clear_stat_acc(a.stats, s.g, n, s.cap, st);
     }
     cuda::attention(a, st);
     if (stats_on && l == s.last_reader[kvl]) {
-      if (opt.stats.from_keys()) cuda::key_scores(s.kv, opt.stats.source, lens, seg0, s.g, st);
+      if (opt.stats.source == StatSource::Cur || opt.stats.source == StatSource::LagKv)
+        cuda::cache_scores(s.kv, opt.stats, lens, seg0, s.g, st);
+      else if (opt.stats.from_cache()) cuda::key_scores(s.kv, opt.stats.source, lens, seg0, s.g, st);
       else cuda::finish_stats(a.stats, stat_carry(), lens, seg0, s.g, n, a.max_len, s.kv.stats, s.cap, st);
     }
 
