@@ -17,9 +17,10 @@
 namespace kvscope {
 
 // KeyNorm and KeyDiff score slots from the cache's keys alone, Cur and
-// LagKv from its keys and values (cache_scores.h), after each call; the
-// others accumulate inside attention.
-enum class StatSource { None, Attention, GumbelSoftmax, KeyNorm, KeyDiff, Cur, LagKv };
+// LagKv from its keys and values (cache_scores.h), Leverage from its keys
+// before RoPE (leverage_scores.h), after each call; the others accumulate
+// inside attention.
+enum class StatSource { None, Attention, GumbelSoftmax, KeyNorm, KeyDiff, Cur, LagKv, Leverage };
 // How CUR combines its key and value leverages (kvpress's leverage_type).
 enum class CurLeverage { KvProduct, Key, Value, KvAverage };
 enum class NoiseKind { Gumbel, Gaussian, Constant, None };
@@ -46,7 +47,7 @@ struct SlotStatRule {
   // Scored after each call from what the cache holds, not inside attention.
   bool from_cache() const {
     return source == StatSource::KeyNorm || source == StatSource::KeyDiff || source == StatSource::Cur ||
-           source == StatSource::LagKv;
+           source == StatSource::LagKv || source == StatSource::Leverage;
   }
 };
 

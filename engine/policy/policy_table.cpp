@@ -28,6 +28,7 @@ std::unique_ptr<Policy> make_knorm_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_keydiff_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_cur_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_lagkv_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_leverage_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_random_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_ideal_policy(const ResolvedPolicy& r);
 void keyformer_variant_rules(const PolicyParams& p, ResolveRules& rules, ChoiceQuirks& q);
@@ -465,6 +466,12 @@ std::vector<PolicySpec> make_policies() {
                "partitions stay. No attention needed.",
                "rank of the lag-relative spread (LagKV)", true, with({{"lag"}, {"granularity"}}, {{"sinks", "4"}}),
                make_lagkv_policy});
+  v.push_back({K::Leverage, "leverage", "leverage",
+               "Chari & Van Durme 2025, Compactor: Calibrated Query-Agnostic KV Cache Compression with Approximate "
+               "Leverage Scores",
+               "Keeps the keys with the highest statistical leverage among their KV head's keys before RoPE "
+               "(centred): the outliers a low-rank summary of the cache would lose. No attention needed.",
+               "key leverage (LeverageScore)", true, with({{"granularity"}}), make_leverage_policy});
   v.push_back({K::Random, "random", "random", "",
                "Evicts a uniformly random unprotected token (seeded): a baseline.", "random draw", true,
                with({{"granularity"}}), make_random_policy});

@@ -34,6 +34,7 @@ enum class PolicyKind {
   KeyDiff,
   Cur,
   LagKv,
+  Leverage,
   Random,
   Ideal
 };

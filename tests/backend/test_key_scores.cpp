@@ -213,5 +213,47 @@ TEST(CacheScores, LagKvRanksEachPartitionAgainstTheNextAndKeepsSinksAndTail) {
     EXPECT_FLOAT_EQ(short_cpu.slot_stats(0)[j], j < 3 ? 1.0f : (j - 3) / 17.0f) << "slot " << j;
 }
 
+TEST(CacheScores, LeverageIsTheHatDiagonalOfTheKeysBeforeRope) {
+  // 26 keys of 16 dimensions, centred: the hat matrix projects onto their
+  // 16-dimensional span, so the leverages lie in [0, 1] and sum to 16.
+  SlotStatRule rule;
+  rule.source = StatSource::Leverage;
+  const auto be = scored_prompt(rule, 26);
+  const int hd = be->kv().layout().head_dim;
+  ASSERT_EQ(hd, 16);
+  for (int seg = 0; seg < be->kv().layout().n_segments(); ++seg) {
+    double sum = 0;
+    for (float h : be->slot_stats(seg)) {
+      EXPECT_GE(h, -1e-6f);
+      EXPECT_LE(h, 1.0f + 1e-5f);
+      sum += h;
+    }
+    EXPECT_NEAR(sum, hd, 1e-3) << "seg " << seg;
+  }
+  // The score reads the keys before RoPE: after an eviction, keys rotated
+  // to their original positions and keys re-rotated to their slots
+  // (compacted positions) score the same.
+  const auto m = load_model_files(test::model_dir("llama_gqa"));
+  const auto g = test::Golden::load("llama_gqa");
+  std::vector<std::vector<float>> by_mode;
+  for (PositionMode mode : {PositionMode::Original, PositionMode::Compacted}) {
+    BackendOptions bo;
+    bo.max_tokens = 64;
+    bo.positions = mode;
+    auto b = make_backend(Device::Cpu, m.config, m.weights, bo);
+    ForwardOptions fo;
+    fo.stats = rule;
+    ForwardOutput out;
+    b->forward(std::vector<int>(g.prompt.begin(), g.prompt.begin() + 26), fo, out);
+    const std::vector<int> keep = {0, 2, 3, 5, 7, 8, 9, 11, 12, 14, 15, 17, 18, 19, 20, 21, 22, 24, 25};
+    for (int s = 0; s < b->kv().layout().n_segments(); ++s) b->retain(s, keep);
+    const int tok[1] = {g.prompt[26]};
+    b->forward(tok, fo, out);
+    by_mode.push_back(b->slot_stats(0));
+  }
+  ASSERT_EQ(by_mode[0].size(), 20u);
+  for (int j = 0; j < 20; ++j) EXPECT_NEAR(by_mode[0][j], by_mode[1][j], 1e-4) << "slot " << j;
+}
+
 }  // namespace
 }  // namespace kvscope

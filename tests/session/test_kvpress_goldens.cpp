@@ -78,6 +78,10 @@ std::optional<PolicyParams> policy_for(const std::string& press, const json& par
     p.sinks = params.at("n_sink").get<int>();
     p.extra["lag"] = params.at("lag_size").get<double>();
     if (params.at("cross_scoring").get<bool>()) return std::nullopt;
+  } else if (press == "LeverageScorePress") {
+    // The exact leverage: kvpress's Gaussian sketch of 48 columns spans
+    // head_dim and decides no cell (the generator checks five seeds).
+    p.kind = PolicyKind::Leverage;
   } else if (press == "ChunkKVPress") {
     // The inner press's policy, choosing whole chunks per layer.
     json inner = params.at("inner_params");
@@ -191,8 +195,9 @@ TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
   }
   // Every press kvscope has is compared on every file: none may pass by
   // being absent from the goldens.
-  for (const char* press : {"ObservedAttentionPress", "SnapKVPress", "PyramidKVPress", "TOVAPress", "StreamingLLMPress",
-                            "KnormPress", "KeyDiffPress", "AdaKVPress", "ChunkKVPress", "CURPress", "LagKVPress"})
+  for (const char* press :
+       {"ObservedAttentionPress", "SnapKVPress", "PyramidKVPress", "TOVAPress", "StreamingLLMPress", "KnormPress",
+        "KeyDiffPress", "AdaKVPress", "ChunkKVPress", "CURPress", "LagKVPress", "LeverageScorePress"})
     EXPECT_GT(cells[press], 0) << press << " has no golden cell";
   for (const auto& [press, n] : cells)
     std::printf("kvpress %s: %d cells compared (%d of them up to a tie)\n", press.c_str(), n, tied[press]);

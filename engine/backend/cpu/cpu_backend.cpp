@@ -8,6 +8,7 @@
 
 #include "backend/cpu/cache_scores_cpu.h"
 #include "backend/cpu/decode_attention.h"
+#include "backend/leverage_scores.h"
 #include "backend/parallel.h"
 #include "backend/sampler.h"
 #include "kv/row_moves.h"
@@ -518,6 +519,17 @@ void CpuBackend::accumulate_stats(int seg, int row, const float* e, float scale,
 
 void CpuBackend::finish_stats(int n, const SlotStatRule& rule) {
   if (rule.from_cache()) {
+    if (rule.source == StatSource::Leverage) {
+      // O(len hd^2) a segment: segments in parallel, each with its own copy of its keys.
+      parallel_runs(layout_.n_segments(), runs_for(layout_.n_segments(), kv().total_slots() * hd_), [&](int, int seg) {
+        const int len = kv().len(seg);
+        std::vector<float> keys(key(seg, 0), key(seg, 0) + static_cast<std::size_t>(len) * hd_);
+        unrotate_keys(keys.data(), len, hd_, kv().rope_positions(seg).data(),
+                      model_->inv_freq_of(layout_.owners[seg / layout_.n_kv_heads]));
+        leverage_scores(keys.data(), len, hd_, stats_[seg].data());
+      });
+      return;
+    }
     for (int seg = 0; seg < layout_.n_segments(); ++seg) {
       if (rule.source == StatSource::Cur || rule.source == StatSource::LagKv)
         cpu::cache_scores(key(seg, 0), value(seg, 0), kv().len(seg), hd_, rule, stats_[seg].data());

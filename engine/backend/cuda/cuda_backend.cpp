@@ -7,6 +7,7 @@
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_model.h"
 #include "backend/cuda/cuda_ops.h"
+#include "backend/leverage_scores.h"
 #include "backend/parallel.h"
 #include "common/error.h"
 #include "kv/row_moves.h"
@@ -464,7 +465,9 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
     if (stats_on && l == s.last_reader[kvl]) {
       if (opt.stats.source == StatSource::Cur || opt.stats.source == StatSource::LagKv)
         cuda::cache_scores(s.kv, opt.stats, lens, seg0, s.g, st);
-      else if (opt.stats.from_cache()) cuda::key_scores(s.kv, opt.stats.source, lens, seg0, s.g, st);
+      else if (opt.stats.source == StatSource::KeyNorm || opt.stats.source == StatSource::KeyDiff)
+        cuda::key_scores(s.kv, opt.stats.source, lens, seg0, s.g, st);
+      // Leverage: scored on the host after the call (leverage_scores_on_host).
       else cuda::finish_stats(a.stats, stat_carry(), lens, seg0, s.g, n, a.max_len, s.kv.stats, s.cap, st);
     }
 
@@ -527,6 +530,7 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
       const float* src = s.stats_host + std::size_t(seg) * max_len;
       stats_[seg].assign(src, src + kv().len(seg));
     });
+  if (stats_on && opt.stats.source == StatSource::Leverage) leverage_scores_on_host();
   // After everything here: the statistics reach the host only now.
   if (opt.alongside_head) opt.alongside_head();
 }
@@ -589,6 +593,29 @@ std::vector<float> CudaBackend::read_row(const void* base, int seg, int slot) {
   std::vector<float> row(s.hd);
   for (int i = 0; i < s.hd; ++i) row[i] = cuda::from_bits(s.kv.type, bits[i]);
   return row;
+}
+
+// StatSource::Leverage: the CPU backend's code (leverage_scores.h) on the
+// keys read back from the device, widened from 16 bits. A Cholesky of
+// head_dim^2 per segment is host work in both backends; this costs one
+// copy of the keys a step, which the policy's users accept for its rule.
+void CudaBackend::leverage_scores_on_host() {
+  State& s = *s_;
+  std::vector<uint16_t> bits;
+  std::vector<float> keys;
+  for (int seg = 0; seg < s.S; ++seg) {
+    const int len = kv().len(seg);
+    bits.resize(std::size_t(len) * s.hd);
+    const std::size_t off = (std::size_t(seg) * s.region + s.start[seg]) * s.hd * 2;
+    KVSCOPE_CUDA(cudaMemcpyAsync(bits.data(), static_cast<const char*>(s_->k.get()) + off, bits.size() * 2,
+                                 cudaMemcpyDeviceToHost, s.stream));
+    KVSCOPE_CUDA(cudaStreamSynchronize(s.stream));
+    keys.resize(bits.size());
+    for (std::size_t i = 0; i < bits.size(); ++i) keys[i] = cuda::from_bits(s.kv.type, bits[i]);
+    unrotate_keys(keys.data(), len, s.hd, kv().rope_positions(seg).data(), model_->inv_freq_host);
+    stats_[seg].resize(len);
+    leverage_scores(keys.data(), len, s.hd, stats_[seg].data());
+  }
 }
 
 std::vector<float> CudaBackend::read_key(int seg, int slot) { return read_row(s_->k.get(), seg, slot); }
