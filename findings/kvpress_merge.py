@@ -3,7 +3,9 @@
 pairs.py can compare any two of them on the same items: the main sweep
 (full, h2o, tova, snapkv, knorm, keydiff) as it is, H2O with
 --h2o-score mean as `h2o_mean`, SnapKV with a 16-token observation window
-as `snapkv_w16`. Also prints the per-policy means ± standard error as a markdown table.
+as `snapkv_w16`, and, once the kvpress100b stage has run, CUR and PyramidKV as
+they are, LagKV at lag 32 as `lagkv_l32`, ChunkKV(SnapKV) as `chunkkv_snapkv`
+and AdaKV(SnapKV) as `adakv_snapkv`. Also prints the per-policy means ± standard error as a markdown table.
 Standard library only.
 
 usage: kvpress_merge.py DATA_DIR  (reads and writes findings/data)
@@ -16,6 +18,12 @@ from collections import defaultdict
 PARTS = [("sweep_passkey100_kvpress_items.csv", None),
          ("sweep_passkey100_h2o_mean_items.csv", "h2o_mean"),
          ("sweep_passkey100_snapkv_w16_items.csv", "snapkv_w16")]
+# The kvpress100b stage (CUR, PyramidKV, LagKV at lag 32, ChunkKV and AdaKV
+# around SnapKV), merged when it has run.
+PARTS_B = [("sweep_passkey100_kvpress2_items.csv", None),
+           ("sweep_passkey100_lagkv_l32_items.csv", "lagkv_l32"),
+           ("sweep_passkey100_chunk_snapkv_items.csv", "chunkkv_snapkv"),
+           ("sweep_passkey100_adakv_snapkv_items.csv", "adakv_snapkv")]
 BUDGETS = ["10%", "30%", "50%", "70%", "90%"]
 
 
@@ -34,7 +42,10 @@ def se(xs):
 def main():
     data = sys.argv[1]
     rows, fields = [], None
-    for name, rename in PARTS:
+    parts = PARTS
+    if all(os.path.exists(os.path.join(data, name)) for name, _ in PARTS_B):
+        parts = PARTS + PARTS_B
+    for name, rename in parts:
         path = os.path.join(data, name)
         if not os.path.exists(path):
             sys.exit(f"kvpress_merge.py: {path} is missing (run findings/run.sh kvpress100)")

@@ -10,7 +10,8 @@
 # (gemma: the second real model, Gemma 3 270M, fetched the same way), and,
 # run only when named, a2sf100 and tova100 (sections 4 and 3 on the 100-item sets), keyformer100 and streaming100
 # (section 5 and the streaming-prefill check of section 2 on 100 KJV passages), kvpress100 (section 9: the policies taken from
-# kvpress on the 100 pass-key items, about 22 minutes), gemma100 (section 8 on
+# kvpress on the 100 pass-key items, about 22 minutes; kvpress100b its second half: CUR, PyramidKV, LagKV,
+# ChunkKV and AdaKV), gemma100 (section 8 on
 # 100 long pass-key items: about 70 minutes) and passkey100
 # kjv100: every policy x 5 budgets on 100
 # items per set with $SEEDS seeds (default 3) for random and keyformer, for
@@ -115,6 +116,25 @@ if has kvpress100; then
   session snapkv_w16 '{"name": "snapkv", "window": 16}'
   sweep passkey100_snapkv_w16 snapkv_w16 assets/eval/passkey_smollm_100.jsonl snapkv $BUDGETS
   cp "$W/sweep_passkey100_kvpress/sweep_accuracy.png" $F/figures/passkey100_kvpress_accuracy.png
+fi
+
+if has kvpress100b; then
+  # The second half of section 9: the policies taken from kvpress with its
+  # goldens of version 3 and 4 (CUR, LagKV, ChunkKV, AdaKV) and PyramidKV,
+  # on the same 100 items. LagKV's default lag of 128 needs prompts of 260
+  # tokens before it scores anything (below that it keeps the newest, a
+  # sliding window), so it runs at lag 32 here; ChunkKV around SnapKV at
+  # kvpress's chunk of 10 tokens (one decision per layer); AdaKV around
+  # SnapKV with kvpress's safeguard of 0.2.
+  stamp "pass-key sweep: CUR, PyramidKV, LagKV, ChunkKV(SnapKV), AdaKV(SnapKV) x 5 budgets x 100 items"
+  session base '{"name": "full"}'
+  sweep passkey100_kvpress2 base assets/eval/passkey_smollm_100.jsonl cur,pyramidkv $BUDGETS
+  session lagkv_l32 '{"name": "lagkv", "lag": 32}'
+  sweep passkey100_lagkv_l32 lagkv_l32 assets/eval/passkey_smollm_100.jsonl lagkv $BUDGETS
+  session chunk_snapkv '{"name": "snapkv", "granularity": "layer", "chunk_length": 10}'
+  sweep passkey100_chunk_snapkv chunk_snapkv assets/eval/passkey_smollm_100.jsonl snapkv $BUDGETS
+  session adakv_snapkv '{"name": "snapkv", "head_budgets": "adaptive"}'
+  sweep passkey100_adakv_snapkv adakv_snapkv assets/eval/passkey_smollm_100.jsonl snapkv $BUDGETS
 fi
 
 if has ablations; then
@@ -260,6 +280,9 @@ if has plots; then
     python3 $F/kvpress_merge.py $F/data > $F/data/kvpress100.md
     python3 $F/pairs.py $F/data/sweep_passkey100_kvpress_all_items.csv \
       keydiff:tova,keydiff:h2o,snapkv:h2o,snapkv_w16:snapkv,snapkv_w16:h2o,knorm:h2o,h2o_mean:h2o > $F/data/pairs_kvpress100.md
+    [ -f $F/data/sweep_passkey100_adakv_snapkv_items.csv ] && python3 $F/pairs.py $F/data/sweep_passkey100_kvpress_all_items.csv \
+      cur:knorm,cur:keydiff,lagkv_l32:tova,pyramidkv:snapkv,chunkkv_snapkv:snapkv,adakv_snapkv:snapkv,cur:h2o \
+      > $F/data/pairs_kvpress100b.md
   fi
   [ -f $F/data/sweep_gemma_passkey100_items.csv ] && python3 $F/pairs.py $F/data/sweep_gemma_passkey100_items.csv \
     tova:h2o,a2sf:h2o,tova:a2sf,keyformer:h2o,tova:full,a2sf:full,h2o:random,keyformer:random,sink:window \

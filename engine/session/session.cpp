@@ -290,7 +290,8 @@ void Session::run_prompt_forward() {
 bool Session::can_share_prefill(const Session& w) const {
   const SlotStatRule a = prefill_stat_rule(), b = w.prefill_stat_rule();
   const bool same_rule = a.source == b.source && a.decay == b.decay && a.reduce == b.reduce && a.noise == b.noise &&
-                         a.tau == b.tau && a.seed == b.seed && a.last_rows == b.last_rows;
+                         a.tau == b.tau && a.seed == b.seed && a.last_rows == b.last_rows && a.span == b.span &&
+                         a.variant == b.variant && a.sinks == b.sinks;
   // Everything else the forward pass reads: the model and its sharing
   // conversion, the weights, the device, the position mode, the tokens,
   // the run's length (the backend's capacity) and what is captured.

@@ -49,6 +49,7 @@ TEST_P(SharedPrefillEveryPolicy, EqualsItsOwnPrefillBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Policies, SharedPrefillEveryPolicy,
                          ::testing::Values(PolicyKind::Full, PolicyKind::Window, PolicyKind::Sink, PolicyKind::H2O,
                                            PolicyKind::TOVA, PolicyKind::Keyformer, PolicyKind::A2SF,
+                                           PolicyKind::Cur, PolicyKind::LagKv, PolicyKind::Leverage,
                                            PolicyKind::Random, PolicyKind::Ideal),
                          [](const auto& info) { return std::string(policy_name(info.param)); });
 
@@ -86,6 +87,15 @@ TEST(SharedPrefill, RefusedWhereThePassWouldDiffer) {
   streaming.policy.prefill = PrefillMode::Streaming;
   EXPECT_FALSE(Session(b, streaming).can_share_prefill(h2o));
   EXPECT_THROW(Session(b, streaming).run_prompt_forward(), Error);
+  // The cache scores' own settings (LagKV's lag, CUR's window) are part of the pass.
+  SessionConfig lag8 = sampled(PolicyKind::LagKv, "50%");
+  lag8.policy.extra["lag"] = 8;
+  Session lag(b, lag8);
+  lag.run_prompt_forward();
+  SessionConfig lag4 = lag8;
+  lag4.policy.extra["lag"] = 4;
+  EXPECT_FALSE(Session(b, lag4).can_share_prefill(lag));
+  EXPECT_TRUE(Session(b, lag8).can_share_prefill(lag));
   Session not_run(b, sampled(PolicyKind::H2O, "50%"));
   Session tova(b, sampled(PolicyKind::TOVA, "50%"));
   EXPECT_FALSE(tova.can_share_prefill(not_run));
