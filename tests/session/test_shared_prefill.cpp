@@ -48,9 +48,9 @@ TEST_P(SharedPrefillEveryPolicy, EqualsItsOwnPrefillBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(Policies, SharedPrefillEveryPolicy,
                          ::testing::Values(PolicyKind::Full, PolicyKind::Window, PolicyKind::Sink, PolicyKind::H2O,
-                                           PolicyKind::TOVA, PolicyKind::Keyformer, PolicyKind::A2SF,
-                                           PolicyKind::Cur, PolicyKind::LagKv, PolicyKind::Leverage,
-                                           PolicyKind::Random, PolicyKind::Ideal),
+                                           PolicyKind::TOVA, PolicyKind::Keyformer, PolicyKind::A2SF, PolicyKind::Cur,
+                                           PolicyKind::LagKv, PolicyKind::Leverage, PolicyKind::Random,
+                                           PolicyKind::Ideal),
                          [](const auto& info) { return std::string(policy_name(info.param)); });
 
 TEST(SharedPrefill, PoliciesWithoutAStatisticShareOnePass) {
