@@ -182,12 +182,43 @@ bool edit_policy_params(AppState& s, const char* id, PolicyParams& p, bool exper
   help_tooltip(policy_tooltip(policy).c_str());
 
   // The parameters this policy reads, in the table's order; the expert
-  // ones (granularity, prefill, ...) only in the expert view.
+  // ones (granularity, prefill, ...) only in the expert view; the
+  // schedules and wrappers (AdaKV, ChunkKV, CriticalKV, DecodingPress) in
+  // a header of their own, closed at first unless one is set, whose label
+  // names those that are.
   for (const ParamSpec& param : param_specs())
-    if (policy.uses(param.key) && !param.expert) changed |= edit_param(s, id, p, policy, param, field_w);
-  if (expert)
+    if (policy.uses(param.key) && !param.expert && !param.wrapper)
+      changed |= edit_param(s, id, p, policy, param, field_w);
+  if (expert) {
     for (const ParamSpec& param : param_specs())
-      if (policy.uses(param.key) && param.expert) changed |= edit_param(s, id, p, policy, param, field_w);
+      if (policy.uses(param.key) && param.expert && !param.wrapper)
+        changed |= edit_param(s, id, p, policy, param, field_w);
+    std::string active;
+    for (const ParamSpec& param : param_specs())
+      if (policy.uses(param.key) && param.wrapper && param.kind != ParamKind::Real) {
+        const std::string v = param_text(p, param);
+        if (!v.empty() && v != param_default(policy, param))
+          active += (active.empty() ? "" : ", ") + std::string(param.label) + " " + v;
+      }
+    const std::string header = "wrappers and schedule" + (active.empty() ? std::string() : " (" + active + ")");
+    if (std::any_of(param_specs().begin(), param_specs().end(),
+                    [&](const ParamSpec& q) { return policy.uses(q.key) && q.wrapper; })) {
+      // Open at first when a wrapper is set (a session file that uses one shows it).
+      if (!active.empty()) ImGui::SetNextItemOpen(true, ImGuiCond_Once);
+      const bool open = ImGui::TreeNode((header + "###wrappers").c_str());
+      record_item_rect(s, std::string("wrappers.") + id);
+      // The label may be cut by the panel's width: the tooltip says it whole.
+      help_tooltip(("kvpress's wrappers over this policy's ranking: AdaKV's head budgets, ChunkKV's whole chunks, "
+                    "CriticalKV's value norms, and DecodingPress's schedule (compress every N steps). Set now: " +
+                    (active.empty() ? std::string("none") : active) + ".")
+                       .c_str());
+      if (open) {
+        for (const ParamSpec& param : param_specs())
+          if (policy.uses(param.key) && param.wrapper) changed |= edit_param(s, id, p, policy, param, field_w);
+        ImGui::TreePop();
+      }
+    }
+  }
   ImGui::PopID();
   return changed;
 }

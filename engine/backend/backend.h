@@ -46,6 +46,9 @@ struct ForwardOptions {
   bool logits_to_host = true;
   // The per-slot statistic to accumulate during this call's attention.
   SlotStatRule stats;
+  // CriticalKV: bring value_weights() up to date for every slot (the new
+  // ones, or all after a call without it) before alongside_head runs.
+  bool value_weights = false;
   // Work of the caller's to run once per call when every layer is done (its
   // attention captures and the slot statistics final) and before forward()
   // returns: a session chooses, records and evicts here. The CPU backend
@@ -169,6 +172,12 @@ class Backend {
     for (auto& s : stats_) std::fill(s.begin(), s.end(), 0.0f);
     on_stats_cleared();
   }
+  // CriticalKV's weight of each slot of segment seg: the mean over the
+  // query heads reading its KV head (in the layer that owns it) of the L1
+  // norm of v W_o[q], the slot's value through query head q's block of the
+  // output projection (no bias). Complete after a forward() with
+  // ForwardOptions::value_weights; kept in step with retain().
+  const std::vector<float>& value_weights(int seg) const { return value_weights_[seg]; }
   int tokens_seen() const { return seen_; }  // next absolute position
   const BackendOptions& options() const { return opts_; }
   // Bytes of one cached K or V element in this backend (4 on the CPU, 2 in fp16/bf16).
@@ -235,10 +244,21 @@ class Backend {
   void copy_sequence(const Backend& from) {
     book_ = from.book_;
     stats_ = from.stats_;
+    value_weights_ = from.value_weights_;
     seen_ = from.seen_;
   }
 
   std::vector<std::vector<float>> stats_;  // [segment][slot]: the backend writes the values it computes
+  std::vector<std::vector<float>> value_weights_;  // [segment][slot], or shorter: not computed past its end
+
+  // Work for compute_value_weights: slots [first, first + count) of segment
+  // seg, written to value_weights_[seg] (already sized).
+  struct ValueWeightJob {
+    int seg = 0, first = 0, count = 0;
+  };
+  // value_weights() of the slots that lack one, once every layer is done.
+  void update_value_weights();
+  virtual void compute_value_weights(const std::vector<ValueWeightJob>& jobs) = 0;
 
  private:
   void check_forward(std::span<const int> tokens) const;

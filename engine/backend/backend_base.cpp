@@ -18,6 +18,7 @@ Backend::Backend(const ModelConfig& cfg, const BackendOptions& opt) : opts_(opt)
   const KvLayout layout = KvLayout::from_config(cfg);
   book_ = KvBook(layout, opt.max_tokens);
   stats_.assign(layout.n_segments(), {});
+  value_weights_.assign(layout.n_segments(), {});
   readers_.assign(layout.n_segments(), 0);
   for (int l = 0; l < cfg.n_layers; ++l)
     for (int h = 0; h < cfg.n_heads; ++h) ++readers_[layout.segment_of(l, h)];
@@ -128,6 +129,15 @@ void Backend::retain(int seg, std::span<const int> keep) {
   auto& s = stats_[seg];
   for (std::size_t i = 0; i < keep.size(); ++i) s[i] = s[keep[i]];
   s.resize(keep.size());
+  // Value weights follow their slots while they are complete; otherwise
+  // they are recomputed for every slot when next asked for.
+  auto& w = value_weights_[seg];
+  if (w.size() == static_cast<std::size_t>(old_len)) {
+    for (std::size_t i = 0; i < keep.size(); ++i) w[i] = w[keep[i]];
+    w.resize(keep.size());
+  } else {
+    w.clear();
+  }
   do_retain(seg, keep, old_len);
   if (opts_.positions == PositionMode::Compacted) {
     // Kept keys now sit rotated to their new slots.
@@ -140,8 +150,25 @@ void Backend::retain(int seg, std::span<const int> keep) {
 void Backend::reset() {
   book_.clear();
   for (auto& st : stats_) st.clear();
+  for (auto& w : value_weights_) w.clear();
   seen_ = 0;
   do_reset();
+}
+
+}  // namespace kvscope
+
+namespace kvscope {
+
+void Backend::update_value_weights() {
+  std::vector<ValueWeightJob> jobs;
+  for (int seg = 0; seg < static_cast<int>(value_weights_.size()); ++seg) {
+    auto& w = value_weights_[seg];
+    const int len = book_.len(seg), have = static_cast<int>(w.size());
+    if (have >= len) continue;
+    w.resize(len);
+    jobs.push_back({seg, have, len - have});
+  }
+  if (!jobs.empty()) compute_value_weights(jobs);
 }
 
 }  // namespace kvscope

@@ -126,6 +126,10 @@ ResolvedPolicy resolve_policy(const PolicyParams& p, int prompt_len, int context
     throw Error::setting("policy.chunk_length", std::string("chunks are chosen for a whole layer (ChunkKV), which "
                                                             "needs the layer granularity (this run's is ") +
                                                     granularity_name(r.granularity) + ")");
+  r.critical = spec.uses("critical_kv") && p.critical_kv == CriticalKv::On;
+  if (r.critical && p.kind == PolicyKind::Random)
+    throw Error::setting("policy.critical_kv",
+                         "CriticalKV weighs a policy's scores by its values; random has no score");
   r.interval = spec.uses("compression_interval") ? p.compression_interval.value_or(0) : 0;
   if (r.interval > 0 && p.prefill == PrefillMode::Streaming)
     throw Error::setting("policy.compression_interval",

@@ -39,6 +39,11 @@ enum class H2oScore { Sum, Mean };
 // (Feng et al. 2024; kvpress's AdaKVPress).
 enum class HeadBudgets { Uniform, Adaptive };
 
+// CriticalKV (Feng et al. 2025; kvpress's CriticalKVPress) over a policy's
+// scores: off, or on (each slot's score times its value's output-projected
+// L1 norm, after a first stage that keeps each head's best by score alone).
+enum class CriticalKv { Off, On };
+
 // An absolute count or a percentage ("64", "50%"). A budget's percentage is
 // of the prompt length; a window's is of the budget (H2O's "k/2"). A budget
 // may also be a compression ratio as kvpress states it ("ratio:0.25", the
@@ -81,6 +86,7 @@ struct PolicyParams {
   H2oScore h2o_score = H2oScore::Sum;
   HeadBudgets head_budgets = HeadBudgets::Uniform;
   CurLeverage leverage = CurLeverage::KvProduct;
+  CriticalKv critical_kv = CriticalKv::Off;
   uint64_t seed = 0;
   // Parameters of the policy table without a field above (policy_table.h),
   // by key; a key not here has its table default.
@@ -118,6 +124,7 @@ struct ResolvedPolicy {
   int prompt_len = 0;  // what percentages were resolved against
   int interval = 0;    // evict only after decode steps that are multiples of it; 0: after every step
   int chunk = 0;       // ChunkKV: keep whole chunks of this many slots per layer; 0: slots one by one
+  bool critical = false;  // CriticalKV: slots ranked by (score + 1e-4) |v W_o|_1 after a first stage
   Granularity granularity = Granularity::KvHead;
   bool evicts = true;  // false for full and ideal
   ChoiceQuirks quirks;

@@ -124,6 +124,7 @@ std::vector<ParamSpec> make_params() {
   interval.slider_max = 512;
   interval.custom_start = 16;
   interval.field.optional_count = [](PolicyParams& p) { return &p.compression_interval; };
+  interval.wrapper = true;
   add(interval);
 
   ParamSpec tau_init{"tau_init", "\xcf\x84 init", "Keyformer's temperature", ParamKind::Real,
@@ -238,6 +239,7 @@ std::vector<ParamSpec> make_params() {
   head_budgets.choices = {"uniform", "adaptive"};
   head_budgets.written_at_default = false;
   head_budgets.field = enum_field<HeadBudgets, &PolicyParams::head_budgets>();
+  head_budgets.wrapper = true;
   add(head_budgets);
 
   ParamSpec safeguard{"safeguard",
@@ -254,6 +256,7 @@ std::vector<ParamSpec> make_params() {
   safeguard.slider_min = 0;
   safeguard.slider_max = 1;
   safeguard.written_at_default = false;
+  safeguard.wrapper = true;
   add(safeguard);
 
   ParamSpec chunk{"chunk_length",
@@ -273,7 +276,42 @@ std::vector<ParamSpec> make_params() {
   chunk.slider_min = 0;
   chunk.slider_max = 64;
   chunk.written_at_default = false;
+  chunk.wrapper = true;
   add(chunk);
+
+  ParamSpec critical{"critical_kv",
+                     "CriticalKV",
+                     "CriticalKV",
+                     ParamKind::Choice,
+                     "CriticalKV (Feng et al. 2025; kvpress's CriticalKVPress) over this policy's scores: each KV "
+                     "head first keeps its best int(k x first_stage) slots by score alone (its protected slots "
+                     "counting first), then ranks the rest by (score + 1e-4) x |v W_o|_1, the L1 norm of the slot's "
+                     "value through the output projection of each query head reading it, averaged over those heads.",
+                     "off"};
+  critical.noun = "CriticalKV setting";
+  critical.choices = {"off", "on"};
+  critical.expert = true;
+  critical.written_at_default = false;
+  critical.field = enum_field<CriticalKv, &PolicyParams::critical_kv>();
+  critical.wrapper = true;
+  add(critical);
+
+  ParamSpec first_stage{"first_stage",
+                        "CriticalKV first stage",
+                        "CriticalKV's first-stage share",
+                        ParamKind::Real,
+                        "Under CriticalKV, the share of k each KV head keeps by its plain score before the value "
+                        "norms weigh the rest (kvpress's first_stage_ratio; at least one slot when above 0).",
+                        "0.5"};
+  first_stage.min = 0;
+  first_stage.max = 1;
+  first_stage.has_max = true;
+  first_stage.expert = true;
+  first_stage.slider_min = 0;
+  first_stage.slider_max = 1;
+  first_stage.written_at_default = false;
+  first_stage.wrapper = true;
+  add(first_stage);
 
   ParamSpec cur_window{"cur_window",
                        "local window",
@@ -392,7 +430,8 @@ std::vector<PolicySpec> make_policies() {
     // them (AdaKV); one that never evicts has no budget to split.
     const bool per_head =
         std::any_of(more.begin(), more.end(), [](const ParamUse& u) { return std::string(u.key) == "granularity"; });
-    if (evicts && per_head) all.insert(all.end(), {{"head_budgets"}, {"safeguard"}, {"chunk_length"}});
+    if (evicts && per_head)
+      all.insert(all.end(), {{"head_budgets"}, {"safeguard"}, {"chunk_length"}, {"critical_kv"}, {"first_stage"}});
     for (const ParamUse& d : defaults)
       for (ParamUse& u : all)
         if (std::string(u.key) == d.key) u.default_text = d.default_text;

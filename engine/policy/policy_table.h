@@ -81,6 +81,10 @@ struct ParamSpec {
   const char* noun = "";        // Choice: what one of them is called ("unknown noise 'x'")
   bool optional = false;        // may be unset (the policy's default applies)
   bool expert = false;          // shown in the window's expert section
+  // A schedule or wrapper over the policy's ranking (kvpress's DecodingPress,
+  // AdaKV, ChunkKV, CriticalKV): the window groups these under one
+  // collapsible header, so the policy's own parameters stay in view.
+  bool wrapper = false;
   bool log_scale = false;       // Real: the window's slider is logarithmic
   float slider_min = 0, slider_max = 0;  // Real/Count/Amount: the window's slider range (Amount: most tokens)
   float custom_start = 0;       // optional: the value a control starts from when the user sets it

@@ -9,6 +9,7 @@
 #include "backend/cpu/philox_batch.h"
 #include "backend/parallel.h"
 #include "common/counter_random.h"
+#include "common/error.h"
 #include "policy/top_keys.h"
 
 namespace kvscope {
@@ -524,11 +525,39 @@ void choose_in_layer_adaptive(const Policy& policy, const KvBook& book, const st
   }
 }
 
+// CriticalKV's first stage: how many slots of a unit keep their place by
+// score alone. kvpress: int((1 - r) n f) for a compression ratio r over the
+// n prompt slots, at least 1 when f > 0; otherwise int(k f).
+int first_stage_count(const ResolvedPolicy& r, int k, int len, int step) {
+  const double f = r.params.number("first_stage");
+  const bool kvpress_count = r.params.budget.ratio && step == 0 && r.params.prefill == PrefillMode::OneShot;
+  const int b = kvpress_count ? static_cast<int>((1.0 - r.params.budget.value) * len * f) : static_cast<int>(k * f);
+  return f > 0 ? std::max(1, b) : 0;
+}
+
+// CriticalKV's score of a segment's slots: the best `first` competing slots
+// [j0, j1) by score (the newer first on a tie) keep their place (the
+// largest float); the others score (s + 1e-4) x w, w the value weight.
+// Protected slots keep their score (they stay whatever it is).
+void critical_scores(const std::vector<float>& s, const std::vector<float>& w, int len, int j0, int j1, int first,
+                     std::vector<float>& out) {
+  constexpr float kEpsilon = 1e-4f;  // kvpress's default epsilon
+  if (static_cast<int>(w.size()) < len) throw Error("selection", "CriticalKV", "value weights missing for some slots");
+  out.assign(s.begin(), s.begin() + len);
+  for (int j = j0; j < j1; ++j) out[j] = (s[j] + kEpsilon) * w[j];
+  first = std::clamp(first, 0, j1 - j0);
+  if (first == 0) return;
+  std::vector<int> order(j1 - j0);
+  for (int j = j0; j < j1; ++j) order[j - j0] = j;
+  std::nth_element(order.begin(), order.begin() + (first - 1), order.end(),
+                   [&](int a, int b) { return s[a] != s[b] ? s[a] > s[b] : a > b; });
+  for (int i = 0; i < first; ++i) out[order[i]] = std::numeric_limits<float>::max();
+}
+
 }  // namespace
 
-void choose_slots(const Policy& policy, const KvBook& book,
-                  const std::function<const std::vector<float>&(int)>& stats, int newest, int step, SlotChoice& c,
-                  SelectionScratch& scratch) {
+void choose_slots(const Policy& policy, const KvBook& book, const std::function<const std::vector<float>&(int)>& stats,
+                  int newest, int step, SlotChoice& c, SelectionScratch& scratch, const SlotValues* value_weights) {
   const auto& r = policy.resolved();
   const KvLayout& lay = book.layout();
   const int S = lay.n_segments();
@@ -566,6 +595,23 @@ void choose_slots(const Policy& policy, const KvBook& book,
     });
     rescored_stats = [&scratch](int s) -> const std::vector<float>& { return scratch.rescored[s]; };
     ranked_by = &rescored_stats;
+  }
+  // CriticalKV weighs those scores by the slots' value norms (after its first stage).
+  std::function<const std::vector<float>&(int)> critical_stats;
+  if (statistic && r.critical) {
+    if (!value_weights) throw Error("selection", "CriticalKV", "the backend's value weights were not passed");
+    scratch.critical.resize(S);
+    const auto& base = *ranked_by;
+    over_lanes([&](int, int s) {
+      const auto& pos = book.positions(s);
+      Limits seg_lim = lim;
+      seg_lim.k += policy.segment_budget(lay, s) - r.k;
+      const auto [j0, j1] = competing_range(pos, seg_lim, newest);
+      const int first = first_stage_count(r, seg_lim.k, static_cast<int>(pos.size()), step) - (j0 + book.len(s) - j1);
+      critical_scores(base(s), (*value_weights)(s), static_cast<int>(pos.size()), j0, j1, first, scratch.critical[s]);
+    });
+    critical_stats = [&scratch](int s) -> const std::vector<float>& { return scratch.critical[s]; };
+    ranked_by = &critical_stats;
   }
   const auto& ranked = *ranked_by;
   over_lanes([&](int, int s) {
@@ -631,10 +677,11 @@ void choose_slots(const Policy& policy, const KvBook& book,
 }
 
 SlotChoice choose_slots(const Policy& policy, const KvBook& book,
-                        const std::function<const std::vector<float>&(int)>& stats, int newest, int step) {
+                        const std::function<const std::vector<float>&(int)>& stats, int newest, int step,
+                        const SlotValues* value_weights) {
   SlotChoice c;
   SelectionScratch scratch;
-  choose_slots(policy, book, stats, newest, step, c, scratch);
+  choose_slots(policy, book, stats, newest, step, c, scratch, value_weights);
   return c;
 }
 

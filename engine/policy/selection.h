@@ -33,8 +33,12 @@ struct SlotChoice {
 // random policy's draws. For policies that do not evict (full, ideal),
 // `keep` holds every slot and `state` marks what an evicting policy with
 // the same budget would keep (ideal's top k).
+// `value_weights(seg)` gives the backend's Backend::value_weights, read
+// under CriticalKV (ResolvedPolicy::critical) only.
+using SlotValues = std::function<const std::vector<float>&(int)>;
 SlotChoice choose_slots(const Policy& policy, const KvBook& book,
-                        const std::function<const std::vector<float>&(int)>& stats, int newest, int step);
+                        const std::function<const std::vector<float>&(int)>& stats, int newest, int step,
+                        const SlotValues* value_weights = nullptr);
 
 // The `step` that keys the random policy's draws for the choice a streaming
 // prefill makes after prompt token i (not the last): negative, so it never
@@ -51,6 +55,7 @@ struct SelectionScratch {
   std::vector<double> mean;
   std::vector<uint32_t> words;  // the random policy's draws of a unit
   std::vector<std::vector<float>> rescored;  // [segment]: Policy::rescore's scores, for policies that rescore
+  std::vector<std::vector<float>> critical;  // [segment]: CriticalKV's weighted scores
   // Per-segment decisions run as parallel tasks over runs of segments, each
   // with its own keys, protected keys, recency and draws.
   std::vector<SelectionScratch> lanes;
@@ -58,8 +63,8 @@ struct SelectionScratch {
 
 // The same choice into `out`, reusing its storage and the scratch's (a
 // session's per-step call allocates nothing once the cache stops growing).
-void choose_slots(const Policy& policy, const KvBook& book,
-                  const std::function<const std::vector<float>&(int)>& stats, int newest, int step, SlotChoice& out,
-                  SelectionScratch& scratch);
+void choose_slots(const Policy& policy, const KvBook& book, const std::function<const std::vector<float>&(int)>& stats,
+                  int newest, int step, SlotChoice& out, SelectionScratch& scratch,
+                  const SlotValues* value_weights = nullptr);
 
 }  // namespace kvscope

@@ -3,7 +3,8 @@
 // keys before them, S[j] = sum over those queries of A[q][j], combined over
 // the query heads that read the KV head; a slot ranks by the mean of S over
 // the `kernel` slots centred on it (average pooling, zero beyond the
-// competing slots, as kvpress's SnapKVPress pools with padding kernel/2).
+// competing slots, as kvpress's SnapKVPress pools with padding kernel/2),
+// divided by w: the window queries' mean attention, kvpress's scale.
 // While decoding, each new query's attention is added to S, as H2O does:
 // SnapKV itself compresses only the prompt. With a window of 0 every prompt
 // query scores.

@@ -189,6 +189,7 @@ ForwardOptions Session::forward_options(bool capture, std::function<void()> alon
   fo.logits_to_host = metrics_ || !continuation_.empty();
   StepContext ctx{std::max(row_, 0), planned_new_};
   fo.stats = policy_->stat_rule(ctx);
+  fo.value_weights = policy_->resolved().critical;
   if (row_ <= 0) fo.between_layers = prompt_pass_check;
   return fo;
 }
@@ -245,6 +246,7 @@ void Session::prefill() {
   if (started()) throw Error("session", "", "already started");
   const std::span<const int> prompt(tokens_.data(), prompt_len_);
   row_ = 0;
+  const SlotValues value_weights = [&](int s) -> const std::vector<float>& { return backend_->value_weights(s); };
   if (cfg_.policy.prefill == PrefillMode::OneShot) {
     run_forward(prompt, true);
   } else {
@@ -252,9 +254,9 @@ void Session::prefill() {
     for (int i = 0; i < prompt_len_; ++i) {
       run_forward(prompt.subspan(i, 1), i + 1 == prompt_len_);
       if (i + 1 < prompt_len_) {
-        const auto choice =
-            choose_slots(*policy_, backend_->kv(), [&](int s) -> const std::vector<float>& { return backend_->slot_stats(s); },
-                         i, streaming_prefill_step(i));
+        const auto choice = choose_slots(
+            *policy_, backend_->kv(), [&](int s) -> const std::vector<float>& { return backend_->slot_stats(s); }, i,
+            streaming_prefill_step(i), &value_weights);
         recorder_.record_events(0, backend_->kv(), choice, policy_->ranking() == Ranking::Statistic,
                                 [&](int s) -> const std::vector<float>& { return backend_->slot_stats(s); }, tokens_,
                                 policy_->evicts());
@@ -291,7 +293,8 @@ bool Session::can_share_prefill(const Session& w) const {
   const SlotStatRule a = prefill_stat_rule(), b = w.prefill_stat_rule();
   const bool same_rule = a.source == b.source && a.decay == b.decay && a.reduce == b.reduce && a.noise == b.noise &&
                          a.tau == b.tau && a.seed == b.seed && a.last_rows == b.last_rows && a.span == b.span &&
-                         a.variant == b.variant && a.sinks == b.sinks;
+                         a.variant == b.variant && a.sinks == b.sinks &&
+                         policy_->resolved().critical == w.policy_->resolved().critical;
   // Everything else the forward pass reads: the model and its sharing
   // conversion, the weights, the device, the position mode, the tokens,
   // the run's length (the backend's capacity) and what is captured.
@@ -416,7 +419,8 @@ void Session::evict_and_record(int row) {
 void Session::choose_and_record(int row) {
   auto stats = [&](int s) -> const std::vector<float>& { return backend_->slot_stats(s); };
   const int newest = static_cast<int>(tokens_.size()) - 1;
-  choose_slots(*policy_, backend_->kv(), stats, newest, row, choice_, selection_scratch_);
+  const SlotValues value_weights = [&](int s) -> const std::vector<float>& { return backend_->value_weights(s); };
+  choose_slots(*policy_, backend_->kv(), stats, newest, row, choice_, selection_scratch_, &value_weights);
   const bool has_stat = policy_->ranking() == Ranking::Statistic;
   recorder_.record(row, backend_->kv(), choice_, has_stat, stats, out_.attention, row, tokens_, policy_->evicts());
 }

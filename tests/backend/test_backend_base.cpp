@@ -34,6 +34,7 @@ class BookOnly final : public Backend {
   }
   std::unique_ptr<Backend> clone() override { return std::make_unique<BookOnly>(*this); }
   int kv_element_bytes() const override { return 4; }
+  void compute_value_weights(const std::vector<ValueWeightJob>&) override {}
 
   int calls = 0;            // do_forward calls
   int first_pos = -1;       // of the last call

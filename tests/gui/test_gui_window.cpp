@@ -386,12 +386,46 @@ TEST(GuiWindow, PolicyControlsAreThePolicyTables) {
                                     quoted(png.string()) + " --exit", &out);
     ASSERT_EQ(rc, 0) << policy.name << ": " << out;
     const json state = load_json(tmp / (std::string(policy.name) + ".json"));  // the screenshot's sidecar
+    // Every parameter the policy reads has its control, but the wrappers
+    // (AdaKV, ChunkKV, CriticalKV, the decoding schedule), which sit under a
+    // header of their own, closed while none is set.
     std::set<std::string> shown, expected;
     for (const auto& [name, rect] : state.at("rects").items())
       if (name.rfind("param.A.", 0) == 0) shown.insert(name.substr(8));
-    for (const kvscope::ParamUse& u : policy.params) expected.insert(u.key);
+    bool has_wrappers = false;
+    for (const kvscope::ParamUse& u : policy.params) {
+      const bool wrapper = kvscope::find_param(u.key)->wrapper;
+      has_wrappers |= wrapper;
+      if (!wrapper) expected.insert(u.key);
+    }
     EXPECT_EQ(shown, expected) << policy.name;
+    EXPECT_EQ(state.at("rects").contains("wrappers.A"), has_wrappers) << policy.name;
   }
+}
+
+// A session that sets a wrapper opens the header on it: its controls show.
+TEST(GuiWindow, ASetWrapperOpensItsHeader) {
+  REQUIRE_DISPLAY();
+  TempDir tmp;
+  const fs::path session = tmp / "session_chunk.json";
+  kvscope::test::write_file(
+      session, json{{"format", "kvscope-session"},
+                    {"version", 1},
+                    {"prompt", "The pass key is 4213. Remember it."},
+                    {"max_new_tokens", 2},
+                    {"policy", {{"name", "knorm"}, {"budget", "80%"}, {"granularity", "layer"}, {"chunk_length", 4}}}}
+                   .dump());
+  const fs::path png = tmp / "chunk.png";
+  std::string out;
+  ASSERT_EQ(run_app(tmp,
+                    "--session " + quoted(session.string()) + " --steps 1 --size 1600x1000 --screenshot " +
+                        quoted(png.string()) + " --exit",
+                    &out),
+            0)
+      << out;
+  const json state = load_json(tmp / "chunk.json");
+  for (const char* key : {"chunk_length", "head_budgets", "critical_kv", "compression_interval"})
+    EXPECT_TRUE(state.at("rects").contains(std::string("param.A.") + key)) << key;
 }
 
 }  // namespace

@@ -55,10 +55,11 @@ TEST(Rescore, SnapKvPoolsOverTheCompetingSlotsWithZeroPadding) {
   const SlotChoice c = choose_slots(
       *pol, b, [&](int) -> const std::vector<float>& { return S; }, 9, 0);
   // pooled: 0, .3, .3, .3, .1, .3, .3 (6 has no right neighbour: the window's
-  // 5.0 is not pooled in). Ties at 0.3 go to the newer: 6 and 5.
+  // 5.0 is not pooled in), then divided by the window's 3 queries (their
+  // mean, kvpress's scale). Ties at 0.1 go to the newer: 6 and 5.
   EXPECT_EQ(kept_positions(b, c), (std::vector<int>{5, 6, 7, 8, 9}));
-  EXPECT_FLOAT_EQ(c.score[0][6], 0.3f);
-  EXPECT_FLOAT_EQ(c.score[0][4], 0.1f);
+  EXPECT_FLOAT_EQ(c.score[0][6], 0.1f);
+  EXPECT_FLOAT_EQ(c.score[0][4], 0.1f / 3);
   EXPECT_FLOAT_EQ(c.score[0][8], 5.0f);  // protected: its statistic as it is
   // Without pooling the two largest single scores stay.
   p.extra["kernel"] = 1;

@@ -82,6 +82,17 @@ std::optional<PolicyParams> policy_for(const std::string& press, const json& par
     // The exact leverage: kvpress's Gaussian sketch of 48 columns spans
     // head_dim and decides no cell (the generator checks five seeds).
     p.kind = PolicyKind::Leverage;
+  } else if (press == "CriticalKVPress") {
+    // The inner press's policy under CriticalKV (epsilon is kvpress's 1e-4).
+    json inner = params.at("inner_params");
+    inner["compression_ratio"] = params.at("compression_ratio");
+    auto q = policy_for(params.at("press").get<std::string>(), inner);
+    if (q) {
+      EXPECT_EQ(params.at("epsilon").get<double>(), 1e-4);
+      q->critical_kv = CriticalKv::On;
+      q->extra["first_stage"] = params.at("first_stage_ratio").get<double>();
+    }
+    return q;
   } else if (press == "ChunkKVPress") {
     // The inner press's policy, choosing whole chunks per layer.
     json inner = params.at("inner_params");
@@ -195,9 +206,9 @@ TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
   }
   // Every press kvscope has is compared on every file: none may pass by
   // being absent from the goldens.
-  for (const char* press :
-       {"ObservedAttentionPress", "SnapKVPress", "PyramidKVPress", "TOVAPress", "StreamingLLMPress", "KnormPress",
-        "KeyDiffPress", "AdaKVPress", "ChunkKVPress", "CURPress", "LagKVPress", "LeverageScorePress"})
+  for (const char* press : {"ObservedAttentionPress", "SnapKVPress", "PyramidKVPress", "TOVAPress", "StreamingLLMPress",
+                            "KnormPress", "KeyDiffPress", "AdaKVPress", "ChunkKVPress", "CURPress", "LagKVPress",
+                            "LeverageScorePress", "CriticalKVPress"})
     EXPECT_GT(cells[press], 0) << press << " has no golden cell";
   for (const auto& [press, n] : cells)
     std::printf("kvpress %s: %d cells compared (%d of them up to a tie)\n", press.c_str(), n, tied[press]);

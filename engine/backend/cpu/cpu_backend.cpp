@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -11,6 +12,7 @@
 #include "backend/leverage_scores.h"
 #include "backend/parallel.h"
 #include "backend/sampler.h"
+#include "io/dtype.h"
 #include "kv/row_moves.h"
 #include "model/rope.h"
 
@@ -314,8 +316,10 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
     for (const Lane& ln : lanes)
       if (ln.opt->between_layers) ln.opt->between_layers(l);
   }
-  for (const Lane& ln : lanes)
+  for (const Lane& ln : lanes) {
     if (ln.opt->stats.active()) ln.be->finish_stats(ln.n, ln.opt->stats);
+    if (ln.opt->value_weights) ln.be->update_value_weights();
+  }
 
   // The head over the rows whose logits are wanted. One lane writes
   // straight into its output; paired lanes (one row each, consecutive)
@@ -557,6 +561,37 @@ void CpuBackend::finish_stats(int n, const SlotStatRule& rule) {
     for (int j = 0; j < carried; ++j) st[j] = carry * st[j] + total[j];
     for (int j = std::max(carried, 0); j < len; ++j) st[j] = 0.0f + total[j];
   }
+}
+
+// CriticalKV's value weights (Backend::value_weights): for each slot, the
+// mean over the query heads q of its KV head of sum_o |sum_d v_d W_o[o][q hd + d]|,
+// with the owning layer's output projection, summed in that order. Jobs
+// (segments) in parallel.
+void CpuBackend::compute_value_weights(const std::vector<ValueWeightJob>& jobs) {
+  const int G = layout_.group_size();
+  int64_t work = 0;
+  for (const auto& j : jobs) work += int64_t(j.count) * G * hd_;
+  parallel_runs(static_cast<int>(jobs.size()), runs_for(static_cast<int>(jobs.size()), work * 64), [&](int, int i) {
+    const ValueWeightJob& job = jobs[i];
+    const int layer = layout_.owners[job.seg / layout_.n_kv_heads];
+    const int h = job.seg % layout_.n_kv_heads;
+    const cpu::Linear& W = model_->layers[layer].o;
+    auto weight = [&](int o, int c) {
+      const std::size_t at = std::size_t(o) * W.in + c;
+      return W.half() ? f16_to_f32(W.w16[at]) : W.w[at];
+    };
+    for (int j = job.first; j < job.first + job.count; ++j) {
+      const float* v = value(job.seg, j);
+      float total = 0.0f;
+      for (int q = h * G; q < (h + 1) * G; ++q)
+        for (int o = 0; o < W.out; ++o) {
+          float acc = 0.0f;
+          for (int d = 0; d < hd_; ++d) acc += v[d] * weight(o, q * hd_ + d);
+          total += std::fabs(acc);
+        }
+      value_weights_[job.seg][j] = total / static_cast<float>(G);
+    }
+  });
 }
 
 // slot_stats.h's key scores of one segment, in the loop order the CUDA

@@ -93,6 +93,7 @@ class CpuBackend final : public Backend {
   void accumulate_stats(int seg, int row, const float* e, float scale, const SlotStatRule& rule);
   void finish_stats(int n, const SlotStatRule& rule);
   void key_scores(int seg, StatSource source);
+  void compute_value_weights(const std::vector<ValueWeightJob>& jobs) override;
   float* key_mut(int seg, int slot) { return k_.data() + row_of(seg, slot) * hd_; }
   float* value_mut(int seg, int slot) { return v_.data() + row_of(seg, slot) * hd_; }
   // A segment's slots are consecutive rows of its region, from start_[seg].

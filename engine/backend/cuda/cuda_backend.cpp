@@ -531,6 +531,7 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
       stats_[seg].assign(src, src + kv().len(seg));
     });
   if (stats_on && opt.stats.source == StatSource::Leverage) leverage_scores_on_host();
+  if (opt.value_weights) update_value_weights();
   // After everything here: the statistics reach the host only now.
   if (opt.alongside_head) opt.alongside_head();
 }
@@ -615,6 +616,22 @@ void CudaBackend::leverage_scores_on_host() {
     unrotate_keys(keys.data(), len, s.hd, kv().rope_positions(seg).data(), model_->inv_freq_host);
     stats_[seg].resize(len);
     leverage_scores(keys.data(), len, s.hd, stats_[seg].data());
+  }
+}
+
+void CudaBackend::compute_value_weights(const std::vector<ValueWeightJob>& jobs) {
+  State& s = *s_;
+  const KvLayout& lay = kv().layout();
+  int most = 0;
+  for (const auto& j : jobs) most = std::max(most, j.count);
+  cuda::DeviceBuffer out(std::size_t(most) * 4, "value weights");
+  for (const auto& j : jobs) {
+    const int layer = lay.owners[j.seg / lay.n_kv_heads], G = lay.group_size();
+    cuda::value_weights(model_->layers[layer].o, s.kv, j.seg, j.first, j.count, (j.seg % lay.n_kv_heads) * G, G,
+                        out.as<float>(), s.stream);
+    KVSCOPE_CUDA(cudaMemcpyAsync(value_weights_[j.seg].data() + j.first, out.get(), std::size_t(j.count) * 4,
+                                 cudaMemcpyDeviceToHost, s.stream));
+    KVSCOPE_CUDA(cudaStreamSynchronize(s.stream));
   }
 }
 

@@ -244,6 +244,11 @@ void finish_stats(const StatArgs& s, float carry, const int* seg_len, int seg0, 
 // slot_stats.h's KeyNorm or KeyDiff scores of segments seg0..seg0+n_segments-1
 // into kv.stats (CpuBackend::key_scores), from the keys now in the cache.
 void key_scores(const KvCache& kv, StatSource source, const int* seg_len, int seg0, int n_segments, Stream stream);
+// CriticalKV's value weights (Backend::value_weights) of slots
+// [first, first + count) of segment seg into out[0, count): query heads
+// q0 .. q0 + G - 1 read it, through the owning layer's output projection o.
+void value_weights(const DeviceLinear& o, const KvCache& kv, int seg, int first, int count, int q0, int G, float* out,
+                   Stream stream);
 // CUR's or LagKV's scores (rule.source Cur or LagKv; backend/cache_scores.h)
 // of the same segments, from the keys and values now in the cache.
 void cache_scores(const KvCache& kv, const SlotStatRule& rule, const int* seg_len, int seg0, int n_segments,
