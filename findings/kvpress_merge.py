@@ -5,7 +5,7 @@ pairs.py can compare any two of them on the same items: the main sweep
 --h2o-score mean as `h2o_mean`, SnapKV with a 16-token observation window
 as `snapkv_w16`, and, once the kvpress100b stage has run, CUR and PyramidKV as
 they are, LagKV at lag 32 as `lagkv_l32`, ChunkKV(SnapKV) as `chunkkv_snapkv`
-and AdaKV(SnapKV) as `adakv_snapkv`. Also prints the per-policy means ± standard error as a markdown table.
+AdaKV(SnapKV) as `adakv_snapkv` and CriticalKV(SnapKV) as `criticalkv_snapkv`. Also prints the per-policy means ± standard error as a markdown table.
 Standard library only.
 
 usage: kvpress_merge.py DATA_DIR  (reads and writes findings/data)
@@ -23,7 +23,8 @@ PARTS = [("sweep_passkey100_kvpress_items.csv", None),
 PARTS_B = [("sweep_passkey100_kvpress2_items.csv", None),
            ("sweep_passkey100_lagkv_l32_items.csv", "lagkv_l32"),
            ("sweep_passkey100_chunk_snapkv_items.csv", "chunkkv_snapkv"),
-           ("sweep_passkey100_adakv_snapkv_items.csv", "adakv_snapkv")]
+           ("sweep_passkey100_adakv_snapkv_items.csv", "adakv_snapkv"),
+           ("sweep_passkey100_critical_snapkv_items.csv", "criticalkv_snapkv")]
 BUDGETS = ["10%", "30%", "50%", "70%", "90%"]
 
 

@@ -11,7 +11,7 @@
 # run only when named, a2sf100 and tova100 (sections 4 and 3 on the 100-item sets), keyformer100 and streaming100
 # (section 5 and the streaming-prefill check of section 2 on 100 KJV passages), kvpress100 (section 9: the policies taken from
 # kvpress on the 100 pass-key items, about 22 minutes; kvpress100b its second half: CUR, PyramidKV, LagKV,
-# ChunkKV and AdaKV), gemma100 (section 8 on
+# ChunkKV, AdaKV and CriticalKV, about 30 minutes), gemma100 (section 8 on
 # 100 long pass-key items: about 70 minutes) and passkey100
 # kjv100: every policy x 5 budgets on 100
 # items per set with $SEEDS seeds (default 3) for random and keyformer, for
@@ -125,8 +125,9 @@ if has kvpress100b; then
   # tokens before it scores anything (below that it keeps the newest, a
   # sliding window), so it runs at lag 32 here; ChunkKV around SnapKV at
   # kvpress's chunk of 10 tokens (one decision per layer); AdaKV around
-  # SnapKV with kvpress's safeguard of 0.2.
-  stamp "pass-key sweep: CUR, PyramidKV, LagKV, ChunkKV(SnapKV), AdaKV(SnapKV) x 5 budgets x 100 items"
+  # SnapKV with kvpress's safeguard of 0.2; CriticalKV around SnapKV with
+  # its first stage of 0.5.
+  stamp "pass-key sweep: CUR, PyramidKV, LagKV, ChunkKV(SnapKV), AdaKV(SnapKV), CriticalKV(SnapKV) x 5 budgets x 100 items"
   session base '{"name": "full"}'
   sweep passkey100_kvpress2 base assets/eval/passkey_smollm_100.jsonl cur,pyramidkv $BUDGETS
   session lagkv_l32 '{"name": "lagkv", "lag": 32}'
@@ -135,6 +136,8 @@ if has kvpress100b; then
   sweep passkey100_chunk_snapkv chunk_snapkv assets/eval/passkey_smollm_100.jsonl snapkv $BUDGETS
   session adakv_snapkv '{"name": "snapkv", "head_budgets": "adaptive"}'
   sweep passkey100_adakv_snapkv adakv_snapkv assets/eval/passkey_smollm_100.jsonl snapkv $BUDGETS
+  session critical_snapkv '{"name": "snapkv", "critical_kv": "on"}'
+  sweep passkey100_critical_snapkv critical_snapkv assets/eval/passkey_smollm_100.jsonl snapkv $BUDGETS
 fi
 
 if has ablations; then
@@ -280,8 +283,8 @@ if has plots; then
     python3 $F/kvpress_merge.py $F/data > $F/data/kvpress100.md
     python3 $F/pairs.py $F/data/sweep_passkey100_kvpress_all_items.csv \
       keydiff:tova,keydiff:h2o,snapkv:h2o,snapkv_w16:snapkv,snapkv_w16:h2o,knorm:h2o,h2o_mean:h2o > $F/data/pairs_kvpress100.md
-    [ -f $F/data/sweep_passkey100_adakv_snapkv_items.csv ] && python3 $F/pairs.py $F/data/sweep_passkey100_kvpress_all_items.csv \
-      cur:knorm,cur:keydiff,lagkv_l32:tova,pyramidkv:snapkv,chunkkv_snapkv:snapkv,adakv_snapkv:snapkv,cur:h2o \
+    [ -f $F/data/sweep_passkey100_critical_snapkv_items.csv ] && python3 $F/pairs.py $F/data/sweep_passkey100_kvpress_all_items.csv \
+      cur:knorm,cur:keydiff,lagkv_l32:tova,pyramidkv:snapkv,chunkkv_snapkv:snapkv,adakv_snapkv:snapkv,criticalkv_snapkv:snapkv,cur:h2o \
       > $F/data/pairs_kvpress100b.md
   fi
   [ -f $F/data/sweep_gemma_passkey100_items.csv ] && python3 $F/pairs.py $F/data/sweep_gemma_passkey100_items.csv \
