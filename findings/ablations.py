@@ -11,8 +11,10 @@ and seed, so the bounds are those of the data/pairs_*.md tables).
 usage: ablations.py FINDINGS_DIR
   reads data/sweep_{passkey100,kjv100}.csv and their _items.csv,
   data/sweep_tova_head_{passkey100,kjv100}*.csv, data/sweep_a2sf_*_kjv100*.csv,
-  data/sweep_kf_*_kjv100*.csv; writes figures/tova_granularity.png,
-  a2sf_alpha.png, keyformer_ablation.png, sink_vs_window.png
+  data/sweep_kf_*_kjv100*.csv, and data/sweep_passkey100_kvpress_all_items.csv
+  when section 9's two stages have run; writes figures/tova_granularity.png,
+  a2sf_alpha.png, keyformer_ablation.png, sink_vs_window.png and
+  passkey100_kvpress_all_accuracy.png
 """
 import csv
 import random
@@ -225,4 +227,44 @@ note(fig, f"Top: mean ± one standard error over items ({n_text(ns)} items per p
           "same items, bars the 95% paired bootstrap interval (pairs.py); sink − full above 0 means the sink window's NLL stays above the full cache's.")
 fig.tight_layout(rect=(0, 0.03, 1, 1)); fig.savefig(out / "figures" / "sink_vs_window.png", dpi=110)
 plt.close(fig)
+# 5. Section 9: the policies taken from kvpress, wrappers included (the
+# kvpress100 and kvpress100b stages, merged by kvpress_merge.py).
+ALL = D / "sweep_passkey100_kvpress_all_items.csv"
+if ALL.exists() and "criticalkv_snapkv" in {r["policy"] for r in csv.DictReader(open(ALL))}:
+    rows = list(csv.DictReader(open(ALL)))
+    fig, axes = plt.subplots(2, 1, figsize=(12.5, 8.6), height_ratios=[3, 2])
+    ax = axes[0]
+    lines = [("keydiff", "KeyDiff", "o-"), ("cur", "CUR", "s-"), ("lagkv_l32", "LagKV (lag 32)", "D-"),
+             ("tova", "TOVA", "^--"), ("h2o", "H2O", "v--"), ("knorm", "Knorm", "x:"),
+             ("snapkv", "SnapKV (window 64)", "o:"), ("chunkkv_snapkv", "ChunkKV(SnapKV), chunks of 10", "s:"),
+             ("adakv_snapkv", "AdaKV(SnapKV)", "<:"), ("criticalkv_snapkv", "CriticalKV(SnapKV)", ">:"),
+             ("pyramidkv", "PyramidKV", "p:")]
+    colours = [f"C{i}" for i in range(10)] + ["k"]  # eleven lines, ten colours in the cycle
+    ns = []
+    for (pol, name, st), colour in zip(lines, colours):
+        y, e = [], []
+        for b in BUDGETS:
+            v = [100 * float(r["accuracy"]) for r in rows if r["policy"] == pol and r["budget"] == b]
+            ns.append(len(v))
+            y.append(np.mean(v))
+            e.append(np.std(v, ddof=1) / np.sqrt(len(v)))
+        ax.errorbar(x5, y, yerr=e, fmt=st, capsize=3, label=name, color=colour)
+    ax.set_ylabel("pass-key accuracy (%)")
+    ax.set_title("pass-key set (100 items): mean ± s.e.", fontsize=10)
+    budget_axis(ax, x5)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))  # beside the plot: no point hidden
+    ax = axes[1]
+    for j, (a, b, c) in enumerate([("chunkkv_snapkv", "snapkv", "C7"), ("cur", "knorm", "C1"), ("lagkv_l32", "tova", "C2")]):
+        ns += diff_bars(ax, x5 + (j - 1) * 0.15, [paired(rows, a, rows, b, bud, "accuracy", 100) for bud in BUDGETS],
+                        fmt="osD"[j], color=c, label=f"{a} − {b}")
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_ylabel("difference (points)")
+    ax.set_title("paired difference, 95% interval", fontsize=10)
+    budget_axis(ax, x5)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.suptitle("kvpress's policies in kvscope on SmolLM2-135M, each equal to its press on the goldens", fontsize=11)
+    note(fig, f"Top: mean ± one standard error over items ({n_text(ns)} items per point; all deterministic, one run "
+              "each). Bottom: mean difference on the same items, bars the 95% paired bootstrap interval (pairs.py).")
+    fig.tight_layout(rect=(0, 0.03, 1, 1)); fig.savefig(out / "figures" / "passkey100_kvpress_all_accuracy.png", dpi=110)
+    plt.close(fig)
 print("ablation plots written")
