@@ -311,6 +311,13 @@ void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std:
   share_decision(ranking, unit, mean, c);
 }
 
+// Whether this choice is the one kvpress's wrappers count from the
+// compression ratio itself (ChunkKV's chunks, CriticalKV's first stage):
+// a ratio budget's cut of a one-shot prompt.
+bool kvpress_prompt_cut(const ResolvedPolicy& r, int step) {
+  return r.params.budget.ratio && step == 0 && r.params.prefill == PrefillMode::OneShot;
+}
+
 // ChunkKV (r.chunk = L slots; kvpress's ChunkKVPress) for a layer whose
 // segments hold the same positions: the slots are cut into chunks of L in
 // slot order (the last one shorter), a chunk's score is the mean over its
@@ -322,7 +329,7 @@ void choose_in_aligned_unit(const Policy& policy, const KvBook& book, const std:
 // count first; the others by score, the later chunk first on a tie.
 void choose_in_chunks(const Policy& policy, const KvBook& book, const std::vector<int>& unit,
                       const std::function<const std::vector<float>&(int)>& stats, int newest, int step,
-                      const Limits& lim, SlotChoice& c) {
+                      const Limits& lim, SelectionScratch& w, SlotChoice& c) {
   const auto& r = policy.resolved();
   const Ranking ranking = policy.ranking();
   const auto& pos = book.positions(unit[0]);
@@ -330,15 +337,13 @@ void choose_in_chunks(const Policy& policy, const KvBook& book, const std::vecto
   auto& state = c.state[unit[0]];
   auto& rank = c.rank[unit[0]];
   const auto [j0, j1] = mark_protection(pos, lim, newest, state);
-  std::vector<double> mean;
-  std::vector<uint32_t> words;
-  unit_scores(policy, unit, stats, pos, step, words, mean);
+  std::vector<double>& mean = w.mean;
+  unit_scores(policy, unit, stats, pos, step, w.words, mean);
   const int L = r.chunk;
   const int n_chunks = (len + L - 1) / L;
   if (ranking != Ranking::None && len > lim.k && !lim.hold && n_chunks > 0) {
-    const bool kvpress_count =
-        r.params.budget.ratio && step == 0 && r.params.prefill == PrefillMode::OneShot && lim.k == r.k;
-    const double share = kvpress_count ? 1.0 - r.params.budget.value : static_cast<double>(lim.k) / len;
+    const double share =
+        kvpress_prompt_cut(r, step) && lim.k == r.k ? 1.0 - r.params.budget.value : static_cast<double>(lim.k) / len;
     const int n_keep = std::max(1, static_cast<int>(n_chunks * share));
     struct Chunk {
       double score;
@@ -530,8 +535,8 @@ void choose_in_layer_adaptive(const Policy& policy, const KvBook& book, const st
 // n prompt slots, at least 1 when f > 0; otherwise int(k f).
 int first_stage_count(const ResolvedPolicy& r, int k, int len, int step) {
   const double f = r.params.number("first_stage");
-  const bool kvpress_count = r.params.budget.ratio && step == 0 && r.params.prefill == PrefillMode::OneShot;
-  const int b = kvpress_count ? static_cast<int>((1.0 - r.params.budget.value) * len * f) : static_cast<int>(k * f);
+  const int b =
+      kvpress_prompt_cut(r, step) ? static_cast<int>((1.0 - r.params.budget.value) * len * f) : static_cast<int>(k * f);
   return f > 0 ? std::max(1, b) : 0;
 }
 
@@ -655,7 +660,7 @@ void choose_slots(const Policy& policy, const KvBook& book, const std::function<
       // ChunkKV's chunks need one slot order for the layer; after a change
       // of granularity mid-run its heads may differ, and slots compete one by one.
       if (r.chunk > 0 && r.granularity == Granularity::Layer && holds_same_positions(book, unit))
-        choose_in_chunks(policy, book, unit, ranked, newest, step, unit_lim, c);
+        choose_in_chunks(policy, book, unit, ranked, newest, step, unit_lim, scratch, c);
       else if (holds_same_positions(book, unit))
         choose_in_aligned_unit(policy, book, unit, ranked, newest, step, unit_lim, scratch, c);
       else choose_in_shared_unit(policy, book, unit, ranked, newest, step, unit_lim, c);
