@@ -228,7 +228,8 @@ note(fig, f"Top: mean ± one standard error over items ({n_text(ns)} items per p
 fig.tight_layout(rect=(0, 0.03, 1, 1)); fig.savefig(out / "figures" / "sink_vs_window.png", dpi=110)
 plt.close(fig)
 # 5. Section 9: the policies taken from kvpress, wrappers included (the
-# kvpress100 and kvpress100b stages, merged by kvpress_merge.py).
+# kvpress100, kvpress100b and, once run, kvpress100c stages, merged by
+# kvpress_merge.py).
 ALL = D / "sweep_passkey100_kvpress_all_items.csv"
 if ALL.exists() and "criticalkv_snapkv" in {r["policy"] for r in csv.DictReader(open(ALL))}:
     rows = list(csv.DictReader(open(ALL)))
@@ -240,6 +241,9 @@ if ALL.exists() and "criticalkv_snapkv" in {r["policy"] for r in csv.DictReader(
              ("adakv_snapkv", "AdaKV(SnapKV)", "<:"), ("criticalkv_snapkv", "CriticalKV(SnapKV)", ">:"),
              ("pyramidkv", "PyramidKV", "p:")]
     colours = [f"C{i}" for i in range(10)] + ["k"]  # eleven lines, ten colours in the cycle
+    if "expected" in {r["policy"] for r in rows}:  # the kvpress100c stage has run
+        lines += [("leverage", "LeverageScore", "h-"), ("expected", "ExpectedAttention", "*-")]
+        colours += ["goldenrod", "m"]
     ns = []
     for (pol, name, st), colour in zip(lines, colours):
         y, e = [], []

@@ -5,7 +5,9 @@ pairs.py can compare any two of them on the same items: the main sweep
 --h2o-score mean as `h2o_mean`, SnapKV with a 16-token observation window
 as `snapkv_w16`, and, once the kvpress100b stage has run, CUR and PyramidKV as
 they are, LagKV at lag 32 as `lagkv_l32`, ChunkKV(SnapKV) as `chunkkv_snapkv`
-AdaKV(SnapKV) as `adakv_snapkv` and CriticalKV(SnapKV) as `criticalkv_snapkv`. Also prints the per-policy means ± standard error as a markdown table.
+AdaKV(SnapKV) as `adakv_snapkv` and CriticalKV(SnapKV) as `criticalkv_snapkv`, and, once the
+kvpress100c stage has run, LeverageScore and ExpectedAttention as they are
+(`leverage`, `expected`). Also prints the per-policy means ± standard error as a markdown table.
 Standard library only.
 
 usage: kvpress_merge.py DATA_DIR  (reads and writes findings/data)
@@ -25,6 +27,8 @@ PARTS_B = [("sweep_passkey100_kvpress2_items.csv", None),
            ("sweep_passkey100_chunk_snapkv_items.csv", "chunkkv_snapkv"),
            ("sweep_passkey100_adakv_snapkv_items.csv", "adakv_snapkv"),
            ("sweep_passkey100_critical_snapkv_items.csv", "criticalkv_snapkv")]
+# The kvpress100c stage (LeverageScore, ExpectedAttention), merged when it has run.
+PARTS_C = [("sweep_passkey100_kvpress3_items.csv", None)]
 BUDGETS = ["10%", "30%", "50%", "70%", "90%"]
 
 
@@ -46,6 +50,8 @@ def main():
     parts = PARTS
     if all(os.path.exists(os.path.join(data, name)) for name, _ in PARTS_B):
         parts = PARTS + PARTS_B
+        if all(os.path.exists(os.path.join(data, name)) for name, _ in PARTS_C):
+            parts += PARTS_C
     for name, rename in parts:
         path = os.path.join(data, name)
         if not os.path.exists(path):

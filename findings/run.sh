@@ -11,7 +11,8 @@
 # run only when named, a2sf100 and tova100 (sections 4 and 3 on the 100-item sets), keyformer100 and streaming100
 # (section 5 and the streaming-prefill check of section 2 on 100 KJV passages), kvpress100 (section 9: the policies taken from
 # kvpress on the 100 pass-key items, about 22 minutes; kvpress100b its second half: CUR, PyramidKV, LagKV,
-# ChunkKV, AdaKV and CriticalKV, about 30 minutes), gemma100 (section 8 on
+# ChunkKV, AdaKV and CriticalKV, about 30 minutes; kvpress100c the rest: LeverageScore and
+# ExpectedAttention), gemma100 (section 8 on
 # 100 long pass-key items: about 70 minutes) and passkey100
 # kjv100: every policy x 5 budgets on 100
 # items per set with $SEEDS seeds (default 3) for random and keyformer, for
@@ -138,6 +139,15 @@ if has kvpress100b; then
   sweep passkey100_adakv_snapkv adakv_snapkv assets/eval/passkey_smollm_100.jsonl snapkv $BUDGETS
   session critical_snapkv '{"name": "snapkv", "critical_kv": "on"}'
   sweep passkey100_critical_snapkv critical_snapkv assets/eval/passkey_smollm_100.jsonl snapkv $BUDGETS
+fi
+
+if has kvpress100c; then
+  # The last of section 9: LeverageScore and ExpectedAttention (goldens of
+  # version 4) at their defaults (ExpectedAttention: 4 sinks, 512 future
+  # positions, covariance and value norm on), on the same 100 items.
+  stamp "pass-key sweep: LeverageScore, ExpectedAttention x 5 budgets x 100 items"
+  session base '{"name": "full"}'
+  sweep passkey100_kvpress3 base assets/eval/passkey_smollm_100.jsonl leverage,expected $BUDGETS
 fi
 
 if has ablations; then
@@ -286,6 +296,9 @@ if has plots; then
     [ -f $F/data/sweep_passkey100_critical_snapkv_items.csv ] && python3 $F/pairs.py $F/data/sweep_passkey100_kvpress_all_items.csv \
       cur:knorm,cur:keydiff,lagkv_l32:tova,pyramidkv:snapkv,chunkkv_snapkv:snapkv,adakv_snapkv:snapkv,criticalkv_snapkv:snapkv,cur:h2o \
       > $F/data/pairs_kvpress100b.md
+    [ -f $F/data/sweep_passkey100_kvpress3_items.csv ] && python3 $F/pairs.py $F/data/sweep_passkey100_kvpress_all_items.csv \
+      leverage:knorm,leverage:keydiff,leverage:cur,expected:snapkv,expected:tova,expected:h2o_mean,leverage:tova \
+      > $F/data/pairs_kvpress100c.md
   fi
   [ -f $F/data/sweep_gemma_passkey100_items.csv ] && python3 $F/pairs.py $F/data/sweep_gemma_passkey100_items.csv \
     tova:h2o,a2sf:h2o,tova:a2sf,keyformer:h2o,tova:full,a2sf:full,h2o:random,keyformer:random,sink:window \

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/expected_attention.h"
 #include "backend/sampler.h"
 #include "backend/slot_stats.h"
 #include "kv/kv_book.h"
@@ -245,11 +246,24 @@ class Backend {
     book_ = from.book_;
     stats_ = from.stats_;
     value_weights_ = from.value_weights_;
+    query_moments_ = from.query_moments_;
     seen_ = from.seen_;
   }
 
   std::vector<std::vector<float>> stats_;  // [segment][slot]: the backend writes the values it computes
   std::vector<std::vector<float>> value_weights_;  // [segment][slot], or shorter: not computed past its end
+
+  // ExpectedAttention's moments of the pre-RoPE queries: each backend adds
+  // its calls' queries (past rule.sinks) in forward() when the rule's
+  // source is StatSource::Expected; empty otherwise. A policy switched to
+  // mid-run starts from the queries of the switch on.
+  QueryMoments query_moments_;
+  // expected_attention_scores of segment seg into its statistics, from its
+  // `keys` and `values` (len rows each; the CPU's cache or CUDA's copy) and
+  // the moments of every query head that reads it. inv_freq_of(layer): the
+  // RoPE of a layer's queries.
+  void expected_scores(int seg, const float* keys, const float* values, const SlotStatRule& rule,
+                       const std::function<const std::vector<float>&(int)>& inv_freq_of);
 
   // Work for compute_value_weights: slots [first, first + count) of segment
   // seg, written to value_weights_[seg] (already sized).

@@ -151,6 +151,7 @@ void Backend::reset() {
   book_.clear();
   for (auto& st : stats_) st.clear();
   for (auto& w : value_weights_) w.clear();
+  query_moments_.clear();
   seen_ = 0;
   do_reset();
 }
@@ -169,6 +170,30 @@ void Backend::update_value_weights() {
     jobs.push_back({seg, have, len - have});
   }
   if (!jobs.empty()) compute_value_weights(jobs);
+}
+
+// The next token's rotation in seg starts the F future positions: its
+// position, or in Compacted mode its slot (as if no slot left before it).
+void Backend::expected_scores(int seg, const float* keys, const float* values, const SlotStatRule& rule,
+                              const std::function<const std::vector<float>&(int)>& inv_freq_of) {
+  const KvLayout& layout = book_.layout();
+  std::vector<ExpectedReader> readers;
+  for (int l = 0; l < layout.n_layers; ++l)
+    for (int h = 0; h < layout.n_heads; ++h) {
+      if (layout.segment_of(l, h) != seg) continue;
+      ExpectedReader r;
+      r.inv_freq = &inv_freq_of(l);
+      if (!query_moments_.empty()) {
+        r.count = query_moments_.count(l, h);
+        r.sum = query_moments_.sum(l, h);
+        r.outer = query_moments_.outer(l, h);
+      }
+      readers.push_back(r);
+    }
+  const int len = book_.len(seg);
+  const int future = opts_.positions == PositionMode::Compacted ? len : seen_;
+  stats_[seg].resize(len);
+  expected_attention_scores(keys, values, len, layout.head_dim, readers, future, rule, stats_[seg].data());
 }
 
 }  // namespace kvscope

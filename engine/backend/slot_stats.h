@@ -18,9 +18,10 @@ namespace kvscope {
 
 // KeyNorm and KeyDiff score slots from the cache's keys alone, Cur and
 // LagKv from its keys and values (cache_scores.h), Leverage from its keys
-// before RoPE (leverage_scores.h), after each call; the others accumulate
-// inside attention.
-enum class StatSource { None, Attention, GumbelSoftmax, KeyNorm, KeyDiff, Cur, LagKv, Leverage };
+// before RoPE (leverage_scores.h), Expected from its keys and values and the
+// moments of the queries so far (expected_attention.h), after each call;
+// the others accumulate inside attention.
+enum class StatSource { None, Attention, GumbelSoftmax, KeyNorm, KeyDiff, Cur, LagKv, Leverage, Expected };
 // How CUR combines its key and value leverages (kvpress's leverage_type).
 enum class CurLeverage { KvProduct, Key, Value, KvAverage };
 enum class NoiseKind { Gumbel, Gaussian, Constant, None };
@@ -39,6 +40,8 @@ struct SlotStatRule {
   int last_rows = 0;
   // Cur: the local window in slots (0: none) and the leverage (CurLeverage).
   // LagKv: the lag and the sinks its partitions start after.
+  // Expected: the future positions F, the sinks (left out of the queries'
+  // moments and of the softmax) and the terms left out (expected_attention.h).
   int span = 0;
   int variant = 0;
   int sinks = 0;
@@ -47,7 +50,7 @@ struct SlotStatRule {
   // Scored after each call from what the cache holds, not inside attention.
   bool from_cache() const {
     return source == StatSource::KeyNorm || source == StatSource::KeyDiff || source == StatSource::Cur ||
-           source == StatSource::LagKv || source == StatSource::Leverage;
+           source == StatSource::LagKv || source == StatSource::Leverage || source == StatSource::Expected;
   }
 };
 

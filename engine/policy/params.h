@@ -44,6 +44,12 @@ enum class HeadBudgets { Uniform, Adaptive };
 // L1 norm, after a first stage that keeps each head's best by score alone).
 enum class CriticalKv { Off, On };
 
+// ExpectedAttention's two optional terms (kvpress's use_covariance and
+// use_vnorm): the queries' covariance in the expected logit, and the
+// value's norm as a factor.
+enum class QueryCovariance { On, Off };
+enum class ValueNorm { On, Off };
+
 // An absolute count or a percentage ("64", "50%"). A budget's percentage is
 // of the prompt length; a window's is of the budget (H2O's "k/2"). A budget
 // may also be a compression ratio as kvpress states it ("ratio:0.25", the
@@ -87,6 +93,8 @@ struct PolicyParams {
   HeadBudgets head_budgets = HeadBudgets::Uniform;
   CurLeverage leverage = CurLeverage::KvProduct;
   CriticalKv critical_kv = CriticalKv::Off;
+  QueryCovariance query_covariance = QueryCovariance::On;
+  ValueNorm value_norm = ValueNorm::On;
   uint64_t seed = 0;
   // Parameters of the policy table without a field above (policy_table.h),
   // by key; a key not here has its table default.

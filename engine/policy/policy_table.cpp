@@ -29,6 +29,7 @@ std::unique_ptr<Policy> make_keydiff_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_cur_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_lagkv_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_leverage_policy(const ResolvedPolicy& r);
+std::unique_ptr<Policy> make_expected_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_random_policy(const ResolvedPolicy& r);
 std::unique_ptr<Policy> make_ideal_policy(const ResolvedPolicy& r);
 void keyformer_variant_rules(const PolicyParams& p, ResolveRules& rules, ChoiceQuirks& q);
@@ -356,6 +357,50 @@ std::vector<ParamSpec> make_params() {
   lag.written_at_default = false;
   add(lag);
 
+  ParamSpec future{"future_positions",
+                   "future positions",
+                   "ExpectedAttention's future positions",
+                   ParamKind::Count,
+                   "ExpectedAttention averages the RoPE rotation of the queries to come over this many next "
+                   "positions (kvpress's n_future_positions).",
+                   "512"};
+  future.unit = "positions";
+  future.min = 1;
+  future.max = 1 << 20;
+  future.has_max = true;
+  future.slider_min = 1;
+  future.slider_max = 4096;
+  future.written_at_default = false;
+  add(future);
+
+  ParamSpec covariance{"query_covariance",
+                       "query covariance",
+                       "ExpectedAttention's covariance term",
+                       ParamKind::Choice,
+                       "Whether ExpectedAttention's expected logit adds the queries' covariance term k^T Sigma k / "
+                       "2d to the mean's (kvpress's use_covariance).",
+                       "on"};
+  covariance.noun = "covariance setting";
+  covariance.choices = {"on", "off"};
+  covariance.expert = true;
+  covariance.written_at_default = false;
+  covariance.field = enum_field<QueryCovariance, &PolicyParams::query_covariance>();
+  add(covariance);
+
+  ParamSpec vnorm{"value_norm",
+                  "value norm",
+                  "ExpectedAttention's value-norm factor",
+                  ParamKind::Choice,
+                  "Whether ExpectedAttention multiplies each slot's expected attention by its value's L2 norm "
+                  "(kvpress's use_vnorm).",
+                  "on"};
+  vnorm.noun = "value-norm setting";
+  vnorm.choices = {"on", "off"};
+  vnorm.expert = true;
+  vnorm.written_at_default = false;
+  vnorm.field = enum_field<ValueNorm, &PolicyParams::value_norm>();
+  add(vnorm);
+
   ParamSpec beta{"beta",
                  "pyramid \xce\xb2",
                  "PyramidKV's steepness",
@@ -511,6 +556,15 @@ std::vector<PolicySpec> make_policies() {
                "Keeps the keys with the highest statistical leverage among their KV head's keys before RoPE "
                "(centred): the outliers a low-rank summary of the cache would lose. No attention needed.",
                "key leverage (LeverageScore)", true, with({{"granularity"}}), make_leverage_policy});
+  v.push_back({K::Expected, "expected", "expected attention",
+               "Devoto et al. 2025, Expected Attention: KV Cache Compression by Estimating Attention from Future "
+               "Queries Distribution",
+               "Keeps the slots the queries to come are expected to attend to: the queries so far, before RoPE, "
+               "as a Gaussian (mean and covariance), the RoPE of the next positions averaged, the expected softmax "
+               "weight of each key in closed form, times its value's norm. No attention row needed.",
+               "expected attention of future queries (ExpectedAttention)", true,
+               with({{"future_positions"}, {"query_covariance"}, {"value_norm"}, {"granularity"}}, {{"sinks", "4"}}),
+               make_expected_policy});
   v.push_back({K::Random, "random", "random", "",
                "Evicts a uniformly random unprotected token (seeded): a baseline.", "random draw", true,
                with({{"granularity"}}), make_random_policy});

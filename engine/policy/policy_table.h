@@ -35,6 +35,7 @@ enum class PolicyKind {
   Cur,
   LagKv,
   Leverage,
+  Expected,
   Random,
   Ideal
 };

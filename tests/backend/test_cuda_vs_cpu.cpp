@@ -579,7 +579,11 @@ INSTANTIATE_TEST_SUITE_P(
         // Key-and-value scores (cache_scores.cu runs CpuBackend's code):
         // CUR with a local window of 8, LagKV with 2 sinks and a lag of 4.
         StatCase{"Cur", {StatSource::Cur, 1.0f, ReaderReduce::Mean, NoiseKind::Gumbel, 1.0f, 0, 0, 8}},
-        StatCase{"LagKv", {StatSource::LagKv, 1.0f, ReaderReduce::Mean, NoiseKind::Gumbel, 1.0f, 0, 0, 4, 0, 2}}),
+        StatCase{"LagKv", {StatSource::LagKv, 1.0f, ReaderReduce::Mean, NoiseKind::Gumbel, 1.0f, 0, 0, 4, 0, 2}},
+        // ExpectedAttention (the CPU's host code on CUDA's queries, keys and
+        // values): 32 future positions, 2 sinks.
+        StatCase{"Expected",
+                 {StatSource::Expected, 1.0f, ReaderReduce::Mean, NoiseKind::Gumbel, 1.0f, 0, 0, 32, 0, 2}}),
     [](const auto& info) { return info.param.name; });
 
 // ---- chunked prefill, sliding window --------------------------------------------------------------

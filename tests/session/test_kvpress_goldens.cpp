@@ -82,6 +82,15 @@ std::optional<PolicyParams> policy_for(const std::string& press, const json& par
     // The exact leverage: kvpress's Gaussian sketch of 48 columns spans
     // head_dim and decides no cell (the generator checks five seeds).
     p.kind = PolicyKind::Leverage;
+  } else if (press == "ExpectedAttentionPress") {
+    // kvpress's n_sink first positions: left out of the query moments and
+    // the softmax, and kept (scored the maximum + 1): kvscope's sinks.
+    p.kind = PolicyKind::Expected;
+    p.sinks = params.at("n_sink").get<int>();
+    p.extra["future_positions"] = params.at("n_future_positions").get<double>();
+    p.query_covariance = params.at("use_covariance").get<bool>() ? QueryCovariance::On : QueryCovariance::Off;
+    p.value_norm = params.at("use_vnorm").get<bool>() ? ValueNorm::On : ValueNorm::Off;
+    if (params.at("epsilon").get<double>() != 0.0) return std::nullopt;  // kvscope adds no epsilon
   } else if (press == "CriticalKVPress") {
     // The inner press's policy under CriticalKV (epsilon is kvpress's 1e-4).
     json inner = params.at("inner_params");
@@ -208,12 +217,56 @@ TEST(KvpressGoldens, OneShotPrefillKeepsWhatEachPressKeeps) {
   // being absent from the goldens.
   for (const char* press : {"ObservedAttentionPress", "SnapKVPress", "PyramidKVPress", "TOVAPress", "StreamingLLMPress",
                             "KnormPress", "KeyDiffPress", "AdaKVPress", "ChunkKVPress", "CURPress", "LagKVPress",
-                            "LeverageScorePress", "CriticalKVPress"})
+                            "LeverageScorePress", "CriticalKVPress", "ExpectedAttentionPress"})
     EXPECT_GT(cells[press], 0) << press << " has no golden cell";
   for (const auto& [press, n] : cells)
     std::printf("kvpress %s: %d cells compared (%d of them up to a tie)\n", press.c_str(), n, tied[press]);
   for (const auto& [press, n] : not_here)
     std::printf("kvpress %s: %d cases not compared (no kvscope policy yet)\n", press.c_str(), n);
+}
+
+// Beyond the kept sets: kvscope's ExpectedAttention scores equal kvpress's
+// recorded ones (float32, from its own float32 arithmetic) to 1e-4
+// relative, slot for slot, for every position kvscope keeps, the sinks
+// aside (kvpress pads them with its layer's maximum + 1, kvscope with its
+// segment's).
+TEST(KvpressGoldens, ExpectedAttentionScoresAreKvpresss) {
+  int compared = 0;
+  for (const auto& file : golden_files()) {
+    SCOPED_TRACE(file.filename().string());
+    std::ifstream in(file);
+    const json g = json::parse(in);
+    const std::string model = std::filesystem::path(g.at("model").get<std::string>()).filename().string();
+    for (const json& c : g.at("cases")) {
+      if (c.at("press") != "ExpectedAttentionPress" || !c.contains("scores")) continue;
+      const auto params = policy_for("ExpectedAttentionPress", c.at("params"));
+      ASSERT_TRUE(params);
+      SessionConfig cfg = test::config(params->kind, "100%", 1);
+      cfg.prompt_ids = g.at("prompts").at(c.at("prompt").get<int>()).get<std::vector<int>>();
+      cfg.policy = *params;
+      cfg.recording.metrics = false;
+      Session s(test::bundle(model), cfg);
+      s.prefill();
+      const KvLayout& lay = s.recorder().layout();
+      const int sinks = c.at("params").at("n_sink").get<int>();
+      for (int l = 0; l < lay.n_kv_layers; ++l)
+        for (int h = 0; h < lay.n_kv_heads; ++h) {
+          const int seg = lay.segment(l, h);
+          const auto& pos = s.backend().kv().positions(seg);
+          const auto& got = s.backend().slot_stats(seg);
+          ASSERT_EQ(got.size(), pos.size());
+          for (std::size_t j = 0; j < pos.size(); ++j) {
+            if (pos[j] < sinks) continue;
+            const double want = c.at("scores").at(l).at(h).at(pos[j]).get<double>();
+            EXPECT_NEAR(got[j], want, 1e-4 * std::fabs(want))
+                << "layer " << l << " KV head " << h << " position " << pos[j];
+            ++compared;
+          }
+        }
+    }
+  }
+  EXPECT_GT(compared, 0) << "no ExpectedAttention case carries kvpress's scores";
+  std::printf("kvpress ExpectedAttentionPress: %d scores compared\n", compared);
 }
 
 // The positions every (layer, KV head) of `s` holds, against a golden's

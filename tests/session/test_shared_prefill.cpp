@@ -49,8 +49,8 @@ TEST_P(SharedPrefillEveryPolicy, EqualsItsOwnPrefillBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Policies, SharedPrefillEveryPolicy,
                          ::testing::Values(PolicyKind::Full, PolicyKind::Window, PolicyKind::Sink, PolicyKind::H2O,
                                            PolicyKind::TOVA, PolicyKind::Keyformer, PolicyKind::A2SF, PolicyKind::Cur,
-                                           PolicyKind::LagKv, PolicyKind::Leverage, PolicyKind::Random,
-                                           PolicyKind::Ideal),
+                                           PolicyKind::LagKv, PolicyKind::Leverage, PolicyKind::Expected,
+                                           PolicyKind::Random, PolicyKind::Ideal),
                          [](const auto& info) { return std::string(policy_name(info.param)); });
 
 TEST(SharedPrefill, PoliciesWithoutAStatisticShareOnePass) {
@@ -96,6 +96,17 @@ TEST(SharedPrefill, RefusedWhereThePassWouldDiffer) {
   lag4.policy.extra["lag"] = 4;
   EXPECT_FALSE(Session(b, lag4).can_share_prefill(lag));
   EXPECT_TRUE(Session(b, lag8).can_share_prefill(lag));
+  // ExpectedAttention's future positions and sinks shape its scores.
+  SessionConfig ea = sampled(PolicyKind::Expected, "50%");
+  Session expected(b, ea);
+  expected.run_prompt_forward();
+  SessionConfig ea_future = ea;
+  ea_future.policy.extra["future_positions"] = 64;
+  EXPECT_FALSE(Session(b, ea_future).can_share_prefill(expected));
+  SessionConfig ea_sinks = ea;
+  ea_sinks.policy.sinks = 2;
+  EXPECT_FALSE(Session(b, ea_sinks).can_share_prefill(expected));
+  EXPECT_TRUE(Session(b, sampled(PolicyKind::Expected, "30%")).can_share_prefill(expected));
   Session not_run(b, sampled(PolicyKind::H2O, "50%"));
   Session tova(b, sampled(PolicyKind::TOVA, "50%"));
   EXPECT_FALSE(tova.can_share_prefill(not_run));

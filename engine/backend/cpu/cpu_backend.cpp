@@ -159,6 +159,14 @@ int CpuBackend::prepare_forward(int n, const ForwardOptions& opt, ForwardOutput&
   return first_pos;
 }
 
+// ExpectedAttention's moments of this call's n queries of `layer`, before
+// RoPE rotates them (their heads in parallel: hd^2 / 2 products a row).
+void CpuBackend::add_query_moments(int layer, int n, const float* q, int first_pos, int sinks) {
+  const int H = model_->cfg.n_heads;
+  query_moments_.ensure(model_->cfg.n_layers, H, hd_);
+  parallel_for(H, [&](int h) { query_moments_.add(layer, h, q, n, H * hd_, first_pos, sinks); });
+}
+
 // This call's K/V rows [row0, row0 + n) of kn / vn into the cache, keys
 // rotated; then the queries' rotation.
 void CpuBackend::append_kv_and_rotate(int layer, int n, const float* kn, const float* vn, float* q) {
@@ -285,6 +293,8 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
     int tasks = 0;
     for (Lane& ln : lanes) {
       CpuBackend& be = *ln.be;
+      if (ln.opt->stats.source == StatSource::Expected)
+        be.add_query_moments(l, ln.n, q_.data() + size_t(ln.row0) * qd, ln.first_pos, ln.opt->stats.sinks);
       be.append_kv_and_rotate(l, ln.n, kn_.data() + size_t(ln.row0) * kvd, vn_.data() + size_t(ln.row0) * kvd,
                               q_.data() + size_t(ln.row0) * qd);
       ln.capture = be.capture_place(l) >= 0 ? &ln.out->attention[be.capture_place(l)] : nullptr;
@@ -523,6 +533,14 @@ void CpuBackend::accumulate_stats(int seg, int row, const float* e, float scale,
 
 void CpuBackend::finish_stats(int n, const SlotStatRule& rule) {
   if (rule.from_cache()) {
+    if (rule.source == StatSource::Expected) {
+      parallel_runs(
+          layout_.n_segments(), runs_for(layout_.n_segments(), kv().total_slots() * hd_ * hd_), [&](int, int seg) {
+            expected_scores(seg, key(seg, 0), value(seg, 0), rule,
+                            [&](int layer) -> const std::vector<float>& { return model_->inv_freq_of(layer); });
+          });
+      return;
+    }
     if (rule.source == StatSource::Leverage) {
       // O(len hd^2) a segment: segments in parallel, each with its own copy of its keys.
       parallel_runs(layout_.n_segments(), runs_for(layout_.n_segments(), kv().total_slots() * hd_), [&](int, int seg) {

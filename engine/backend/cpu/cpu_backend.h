@@ -74,6 +74,7 @@ class CpuBackend final : public Backend {
   void forward_lanes(std::span<Lane> lanes);
   int prepare_forward(int n, const ForwardOptions& opt, ForwardOutput& out);
   void append_kv_and_rotate(int layer, int n, const float* kn, const float* vn, float* q);
+  void add_query_moments(int layer, int n, const float* q, int first_pos, int sinks);
 
   // Scratch of one attention task.
   struct HeadScratch {

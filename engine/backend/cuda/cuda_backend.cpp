@@ -380,6 +380,11 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
   ensure_workspace(n, rows, capture_floats(opt, n), opt.stats);
   const int first_pos = begin_forward(n, opt, out);
   const bool stats_on = opt.stats.active();
+  // ExpectedAttention: every layer's queries before RoPE come to the host,
+  // where the moments are summed by the CPU's code (expected_attention.h).
+  const bool moments = stats_on && opt.stats.source == StatSource::Expected;
+  std::vector<float> q_host;
+  if (moments) q_host.resize(std::size_t(s.L) * n * cfg.q_dim());
   push_state(tokens, stat_row_weights());
 
   cudaStream_t st = s.stream;
@@ -422,6 +427,10 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
     norm(L.attn_norm_w, L.attn_norm_b, x, n, hbuf);
     linear(L.qkv, hbuf, n, s.qkv.as<float>(), false);
     const int stride = L.qkv.out;
+    if (moments)
+      KVSCOPE_CUDA(cudaMemcpy2DAsync(q_host.data() + std::size_t(l) * n * cfg.q_dim(), std::size_t(cfg.q_dim()) * 4,
+                                     s.qkv.as<float>(), std::size_t(stride) * 4, std::size_t(cfg.q_dim()) * 4, n,
+                                     cudaMemcpyDeviceToHost, st));
     if (L.owns_kv) cuda::append_kv(s.qkv.as<float>(), stride, cfg.q_dim(), cfg.q_dim() + cfg.kv_dim(), s.g, seg0,
                                    rope, s.kv, st);
     cuda::rope_q(s.qkv.as<float>(), stride, H, s.hd, group, seg0, rope, st);
@@ -524,13 +533,25 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
     out.logits.clear();
     out.n_logits = 0;
   }
-  if (copied) KVSCOPE_CUDA(cudaStreamSynchronize(st));
+  if (copied || moments) KVSCOPE_CUDA(cudaStreamSynchronize(st));
   if (stats_on && max_len > 0)  // a million floats for a 7B model: runs of segments in parallel
     parallel_runs(S, runs_for(S, kv().total_slots()), [&](int, int seg) {
       const float* src = s.stats_host + std::size_t(seg) * max_len;
       stats_[seg].assign(src, src + kv().len(seg));
     });
   if (stats_on && opt.stats.source == StatSource::Leverage) leverage_scores_on_host();
+  if (moments) {
+    query_moments_.ensure(s.L, H, s.hd);
+    for (int l = 0; l < s.L; ++l)
+      for (int h = 0; h < H; ++h)
+        query_moments_.add(l, h, q_host.data() + std::size_t(l) * n * cfg.q_dim(), n, cfg.q_dim(), first_pos,
+                           opt.stats.sinks);
+    for (int seg = 0; seg < S; ++seg) {
+      const std::vector<float> keys = read_segment(s.k.get(), seg), values = read_segment(s.v.get(), seg);
+      expected_scores(seg, keys.data(), values.data(), opt.stats,
+                      [&](int) -> const std::vector<float>& { return model_->inv_freq_host; });
+    }
+  }
   if (opt.value_weights) update_value_weights();
   // After everything here: the statistics reach the host only now.
   if (opt.alongside_head) opt.alongside_head();
@@ -602,21 +623,28 @@ std::vector<float> CudaBackend::read_row(const void* base, int seg, int slot) {
 // copy of the keys a step, which the policy's users accept for its rule.
 void CudaBackend::leverage_scores_on_host() {
   State& s = *s_;
-  std::vector<uint16_t> bits;
-  std::vector<float> keys;
   for (int seg = 0; seg < s.S; ++seg) {
     const int len = kv().len(seg);
-    bits.resize(std::size_t(len) * s.hd);
-    const std::size_t off = (std::size_t(seg) * s.region + s.start[seg]) * s.hd * 2;
-    KVSCOPE_CUDA(cudaMemcpyAsync(bits.data(), static_cast<const char*>(s_->k.get()) + off, bits.size() * 2,
-                                 cudaMemcpyDeviceToHost, s.stream));
-    KVSCOPE_CUDA(cudaStreamSynchronize(s.stream));
-    keys.resize(bits.size());
-    for (std::size_t i = 0; i < bits.size(); ++i) keys[i] = cuda::from_bits(s.kv.type, bits[i]);
+    std::vector<float> keys = read_segment(s.k.get(), seg);
     unrotate_keys(keys.data(), len, s.hd, kv().rope_positions(seg).data(), model_->inv_freq_host);
     stats_[seg].resize(len);
     leverage_scores(keys.data(), len, s.hd, stats_[seg].data());
   }
+}
+
+// The kv().len(seg) rows of segment seg of the device's keys (base s.k) or
+// values (s.v), widened from 16 bits: as they are after the last call,
+// before evictions not yet pushed.
+std::vector<float> CudaBackend::read_segment(const void* base, int seg) {
+  State& s = *s_;
+  std::vector<uint16_t> bits(std::size_t(kv().len(seg)) * s.hd);
+  const std::size_t off = (std::size_t(seg) * s.region + s.start[seg]) * s.hd * 2;
+  KVSCOPE_CUDA(cudaMemcpyAsync(bits.data(), static_cast<const char*>(base) + off, bits.size() * 2,
+                               cudaMemcpyDeviceToHost, s.stream));
+  KVSCOPE_CUDA(cudaStreamSynchronize(s.stream));
+  std::vector<float> rows(bits.size());
+  for (std::size_t i = 0; i < bits.size(); ++i) rows[i] = cuda::from_bits(s.kv.type, bits[i]);
+  return rows;
 }
 
 void CudaBackend::compute_value_weights(const std::vector<ValueWeightJob>& jobs) {

@@ -73,6 +73,7 @@ class CudaBackend final : public Backend {
   void ensure_workspace(int rows, int logit_rows, int64_t capture_floats, const SlotStatRule& rule);
   std::vector<float> read_row(const void* base, int seg, int slot);
   void leverage_scores_on_host();
+  std::vector<float> read_segment(const void* base, int seg);
   void compute_value_weights(const std::vector<ValueWeightJob>& jobs) override;
 
   std::shared_ptr<const CudaModel> model_;
