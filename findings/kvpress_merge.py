@@ -7,7 +7,8 @@ as `snapkv_w16`, and, once the kvpress100b stage has run, CUR and PyramidKV as
 they are, LagKV at lag 32 as `lagkv_l32`, ChunkKV(SnapKV) as `chunkkv_snapkv`
 AdaKV(SnapKV) as `adakv_snapkv` and CriticalKV(SnapKV) as `criticalkv_snapkv`, and, once the
 kvpress100c stage has run, LeverageScore and ExpectedAttention as they are
-(`leverage`, `expected`). Also prints the per-policy means ± standard error as a markdown table.
+(`leverage`, `expected`) and TOVA, KeyDiff, Knorm, H2O and SnapKV under
+kvpress's DecodingPress schedule with an interval of 2 (`tova_dec2`, ...). Also prints the per-policy means ± standard error as a markdown table.
 Standard library only.
 
 usage: kvpress_merge.py DATA_DIR  (reads and writes findings/data)
@@ -28,7 +29,9 @@ PARTS_B = [("sweep_passkey100_kvpress2_items.csv", None),
            ("sweep_passkey100_adakv_snapkv_items.csv", "adakv_snapkv"),
            ("sweep_passkey100_critical_snapkv_items.csv", "criticalkv_snapkv")]
 # The kvpress100c stage (LeverageScore, ExpectedAttention), merged when it has run.
-PARTS_C = [("sweep_passkey100_kvpress3_items.csv", None)]
+# A rename that starts with "+" is a suffix for every policy of its file
+# (the decoding schedule's runs: tova_dec2, ...).
+PARTS_C = [("sweep_passkey100_kvpress3_items.csv", None), ("sweep_passkey100_decoding2_items.csv", "+_dec2")]
 BUDGETS = ["10%", "30%", "50%", "70%", "90%"]
 
 
@@ -60,7 +63,9 @@ def main():
             reader = csv.DictReader(f)
             fields = reader.fieldnames
             for r in reader:
-                if rename:
+                if rename and rename.startswith("+"):
+                    r["policy"] += rename[1:]
+                elif rename:
                     r["policy"] = rename
                 rows.append(r)
     out = os.path.join(data, "sweep_passkey100_kvpress_all_items.csv")

@@ -148,6 +148,12 @@ if has kvpress100c; then
   stamp "pass-key sweep: LeverageScore, ExpectedAttention x 5 budgets x 100 items"
   session base '{"name": "full"}'
   sweep passkey100_kvpress3 base assets/eval/passkey_smollm_100.jsonl leverage,expected $BUDGETS
+  # kvpress's DecodingPress schedule: the prompt stays whole, the cache is
+  # cut to the budget after decode steps 2, 4, 6, ... (the answers are 5 to
+  # 8 tokens, so a cut falls inside every answer).
+  stamp "pass-key sweep: TOVA, KeyDiff, Knorm, H2O, SnapKV under the decoding schedule (interval 2) x 5 budgets x 100 items"
+  session decoding2 '{"name": "tova", "compression_interval": 2}'
+  sweep passkey100_decoding2 decoding2 assets/eval/passkey_smollm_100.jsonl tova,keydiff,knorm,h2o,snapkv $BUDGETS
 fi
 
 if has ablations; then
@@ -297,7 +303,7 @@ if has plots; then
       cur:knorm,cur:keydiff,lagkv_l32:tova,pyramidkv:snapkv,chunkkv_snapkv:snapkv,adakv_snapkv:snapkv,criticalkv_snapkv:snapkv,cur:h2o \
       > $F/data/pairs_kvpress100b.md
     [ -f $F/data/sweep_passkey100_kvpress3_items.csv ] && python3 $F/pairs.py $F/data/sweep_passkey100_kvpress_all_items.csv \
-      leverage:knorm,leverage:keydiff,leverage:cur,expected:snapkv,expected:tova,expected:h2o_mean,leverage:tova \
+      leverage:knorm,leverage:keydiff,leverage:cur,expected:snapkv,expected:tova,expected:h2o_mean,leverage:tova,tova_dec2:tova,keydiff_dec2:keydiff,knorm_dec2:knorm,h2o_dec2:h2o,snapkv_dec2:snapkv \
       > $F/data/pairs_kvpress100c.md
   fi
   [ -f $F/data/sweep_gemma_passkey100_items.csv ] && python3 $F/pairs.py $F/data/sweep_gemma_passkey100_items.csv \
