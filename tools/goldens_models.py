@@ -52,7 +52,8 @@ def tiny_tokenizer(path):
 
 
 def variants():
-    from transformers import (Gemma3TextConfig, GPT2Config, GPTNeoXConfig, LlamaConfig, MistralConfig, Qwen2Config)
+    from transformers import (Gemma3TextConfig, GPT2Config, GPTNeoXConfig, LlamaConfig, MistralConfig, Qwen2Config,
+                              Qwen3Config)
     common = dict(vocab_size=VOCAB, bos_token_id=0, eos_token_id=0)
     return {
         # GPT-2: learned positions, Conv1D, gelu_new, tied head.
@@ -90,6 +91,13 @@ def variants():
                                   num_key_value_heads=2, max_position_embeddings=128, sliding_window=None,
                                   rope_scaling={"rope_type": "linear", "factor": 2.0},
                                   tie_word_embeddings=False, initializer_range=0.2, **common), torch.float32),
+        # Qwen3: q/k RMSNorm per head (plain weights), head_dim 24 independent
+        # of hidden / heads (12), attention biases on q, k, v and o, GQA;
+        # stored in bf16.
+        "qwen3_bf16": (Qwen3Config(hidden_size=48, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                                   num_key_value_heads=2, head_dim=24, max_position_embeddings=128,
+                                   attention_bias=True, rope_parameters={"rope_type": "default", "rope_theta": 20000.0},
+                                   tie_word_embeddings=False, initializer_range=0.2, **common), torch.bfloat16),
         # Gemma 3: q/k norms, sandwich norms, GeGLU, scaled embedding, a
         # sliding window of 8 on layers 0 and 2 (the 72-token golden runs far
         # past it), per-layer-type RoPE (linear scaling on the full layer, its

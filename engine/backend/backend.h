@@ -85,12 +85,14 @@ WeightFormat parse_weight_format(const std::string& s);  // "f32" | "f16"; throw
 // it lacks. Host-only: no device is needed to ask. (Inline: the CUDA
 // library asks it too, and it sits below this one.)
 inline bool cuda_supports(const ModelConfig& cfg, std::string* why) {
-  const bool missing = cfg.arch == Arch::Gemma3 || cfg.qk_norm || cfg.sandwich_norm || cfg.embed_scale != 1.0 ||
+  // (Qwen3's q/k norms alone have their kernel: cuda::rms_norm_heads.)
+  const bool missing = cfg.arch == Arch::Gemma3 || cfg.sandwich_norm || cfg.embed_scale != 1.0 ||
                        !cfg.sliding_layers.empty() || cfg.rope_local_theta > 0 || cfg.query_pre_attn_scalar > 0 ||
                        (cfg.gated_mlp && cfg.act != Activation::Silu);
   if (missing && why)
-    *why = cfg.model_type + " runs on the CPU backend only for now (its q/k and output norms, GeGLU, per-layer "
-                            "windows and RoPE bases have no CUDA kernels yet); use --device cpu";
+    *why = cfg.model_type +
+           " runs on the CPU backend only for now (its output norms, GeGLU, per-layer "
+           "windows and RoPE bases have no CUDA kernels yet); use --device cpu";
   return !missing;
 }
 const char* weight_format_name(WeightFormat f);

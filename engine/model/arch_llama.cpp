@@ -1,5 +1,6 @@
-// Llama, Mistral, Qwen2: RMSNorm, SwiGLU, RoPE, GQA, optional q/k/v (and o,
-// MLP) biases, tied or untied head. MLKV checkpoints (num_key_value_layers
+// Llama, Mistral, Qwen2, Qwen3: RMSNorm, SwiGLU, RoPE, GQA, optional q/k/v
+// (and o, MLP) biases, tied or untied head; Qwen3's RMSNorm over each head
+// of q and k (plain weights, unlike Gemma 3's 1 + w). MLKV checkpoints (num_key_value_layers
 // < num_hidden_layers) store k/v projections only in the owning layers.
 #include <algorithm>
 #include <string>
@@ -35,6 +36,11 @@ ModelWeights map_llama_weights(TensorPicker& pick, const ModelConfig& cfg) {
     }
     L.wo = pick.take(l + "self_attn.o_proj.weight", {d, q}, qs);
     if (cfg.o_bias) L.bo = pick.take(l + "self_attn.o_proj.bias", {d}, dd);
+    if (cfg.qk_norm) {
+      const std::string hs = "head_dim=" + std::to_string(cfg.head_dim);
+      L.q_norm_w = pick.take(l + "self_attn.q_norm.weight", {cfg.head_dim}, hs);
+      if (owns_kv) L.k_norm_w = pick.take(l + "self_attn.k_norm.weight", {cfg.head_dim}, hs);
+    }
     L.mlp_norm_w = pick.take(l + "post_attention_layernorm.weight", {d}, dd);
     const std::string fs = dd + ", intermediate_size=" + std::to_string(ff);
     L.w_gate = pick.take(l + "mlp.gate_proj.weight", {ff, d}, fs);

@@ -90,7 +90,7 @@ std::string ModelConfig::describe_arch() const {
 }
 
 std::vector<std::string> supported_model_types() {
-  return {"gemma3_text", "gpt2", "gpt_neox", "llama", "mistral", "qwen2"};
+  return {"gemma3_text", "gpt2", "gpt_neox", "llama", "mistral", "qwen2", "qwen3"};
 }
 
 }  // namespace kvscope

@@ -317,7 +317,7 @@ void parse_neox(const JsonReader& r, ModelConfig& c) {
 int default_kv_heads(const ModelConfig& c, const JsonReader& r) {
   const bool absent = !r.json().contains("num_key_value_heads");
   if (absent && c.model_type == "mistral") return 8;
-  if (absent && c.model_type == "qwen2") return 32;
+  if (absent && (c.model_type == "qwen2" || c.model_type == "qwen3")) return 32;
   return c.n_heads;
 }
 
@@ -340,6 +340,8 @@ void parse_llama(const JsonReader& r, ModelConfig& c) {
   if (r.has("head_dim")) {
     c.head_dim = r.get_int("head_dim");
     if (c.head_dim <= 0) r.fail("head_dim", "must be positive");
+  } else if (c.model_type == "qwen3") {
+    c.head_dim = 128;  // Qwen3Config's default, whatever hidden_size / num_attention_heads is
   } else {
     if (c.hidden % c.n_heads != 0) r.fail("num_attention_heads", "does not divide hidden_size");
     c.head_dim = c.hidden / c.n_heads;
@@ -355,13 +357,19 @@ void parse_llama(const JsonReader& r, ModelConfig& c) {
   c.gated_mlp = true;
   c.parallel_residual = false;
   c.rope = RopeStyle::Half;
-  // Biases: LlamaConfig reads attention_bias (q, k, v and o) and mlp_bias.
+  // Biases: LlamaConfig reads attention_bias (q, k, v and o) and mlp_bias;
+  // Qwen3 reads attention_bias the same way and has no MLP biases.
   // Qwen2 hard-codes q/k/v biases and no o bias; Mistral and Qwen2 build
   // their layers without reading either key. A true there would make kvscope
   // load biases that transformers leaves out, so it is refused.
   if (is_llama) {
     c.qkv_bias = c.o_bias = r.get_bool("attention_bias", false);
     c.mlp_bias = r.get_bool("mlp_bias", false);
+  } else if (c.model_type == "qwen3") {
+    c.qkv_bias = c.o_bias = r.get_bool("attention_bias", false);
+    c.mlp_bias = false;
+    if (r.get_bool("mlp_bias", false))
+      r.fail("mlp_bias", "true is not supported for qwen3 (transformers 5.23.0 builds its MLP without biases)");
   } else {
     c.qkv_bias = c.model_type == "qwen2";
     c.o_bias = false;
@@ -380,11 +388,14 @@ void parse_llama(const JsonReader& r, ModelConfig& c) {
     // layer_types says (transformers only warns about that key), so
     // layer_types has no effect here.
     c.sliding_window = is_null(r, "sliding_window") ? 0 : positive_window(r, 4096);
-  } else if (c.model_type == "qwen2") {
+  } else if (c.model_type == "qwen2" || c.model_type == "qwen3") {
+    // Qwen3Config keeps Qwen2Config's rules for the window.
     c.sliding_window = qwen2_sliding_window(r, c.n_layers);
   } else {
     c.sliding_window = undeclared_sliding_window(r, c.n_layers);
   }
+  // Qwen3: RMSNorm over each head of q and k before RoPE, plain weights.
+  c.qk_norm = c.model_type == "qwen3";
   // pretraining_tp: transformers 5.23.0's Llama no longer reads it (4.x
   // split the projections into slices, the same sum), so it has no effect.
   parse_rope(r, c, kLlamaRope);
@@ -528,7 +539,8 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& sourc
     parse_gpt2(r, c);
   } else if (c.model_type == "gpt_neox") {
     parse_neox(r, c);
-  } else if (c.model_type == "llama" || c.model_type == "mistral" || c.model_type == "qwen2") {
+  } else if (c.model_type == "llama" || c.model_type == "mistral" || c.model_type == "qwen2" ||
+             c.model_type == "qwen3") {
     parse_llama(r, c);
   } else if (c.model_type == "gemma3_text") {
     parse_gemma3(r, c);

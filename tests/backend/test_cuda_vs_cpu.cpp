@@ -155,6 +155,8 @@ TEST(CudaSupport, Gemma3IsCpuOnlyAndAutoStaysOnTheCpu) {
   EXPECT_FALSE(cuda_supports(load_model_files(test::model_dir("gemma3")).config, &why));
   EXPECT_NE(why.find("CPU backend only"), std::string::npos) << why;
   EXPECT_TRUE(cuda_supports(load_model_files(test::model_dir("llama_gqa")).config, nullptr));
+  // Qwen3's q/k norms have their kernel (cuda::rms_norm_heads): on the GPU like Llama.
+  EXPECT_TRUE(cuda_supports(load_model_files(test::model_dir("qwen3_bf16")).config, nullptr));
   EXPECT_EQ(resolve_device("auto", load_model_files(test::model_dir("gemma3")).config), Device::Cpu);
 }
 

@@ -272,6 +272,24 @@ TEST(ConfigAudit, MistralAndQwen2HaveNoBiasKeys) {
   EXPECT_TRUE(l.qkv_bias && l.o_bias && l.mlp_bias);
 }
 
+TEST(ConfigAudit, Qwen3ReadsAttentionBiasAndNormsEachHead) {
+  // Qwen3Attention builds q, k, v and o with attention_bias, its MLP without
+  // biases, and an RMSNorm over each head of q and k.
+  const ModelConfig q = parse(as_type(std::string(kLlama) + R"(,"attention_bias":true})", "qwen3"));
+  EXPECT_TRUE(q.qkv_bias && q.o_bias);
+  EXPECT_FALSE(q.mlp_bias);
+  EXPECT_TRUE(q.qk_norm);
+  EXPECT_FALSE(parse(as_type(std::string(kLlama) + "}", "qwen3")).qkv_bias);
+  EXPECT_FALSE(parse(std::string(kLlama) + "}").qk_norm);
+  EXPECT_CONTAINS(error_of(as_type(std::string(kLlama) + R"(,"mlp_bias":true})", "qwen3")),
+                  "config.json: mlp_bias: true is not supported for qwen3");
+  // Qwen3Config's head_dim defaults to 128, not hidden_size / heads (16 here).
+  EXPECT_EQ(parse(as_type(std::string(kLlama) + "}", "qwen3")).head_dim, 128);
+  EXPECT_EQ(parse(as_type(std::string(kLlama) + R"(,"head_dim":24})", "qwen3")).head_dim, 24);
+  // Its window follows Qwen2Config's rules: only with use_sliding_window.
+  EXPECT_EQ(parse(as_type(std::string(kLlama) + R"(,"sliding_window":32})", "qwen3")).sliding_window, 0);
+}
+
 TEST(ConfigAudit, MissingKeysTakeTransformersClassDefaults) {
   const char* base = R"({"model_type":"llama","hidden_size":256,"num_hidden_layers":2,"num_attention_heads":32,
     "intermediate_size":128,"max_position_embeddings":64,"vocab_size":100)";
@@ -280,6 +298,7 @@ TEST(ConfigAudit, MissingKeysTakeTransformersClassDefaults) {
   // num_attention_heads for all.
   EXPECT_EQ(parse(as_type(std::string(base) + "}", "mistral")).n_kv_heads, 8);
   EXPECT_EQ(parse(as_type(std::string(base) + "}", "qwen2")).n_kv_heads, 32);
+  EXPECT_EQ(parse(as_type(std::string(base) + "}", "qwen3")).n_kv_heads, 32);
   EXPECT_EQ(parse(std::string(base) + "}").n_kv_heads, 32);
   EXPECT_EQ(parse(as_type(std::string(base) + R"(,"num_key_value_heads":null})", "mistral")).n_kv_heads, 32);
   EXPECT_CONTAINS(error_of(R"({"model_type":"qwen2","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,

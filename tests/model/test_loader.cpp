@@ -51,7 +51,7 @@ std::string load_error(const fs::path& dir) {
 
 TEST(Loader, LoadsEveryGoldenModel) {
   for (const char* name : {"gpt2", "gpt_neox_parallel", "gpt_neox_sequential", "llama_gqa", "llama3_mqa_bf16",
-                           "qwen2_fp16_sharded", "mistral", "llama_mlkv", "gemma3"}) {
+                           "qwen2_fp16_sharded", "mistral", "llama_mlkv", "gemma3", "qwen3_bf16"}) {
     const auto m = load_model_files(test::model_dir(name));
     EXPECT_EQ(m.weights.layers.size(), size_t(m.config.n_layers)) << name;
   }

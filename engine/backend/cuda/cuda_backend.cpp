@@ -427,6 +427,12 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
     norm(L.attn_norm_w, L.attn_norm_b, x, n, hbuf);
     linear(L.qkv, hbuf, n, s.qkv.as<float>(), false);
     const int stride = L.qkv.out;
+    if (L.q_norm_w) {  // Qwen3: each head of q and k normalised before RoPE (and before the cache)
+      cuda::rms_norm_heads(s.qkv.as<float>(), n, stride, 0, H, s.hd, L.q_norm_w, cfg.norm_eps, st);
+      if (L.owns_kv && L.k_norm_w)
+        cuda::rms_norm_heads(s.qkv.as<float>(), n, stride, cfg.q_dim(), cfg.n_kv_heads, s.hd, L.k_norm_w, cfg.norm_eps,
+                             st);
+    }
     if (moments)
       KVSCOPE_CUDA(cudaMemcpy2DAsync(q_host.data() + std::size_t(l) * n * cfg.q_dim(), std::size_t(cfg.q_dim()) * 4,
                                      s.qkv.as<float>(), std::size_t(stride) * 4, std::size_t(cfg.q_dim()) * 4, n,

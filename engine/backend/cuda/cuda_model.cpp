@@ -203,6 +203,8 @@ void describe(CudaModel& m, const ModelWeights& w, Uploader& up) {
     d.mlp_norm_w = up.vector(L.mlp_norm_w);
     d.mlp_norm_b = up.vector(L.mlp_norm_b);
     d.owns_kv = !L.wk.empty();
+    d.q_norm_w = up.vector(L.q_norm_w);
+    d.k_norm_w = up.vector(L.k_norm_w);
     const std::string at = "layer " + std::to_string(l) + " ";
     d.qkv = up.matrix({&L.wq, &L.wk, &L.wv}, {&L.bq, &L.bk, &L.bv}, at + "q/k/v projection");
     d.o = up.matrix({&L.wo}, {&L.bo}, at + "o projection");

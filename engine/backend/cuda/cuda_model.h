@@ -27,6 +27,8 @@ struct CudaModel {
     cuda::DeviceLinear gate_up;  // rows: gate then up (ff each) when gated, else up alone
     cuda::DeviceLinear down;
     bool owns_kv = false;
+    const float* q_norm_w = nullptr;  // Qwen3's RMSNorm over each head of q and k; null: none
+    const float* k_norm_w = nullptr;
   };
 
   ModelConfig cfg;

@@ -130,6 +130,10 @@ void embed(WType t, const void* tok_emb, const void* pos_emb, int64_t ld, const 
 // cpu::layer_norm / cpu::rms_norm over n rows of d (double statistics).
 void layer_norm(const float* x, int n, int d, const float* w, const float* b, double eps, float* y, Stream stream);
 void rms_norm(const float* x, int n, int d, const float* w, double eps, float* y, Stream stream);
+// In place, each head of columns [col0, col0 + heads hd) of n rows of
+// `stride` floats: RMSNorm over its hd values with weight w (Qwen3's q/k norms).
+void rms_norm_heads(float* x, int n, int stride, int col0, int heads, int hd, const float* w, double eps,
+                    Stream stream);
 
 // cpu::gelu_tanh, cpu::gelu_erf, cpu::silu in place.
 void gelu_tanh(float* x, int64_t n, Stream stream);
