@@ -35,6 +35,11 @@ Two files, both small and deterministic (fixed seeds):
                      transformers 5.23.0 cannot load a gptneox GGUF, so the
                      reference is transformers on the checkpoint each file was
                      converted from (its 2-D weights rounded to F16 for the F16 one).
+  tiny_llama3.*      tests/data/models/llama3_mqa_bf16 (llama3 rope scaling, MQA,
+                     q/k/v/o and MLP biases, tied head) converted as llama.cpp's
+                     converter does it: q/k rows and biases interleaved, the
+                     scaling as rope_freqs.weight; the reference is transformers
+                     on that folder.
   tiny_gemma3.*      a Gemma 3 written the way llama.cpp's converter writes one
                      (architecture "gemma3", q/k norms, post-attention and
                      post-FFN norms, every norm stored as 1 + w, a tied head;
@@ -509,6 +514,95 @@ def write_gptneox(path, model_dir, f16):
     w.close()
 
 
+def llama3_rope_factors(cfg, head_dim):
+    """rope_freqs.weight as llama.cpp's convert_hf_to_gguf.py writes it for a
+    checkpoint with llama3 rope scaling: per rotary frequency, 1 (short
+    wavelengths), factor (long ones) or 1 / ((1 - smooth) / factor + smooth)
+    in between, computed on fp32 frequencies, stored as F32."""
+    import math
+    import torch
+    rope = cfg["rope_parameters"]
+    freqs = 1.0 / (rope["rope_theta"] ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
+    factor, low, high = rope["factor"], rope["low_freq_factor"], rope["high_freq_factor"]
+    old = rope["original_max_position_embeddings"]
+    low_wavelen, high_wavelen = old / low, old / high
+    factors = []
+    for freq in freqs:
+        wavelen = 2 * math.pi / freq
+        if wavelen < high_wavelen:
+            factors.append(1)
+        elif wavelen > low_wavelen:
+            factors.append(factor)
+        else:
+            smooth = (old / wavelen - low) / (high - low)
+            factors.append(1 / ((1 - smooth) / factor + smooth))
+    return torch.tensor(factors, dtype=torch.float32).numpy()
+
+
+def write_llama_checkpoint(path, model_dir):
+    """A Llama checkpoint converted as llama.cpp's converter does it: q and k
+    rows (and biases) interleaved per head for its RoPE kernel, the llama3
+    rope_scaling as rope_freqs.weight, no lm_head when tied, F32 weights
+    (the bf16 checkpoint's values exactly)."""
+    from safetensors.torch import load_file
+    cfg = json.load(open(os.path.join(model_dir, "config.json"), encoding="utf-8"))
+    tensors = {k: v.float().numpy() for k, v in load_file(os.path.join(model_dir, "model.safetensors")).items()}
+    d, heads, kv_heads = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    hd = cfg.get("head_dim", d // heads)
+    tokens, types, merges = bpe_vocabulary(os.path.join(model_dir, "tokenizer.json"))
+    for i in range(len(tokens), cfg["vocab_size"]):
+        tokens.append(f"[PAD{i}]")
+        types.append(5)
+
+    w = gguf.GGUFWriter(path, "llama")
+    w.add_name(os.path.basename(model_dir))
+    w.add_context_length(cfg["max_position_embeddings"])
+    w.add_embedding_length(d)
+    w.add_block_count(cfg["num_hidden_layers"])
+    w.add_feed_forward_length(cfg["intermediate_size"])
+    w.add_head_count(heads)
+    w.add_head_count_kv(kv_heads)
+    w.add_rope_dimension_count(hd)
+    w.add_rope_freq_base(cfg["rope_parameters"]["rope_theta"])
+    w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
+    w.add_vocab_size(cfg["vocab_size"])
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("gpt-2")
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_bos_token_id(cfg["bos_token_id"])
+    w.add_eos_token_id(cfg["eos_token_id"])
+    w.add_add_bos_token(False)
+
+    def permute(x, n):  # LlamaModel.permute: each head's two rotary halves interleaved
+        return x.reshape(n, 2, x.shape[0] // n // 2, *x.shape[1:]).swapaxes(1, 2).reshape(x.shape)
+
+    parts = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm", "self_attn.q_proj": "attn_q",
+             "self_attn.k_proj": "attn_k", "self_attn.v_proj": "attn_v", "self_attn.o_proj": "attn_output",
+             "mlp.gate_proj": "ffn_gate", "mlp.up_proj": "ffn_up", "mlp.down_proj": "ffn_down"}
+    top = {"model.embed_tokens": "token_embd", "model.norm": "output_norm", "lm_head": "output"}
+    if cfg["rope_parameters"].get("rope_type") == "llama3":
+        w.add_tensor("rope_freqs.weight", llama3_rope_factors(cfg, hd))
+    for name in sorted(tensors):
+        x = tensors[name]
+        stem, suffix = name.rsplit(".", 1)
+        if stem in top:
+            out = top[stem]
+        else:
+            layer, rest = stem[len("model.layers."):].split(".", 1)
+            out = f"blk.{layer}.{parts[rest]}"
+        if out.endswith("attn_q"):
+            x = permute(x, heads)
+        elif out.endswith("attn_k"):
+            x = permute(x, kv_heads)
+        w.add_tensor(f"{out}.{suffix}", np.ascontiguousarray(x, dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 def checkpoint_goldens(model_dir, f16, out_json, out_logits):
     """transformers on the checkpoint a GGUF was converted from. The tokenizer
     is its tokenizer.json as written (what the converter copied), not
@@ -587,6 +681,12 @@ def main(out_dir=None):
         write_gptneox(os.path.join(out, name + ".gguf"), model_dir, f16)
         checkpoint_goldens(model_dir, f16, os.path.join(out, name + ".golden.json"),
                            os.path.join(out, name + ".logits.npy"))
+    # Llama 3 scaling as llama.cpp writes it (rope_freqs.weight); the golden
+    # is transformers on the folder the file was converted from.
+    model_dir = os.path.join(ROOT, "tests/data/models/llama3_mqa_bf16")
+    write_llama_checkpoint(os.path.join(out, "tiny_llama3.gguf"), model_dir)
+    checkpoint_goldens(model_dir, False, os.path.join(out, "tiny_llama3.golden.json"),
+                       os.path.join(out, "tiny_llama3.logits.npy"))
     gemma3 = os.path.join(out, "tiny_gemma3.gguf")
     write_tiny_gemma3(gemma3)
     margin = hf_goldens(gemma3, os.path.join(out, "tiny_gemma3.golden.json"),

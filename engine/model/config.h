@@ -52,6 +52,10 @@ struct ModelConfig {
   int rotary_dims = 0;  // leading dims of each head that are rotated
   double rope_theta = 10000.0;
   RopeScaling rope_scaling;
+  // Per-frequency divisors of the rotary frequencies (a GGUF's
+  // rope_freqs.weight: llama.cpp's rendering of Llama 3's rope_scaling);
+  // empty: none. rotary_dims / 2 of them.
+  std::vector<float> rope_freq_factors;
   // Gemma 3: sliding layers rotate with their own base and no scaling
   // (transformers' rope_parameters["sliding_attention"]); 0: as the others.
   double rope_local_theta = 0.0;

@@ -1,5 +1,6 @@
 #include "model/gguf_model.h"
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 
@@ -45,8 +46,31 @@ void refuse_unsupported_keys(const GgufFile& f, const std::string& arch) {
     if (key == arch + ".attn_logit_softcapping" || key == arch + ".final_logit_softcapping")
       throw Error(f.source(), key, "logit soft-capping is not supported (transformers ignores it in GGUF files)");
   }
-  if (f.find_tensor("rope_freqs.weight"))
-    throw Error(f.source(), "rope_freqs.weight", "RoPE frequency factors (Llama 3 scaling) are not supported");
+  if (f.find_tensor("rope_freqs.weight") && arch != "llama")
+    throw Error(f.source(), "rope_freqs.weight", "RoPE frequency factors are read for llama files only");
+}
+
+// rope_freqs.weight: one divisor per rotary frequency, llama.cpp's rendering
+// of a checkpoint's llama3 rope_scaling (convert_hf_to_gguf.py writes
+// factor, 1, or 1 / ((1 - smooth) / factor + smooth) per frequency), so
+// the rotation equals transformers' on the folder the file came from.
+std::vector<float> rope_freq_factors(const GgufFile& f, const ModelConfig& cfg) {
+  const GgufTensorInfo* t = f.find_tensor("rope_freqs.weight");
+  if (!t) return {};
+  const std::size_t want = static_cast<std::size_t>(cfg.rotary_dims / 2);
+  if (t->dims.size() != 1 || static_cast<std::size_t>(t->numel()) != want)
+    throw Error(f.source(), "rope_freqs.weight",
+                "expected " + std::to_string(want) + " factors (one per rotary frequency), got a tensor of " +
+                    std::to_string(t->numel()));
+  if (cfg.rope_scaling.type != RopeScaling::Type::None)
+    throw Error(f.source(), "rope_freqs.weight",
+                "frequency factors together with a RoPE scaling type are not supported");
+  std::vector<float> v(want);
+  dequantize_ggml(t->type, t->data, t->numel(), v.data());
+  for (float x : v)
+    if (!(std::isfinite(x) && x > 0))
+      throw Error(f.source(), "rope_freqs.weight", "factors must be finite and positive");
+  return v;
 }
 
 // HF name of a GGUF tensor (llama.cpp's names, as gguf-py's tensor map
@@ -348,6 +372,7 @@ nlohmann::json gguf_model_config_json(const GgufFile& f) {
   add_head_and_special_ids(f, j);
   j["hidden_act"] = "silu";
   if (type == "llama" || type == "mistral") j["attention_bias"] = f.find_tensor("blk.0.attn_q.bias") != nullptr;
+  if (type == "llama") j["mlp_bias"] = f.find_tensor("blk.0.ffn_gate.bias") != nullptr;
   return j;
 }
 
@@ -357,6 +382,7 @@ ModelFiles load_gguf_model(const GgufFile& f) {
   ModelFiles m;
   m.dir = f.source();
   m.config = parse_model_config(gguf_model_config_json(f), f.source());
+  m.config.rope_freq_factors = rope_freq_factors(f, m.config);
   const ModelConfig& cfg = m.config;
   const std::string arch = f.get_string("general.architecture");
   const bool interleaved_rotary = arch == "llama", gpt2 = arch == "gpt2", neox = arch == "gptneox";
@@ -372,6 +398,7 @@ ModelFiles load_gguf_model(const GgufFile& f) {
   std::vector<TensorView> views;
   views.reserve(f.tensors().size());
   for (const GgufTensorInfo& t : f.tensors()) {
+    if (t.name == "rope_freqs.weight") continue;  // in the configuration (rope_freq_factors)
     TensorView v;
     v.name = hf_tensor_name(t.name, names);
     v.stored_dtype = "F32";
@@ -380,7 +407,10 @@ ModelFiles load_gguf_model(const GgufFile& f) {
     v.file = f.source();
     v.nbytes = static_cast<std::size_t>(t.numel()) * 4;
     const bool is_q = v.name.ends_with("self_attn.q_proj.weight"), is_k = v.name.ends_with("self_attn.k_proj.weight");
-    const bool rotary_rows = interleaved_rotary && (is_q || is_k) && v.shape.size() == 2;
+    // The converter permutes the q and k biases as it does their weights' rows.
+    const bool is_qk_bias = v.name.ends_with("self_attn.q_proj.bias") || v.name.ends_with("self_attn.k_proj.bias");
+    const bool rotary_rows =
+        interleaved_rotary && (((is_q || is_k) && v.shape.size() == 2) || (is_qk_bias && v.shape.size() == 1));
     const bool conv1d = gpt2 && is_gpt2_conv1d(v.name) && v.shape.size() == 2;
     const bool grouped_qkv = neox && v.name.find(".attention.query_key_value.") != std::string::npos;
     // llama.cpp's converter stores Gemma's norm weights as 1 + w;
@@ -394,7 +424,9 @@ ModelFiles load_gguf_model(const GgufFile& f) {
       std::vector<float> buf(static_cast<std::size_t>(t.numel()));
       dequantize_ggml(t.type, t.data, t.numel(), buf.data());
       if (rotary_rows)
-        undo_rotary_interleave(buf, v.shape[0], v.shape[1], is_q ? cfg.n_heads : cfg.n_kv_heads, f.source(), t.name);
+        undo_rotary_interleave(buf, v.shape[0], v.shape.size() == 2 ? v.shape[1] : 1,
+                               (is_q || v.name.ends_with("q_proj.bias")) ? cfg.n_heads : cfg.n_kv_heads, f.source(),
+                               t.name);
       if (conv1d) transpose_in_place(buf, v.shape[1], v.shape[0]);  // stored [out, in] -> [in, out]
       if (grouped_qkv)
         undo_qkv_grouping(buf, v.shape[0], v.shape.size() == 2 ? v.shape[1] : 1, cfg.n_heads, f.source(), t.name);

@@ -24,6 +24,11 @@ std::vector<float> rope_inv_freq(const ModelConfig& cfg) {
   std::vector<float> inv;
   if (cfg.rope == RopeStyle::None || cfg.rotary_dims == 0) return inv;
   inv = unscaled_inv_freq(cfg.rotary_dims, cfg.rope_theta);
+  // llama.cpp divides each pair's angle by its factor (ggml_rope_ext's
+  // freq_factors); dividing the frequency in fp32 is the same up to rounding.
+  if (!cfg.rope_freq_factors.empty())
+    for (std::size_t i = 0; i < inv.size() && i < cfg.rope_freq_factors.size(); ++i)
+      inv[i] = inv[i] / cfg.rope_freq_factors[i];
   const auto& s = cfg.rope_scaling;
   if (s.type == RopeScaling::Type::Linear) {
     for (auto& f : inv) f = static_cast<float>(f / s.factor);

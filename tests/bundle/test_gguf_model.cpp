@@ -161,8 +161,38 @@ TEST_P(GgufGolden, TokenizerFromMetadataMatchesTransformersOnTheHardStrings) {
   EXPECT_GT(n, 50);
 }
 
-INSTANTIATE_TEST_SUITE_P(TinyModels, GgufGolden, ::testing::Values("tiny_llama", "tiny_qwen2", "tiny_gpt2", "tiny_llama_spm",
-                                                                "tiny_gptneox", "tiny_gptneox_f16", "tiny_gemma3"));
+INSTANTIATE_TEST_SUITE_P(TinyModels, GgufGolden,
+                         ::testing::Values("tiny_llama", "tiny_qwen2", "tiny_gpt2", "tiny_llama_spm", "tiny_gptneox",
+                                           "tiny_gptneox_f16", "tiny_gemma3", "tiny_llama3"));
+
+// A Llama 3 file carries its rope_scaling as rope_freqs.weight (llama.cpp's
+// converter): the factors are read into the configuration and change the
+// rotation. tiny_llama3 (head_dim 12, theta 50000, factor 8, low 1, high 4,
+// original context 16): the fastest frequency's wavelength (2 pi) lies
+// between 16 / 4 and 16, so its factor is interpolated; the other five are
+// longer than 16 and divided by 8.
+TEST(GgufModel, Llama3RopeFreqsAreTheCheckpointsScaling) {
+  const auto b = load_model_bundle(gguf_path("tiny_llama3"));
+  const auto& f = b.config().rope_freq_factors;
+  ASSERT_EQ(f.size(), 6u);
+  EXPECT_GT(f[0], 1.0f);
+  EXPECT_LT(f[0], 8.0f);
+  for (int i = 1; i < 6; ++i) EXPECT_FLOAT_EQ(f[i], 8.0f) << i;
+  // Without them the logits move far beyond the golden's tolerance.
+  ModelConfig plain = b.config();
+  plain.rope_freq_factors.clear();
+  const auto g = golden_of("tiny_llama3");
+  const auto prompt = g.at("prompt").get<std::vector<int>>();
+  const auto want = read_npy(test::data_dir() / "gguf" / "tiny_llama3.logits.npy").as_f32();
+  BackendOptions bo;
+  bo.max_tokens = static_cast<int>(prompt.size());
+  auto be = make_backend(Device::Cpu, plain, b.files.weights, bo);
+  ForwardOptions fo;
+  fo.all_logits = true;
+  ForwardOutput out;
+  be->forward(prompt, fo, out);
+  EXPECT_GT(test::max_rel_error(out.logits, want), 1e-3);
+}
 
 // The tiny file's metadata with one key changed, written as GGUF again by
 // copying its bytes: the key's string value is patched in place (same length).
