@@ -11,6 +11,7 @@ packages=(
   libimgui-dev libglfw3-dev libgl-dev libx11-dev
   xvfb xauth libgl1-mesa-dri xdotool
   libgtest-dev libgmock-dev libbenchmark-dev clang clang-format
+  python3 python3-venv
 )
 
 missing=()

@@ -81,6 +81,7 @@ void register_bench(CLI::App& app);
 void register_run(CLI::App& app);
 void register_eval(CLI::App& app);
 void register_sweep(CLI::App& app);
+void register_sweep_merge(CLI::App& app);
 void register_cpu(CLI::App& app);
 void register_policies(CLI::App& app);
 

@@ -33,6 +33,9 @@
 #include "session/session.h"
 #include "session_runner.h"
 #include "sweep_output.h"
+#include "shard_plan.h"
+#include "sweep_results.h"
+#include "sweep_shard.h"
 
 namespace kvscope::cli {
 namespace {
@@ -45,31 +48,31 @@ struct SweepArgs {
   bool heatmaps = false;
   bool resume = false;
   int seeds = 1;  // seeds per item for the policies that draw random numbers
+  std::string shard;  // --shard i/n: only this shard's (policy, item) units (shard_plan.h)
 };
+
+// The sweep as a command that computes its numbers: the CLI's words less
+// where they go (--out) and how this process got them (--resume, --shard),
+// so a sweep run whole, resumed or in shards and merged records one command
+// (sweep.provenance.json and every plot's metadata).
+std::string canonical_sweep_command() {
+  const std::vector<std::string> words = command_words();
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w == "--out" || w == "--shard") {
+      ++i;  // and its value
+      continue;
+    }
+    if (w == "--resume" || w.rfind("--out=", 0) == 0 || w.rfind("--shard=", 0) == 0) continue;
+    kept.push_back(w);
+  }
+  return kept.empty() ? command_line() : shell_quoted(kept);
+}
 
 // Ctrl-C (or SIGTERM) during a sweep: the cell running finishes, every
 // finished cell is already on disk (OUT/cells/), and --resume goes on from
 // there. A second Ctrl-C stops at once (the default action; io/interrupt.h).
-
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
-struct Cell {
-  std::string policy, budget;
-  double budget_value = 0;
-  std::vector<SweepItemResult> items;  // one per item x seed
-  HeatmapData heatmap;                 // --heatmaps: the cell's attention heatmap (its first seed)
-  std::string heatmap_title;
-  // A session sweep (one text): one per counted decode step x seed, the
-  // unit of its statistics ("item" holds the step).
-  std::vector<SweepItemResult> steps;
-};
 
 // The settings that make a sweep's cells comparable: a resumed sweep must
 // have the same ones, or its finished cells would be mixed with others.
@@ -80,35 +83,8 @@ nlohmann::json sweep_identity(const SessionConfig& base, const SweepArgs& a, std
           {"items", items},     {"heatmaps", a.heatmaps}, {"seeds", a.seeds}};
 }
 
-// A budget as a file name part: "30%" -> "30pct", "ratio:0.25" -> "ratio0.25".
-std::string budget_tag(const std::string& b) {
-  std::string out;
-  for (char c : b) out += c == '%' ? std::string("pct") : c == ':' ? std::string() : std::string(1, c);
-  return out;
-}
-
 std::filesystem::path cell_file(const std::filesystem::path& out, const std::string& policy, const std::string& budget) {
   return out / "cells" / (policy + "_" + budget_tag(budget) + ".json");
-}
-
-nlohmann::json rows_json(const std::vector<SweepItemResult>& rows) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& r : rows) {
-    nlohmann::json m = nlohmann::json::object();
-    for (const auto& [k, v] : r.metrics)
-      if (!std::isnan(v)) m[k] = v;  // JSON has no NaN: a value not measured is left out
-    out.push_back({{"item", r.item}, {"seed", r.seed}, {"metrics", m}});
-  }
-  return out;
-}
-
-std::vector<SweepItemResult> rows_from_json(const nlohmann::json& j, const std::string& policy,
-                                            const std::string& budget) {
-  std::vector<SweepItemResult> rows;
-  for (const auto& r : j)
-    rows.push_back({r.at("item").get<int>(), policy, budget, r.at("seed").get<uint64_t>(),
-                    r.at("metrics").get<std::map<std::string, double>>()});
-  return rows;
 }
 
 void save_cell(const std::filesystem::path& out, const Cell& c) {
@@ -164,21 +140,6 @@ std::map<std::string, double> session_means(const Session& s) {
   return out;
 }
 
-// What a metric column means, for its plot's axis (docs/policies.md, "Metrics").
-std::string axis_label(const std::string& metric) {
-  static const std::map<std::string, std::string> kLabels = {
-      {"accuracy", "answer accuracy"},
-      {"answer_nll", "answer NLL (nats/token)"},
-      {"nll", "NLL (nats/token)"},
-      {"kl", "KL(full || policy) (nats)"},
-      {"top1_agreement", "top-1 agreement with full cache"},
-      {"attention_recall", "attention recall"},
-      {"ideal_similarity", "ideal similarity (cosine)"},
-      {"kv_bytes", "KV cache (bytes)"}};
-  const auto it = kLabels.find(metric);
-  return it == kLabels.end() ? metric : it->second;
-}
-
 // A cell's budget error names --budgets and the entry; anything else the
 // engine raised is about the session file.
 [[noreturn]] void rethrow_for_cell(const Error& e, const SweepArgs& a, const std::string& policy,
@@ -195,10 +156,18 @@ void run_sweep(const SweepArgs& a) {
     throw Error("--limit", "", "must be at least 1, got " + std::to_string(*a.limit) + " (leave it out to use every item)");
   if (a.limit && a.dataset.empty()) throw Error("--limit", "", "applies to --dataset items; no --dataset given");
   if (a.seeds < 1) throw Error("--seeds", "", "must be at least 1, got " + std::to_string(a.seeds));
+  std::optional<ShardSpec> shard;
+  if (!a.shard.empty()) {
+    shard = parse_shard(a.shard);
+    if (a.heatmaps)
+      throw Error("--heatmaps", "",
+                  "pictures are not kept in a shard's results, so sweep-merge could not draw them; "
+                  "leave out --heatmaps or --shard");
+  }
   if (a.heatmaps && !a.dataset.empty())
     throw Error("--heatmaps", "", "draws each cell's run of the session; with --dataset a cell is many runs (leave one out)");
-  const auto policies = split(a.policies);
-  const auto budgets = split(a.budgets);
+  const auto policies = split_list(a.policies);
+  const auto budgets = split_list(a.budgets);
   if (policies.empty()) throw Error("--policies", "", "no policy given");
   if (budgets.empty()) throw Error("--budgets", "", "no budget given");
   std::vector<PolicyKind> kinds;
@@ -267,9 +236,9 @@ void run_sweep(const SweepArgs& a) {
   };
   // Each cell's policy against each prompt it will run on (the Session
   // resolves it the same way), so no cell fails after others have run.
+  std::vector<std::pair<int, std::string>> prompts;  // prompt length, where (one for a session sweep)
   {
     const int context = bundle->config().max_positions;
-    std::vector<std::pair<int, std::string>> prompts;  // prompt length, where
     if (items.empty()) {
       const int n = base.prompt_ids.empty() ? static_cast<int>(bundle->tokenizer->encode(base.prompt, true).size())
                                             : static_cast<int>(base.prompt_ids.size());
@@ -314,10 +283,33 @@ void run_sweep(const SweepArgs& a) {
       throw e.in_file(a.session);
     }
   }
+  // The full cache does not depend on the budget: it runs once per item
+  // (and seed), and that result is every budget's.
+  auto runs_once = [&](std::size_t pi) { return kinds[pi] == PolicyKind::Full; };
+  // --shard: this shard's (policy, item) units, planned by cost (shard_plan.h).
+  const std::size_t n_units_per_policy = std::max<std::size_t>(1, items.size());
+  std::vector<std::vector<std::size_t>> shard_items(kinds.size());  // per policy: item indices (0 for a session sweep)
+  for (std::size_t pi = 0; pi < kinds.size(); ++pi)
+    for (std::size_t i = 0; i < n_units_per_policy; ++i) shard_items[pi].push_back(i);
+  if (shard) {
+    std::vector<int64_t> costs;
+    for (std::size_t pi = 0; pi < kinds.size(); ++pi) {
+      const int64_t runs = int64_t(cell_seeds(pi).size()) * (runs_once(pi) ? 1 : int64_t(amounts.size()));
+      for (std::size_t i = 0; i < n_units_per_policy; ++i) costs.push_back(std::max(prompts[i].first, 1) * runs);
+    }
+    const std::vector<int> owner = plan_shards(costs, shard->count);
+    for (std::size_t pi = 0; pi < kinds.size(); ++pi) {
+      shard_items[pi].clear();
+      for (std::size_t i = 0; i < n_units_per_policy; ++i)
+        if (owner[pi * n_units_per_policy + i] == shard->index) shard_items[pi].push_back(i);
+    }
+  }
   // Finished cells are kept in OUT/cells/ as they complete, beside the
   // settings they belong to; --resume takes them instead of running again.
   const std::filesystem::path out = a.out;
-  const nlohmann::json identity = sweep_identity(base, a, items.size());
+  const nlohmann::json base_identity = sweep_identity(base, a, items.size());
+  nlohmann::json identity = base_identity;
+  if (shard) identity["shard"] = shard->text();
   if (a.resume) {
     std::error_code ec;
     if (!std::filesystem::exists(out / "cells" / "sweep.json", ec))
@@ -331,7 +323,7 @@ void run_sweep(const SweepArgs& a) {
       throw Error("--out", a.out, "holds an interrupted sweep: add --resume to go on with it, or choose another folder");
   }
   std::unique_ptr<Session> first;
-  if (items.empty() && !a.resume && !needs_reference) first = make_session(0, 0, base.seed);
+  if (items.empty() && !a.resume && !needs_reference && !shard_items[0].empty()) first = make_session(0, 0, base.seed);
   // What made the sweep (sweep.provenance.json and every plot): computed
   // before any cell runs, as it hashes the model once.
   Provenance provenance;
@@ -342,6 +334,7 @@ void run_sweep(const SweepArgs& a) {
   } catch (const Error& e) {
     throw e.in_file(a.session);
   }
+  provenance.command_line = canonical_sweep_command();
   figure_opts.output.metadata = figure_metadata(provenance);
   create_output_dir(a.out, "--out");
   std::filesystem::create_directories(out / "cells");
@@ -352,13 +345,10 @@ void run_sweep(const SweepArgs& a) {
     reference = reference_run->generated();
     reference_run.reset();
   }
-  // The full cache does not depend on the budget: it runs once per item
-  // (and seed), and that result is every budget's.
-  auto runs_once = [&](std::size_t pi) { return kinds[pi] == PolicyKind::Full; };
-  const int per_run = std::max<int>(1, static_cast<int>(items.size()));
   int total = 0;
   for (std::size_t pi = 0; pi < kinds.size(); ++pi)
-    total += per_run * static_cast<int>(cell_seeds(pi).size()) * (runs_once(pi) ? 1 : static_cast<int>(amounts.size()));
+    total += static_cast<int>(shard_items[pi].size() * cell_seeds(pi).size()) *
+             (runs_once(pi) ? 1 : static_cast<int>(amounts.size()));
   ProgressBar bar("sweep", total);
   int done = 0;
   std::vector<Cell> cells;
@@ -376,8 +366,13 @@ void run_sweep(const SweepArgs& a) {
   // cells does: with what was saved and how to go on.
   try {
     for (std::size_t pi = 0; pi < kinds.size(); ++pi) {
+      if (shard_items[pi].empty()) continue;  // none of this policy's units is this shard's
       const std::vector<uint64_t> seeds = cell_seeds(pi);
-      const int cell_runs = per_run * static_cast<int>(seeds.size());
+      const int cell_runs = static_cast<int>(shard_items[pi].size() * seeds.size());
+      // The items this process runs (all, or this shard's), and their place in the set.
+      std::vector<EvalItem> run_items;
+      for (std::size_t i : shard_items[pi])
+        if (!items.empty()) run_items.push_back(items[i]);
       // --heatmaps cells hold a picture that is not saved with the numbers: they run again.
       std::vector<std::optional<Cell>> saved(amounts.size());
       if (a.resume && !a.heatmaps)
@@ -399,11 +394,11 @@ void run_sweep(const SweepArgs& a) {
         }
         stop_if_interrupted();
         const int before = done;
-        evaluated = evaluate_many(bundle, configs, items, [&](int k) {
+        evaluated = evaluate_many(bundle, configs, run_items, [&](int k) {
           stop_if_interrupted();
           bar.update(before + k);
         });
-        done = before + static_cast<int>(configs.size() * items.size());
+        done = before + static_cast<int>(configs.size() * run_items.size());
       }
       for (std::size_t bi = 0; bi < amounts.size(); ++bi) {
         stop_if_interrupted();
@@ -445,7 +440,9 @@ void run_sweep(const SweepArgs& a) {
             bar.update(++done);
           } else {
             const auto at = std::find(evaluated_runs.begin(), evaluated_runs.end(), std::pair{bi, seed});
-            const auto rows = item_rows(evaluated[at - evaluated_runs.begin()], policies[pi], budgets[bi], seed);
+            auto rows = item_rows(evaluated[at - evaluated_runs.begin()], policies[pi], budgets[bi], seed);
+            for (auto& r : rows)
+              r.item = static_cast<int>(shard_items[pi][r.item - 1]) + 1;  // the item's place in the set
             c.items.insert(c.items.end(), rows.begin(), rows.end());
           }
         }
@@ -459,151 +456,28 @@ void run_sweep(const SweepArgs& a) {
     throw;
   }
   bar.finish();
-  // The results go to the staging folder and are swapped in together
-  // (commit_sweep); an error names the file in OUT (register_sweep).
-  const std::filesystem::path staged = folder->staging();
-  // sweep_items.csv: every item x seed of every cell; sweep.csv: each
-  // cell's mean, standard error and n over its items, and its difference
-  // from the best other evicting policy at its budget with a paired
-  // bootstrap interval (reports/sweep_summary.h).
-  std::vector<SweepItemResult> rows, step_rows;
-  for (const auto& c : cells) {
-    rows.insert(rows.end(), c.items.begin(), c.items.end());
-    step_rows.insert(step_rows.end(), c.steps.begin(), c.steps.end());
+  std::error_code ec;
+  if (shard) {
+    // A shard's result: its cells with the settings sweep-merge checks
+    // them against (sweep_shard.h), committed like any sweep's files.
+    nlohmann::json units = nlohmann::json::array();
+    for (std::size_t pi = 0; pi < kinds.size(); ++pi)
+      for (std::size_t i : shard_items[pi]) units.push_back({policies[pi], static_cast<int>(i) + 1});
+    write_shard_file(folder->staging(), ShardResult{*shard, base_identity, base.to_json(), provenance, units, cells});
+    commit_sweep(*folder);
+    std::filesystem::remove_all(out / "cells", ec);
+    std::fprintf(stderr, "wrote %s/%s: shard %s, %zu units, %zu cells\n", a.out.c_str(), kShardFileName,
+                 shard->text().c_str(), units.size(), cells.size());
+    return;
   }
-  std::set<std::string> contenders;
-  for (std::size_t pi = 0; pi < kinds.size(); ++pi)
-    if (policy_spec(kinds[pi]).evicts) contenders.insert(policies[pi]);
-  std::vector<CellSummary> summary = summarize_sweep(rows, policies, budgets, contenders);
-  // A session sweep has one item: its unit is the decode step (each step's
-  // value the mean of its seeds; the same steps in every cell, teacher
-  // forced on one reference, so the differences pair step by step). KV
-  // bytes, measured at the end, stay the run's.
-  const bool by_steps = items.empty();
-  if (by_steps) {
-    const std::vector<CellSummary> over_steps = summarize_sweep(step_rows, policies, budgets, contenders);
-    for (std::size_t ci = 0; ci < summary.size(); ++ci) {
-      summary[ci].items = over_steps[ci].items;
-      for (const auto& [name, m] : over_steps[ci].metrics) summary[ci].metrics[name] = m;
-    }
-    CsvTable steps_table = sweep_items_table(step_rows);
-    steps_table.header.front() = "step";
-    write_csv(staged / "sweep_steps.csv", steps_table);
-  }
-  write_csv(staged / "sweep_items.csv", sweep_items_table(rows));
-  const CsvTable t = sweep_summary_table(summary);
-  write_csv(staged / "sweep.csv", t);
-  std::vector<std::string> names;
-  for (const auto& c : summary)
-    for (const auto& [k, v] : c.metrics)
-      if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
-  const bool percent = amounts[0].percent, ratio = amounts[0].ratio;
-  std::vector<double> budget_values;
-  for (const auto& am : amounts) budget_values.push_back(am.value);
-  std::size_t plots = 0;
-  std::vector<std::filesystem::path> figure_files;  // listed in sweep.provenance.json
-  for (const auto& n : names) {
-    // One line per policy; the full cache, whose value does not depend on
-    // the budget, as a dashed reference line instead of one more line.
-    std::vector<PlotSeries> series;
-    std::optional<ReferenceLine> reference;
-    for (const auto& p : policies) {
-      PlotSeries s{p, {}, {}, {}, 0, std::nullopt, true};
-      for (std::size_t ci = 0; ci < summary.size(); ++ci)
-        if (const auto m = summary[ci].metrics.find(n); summary[ci].policy == p && m != summary[ci].metrics.end()) {
-          s.x.push_back(amounts[std::find(budgets.begin(), budgets.end(), summary[ci].budget) - budgets.begin()].value);
-          s.y.push_back(m->second.mean);
-          if (std::isfinite(m->second.se)) s.err.push_back(m->second.se);
-          s.n = m->second.n;
-        }
-      // Error bars only where every point has one (two items or more).
-      if (s.err.size() != s.y.size()) s.err.clear();
-      if (s.err.empty()) s.n = 0;
-      const bool flat = !s.y.empty() && std::all_of(s.y.begin(), s.y.end(), [&](double v) {
-        return std::abs(v - s.y[0]) <= 1e-9 * std::max(1.0, std::abs(s.y[0]));
-      });
-      if (p == "full" && flat && policies.size() > 1) {
-        reference = ReferenceLine{s.y[0], "full cache" + std::string(s.n ? " (n = " + std::to_string(s.n) + ")" : "")};
-        continue;
-      }
-      series.push_back(std::move(s));
-    }
-    series = merge_identical_series(std::move(series));  // coinciding lines named together
-    LinePlotOptions o;
-    o.title = axis_label(n) + (a.dataset.empty() ? ""
-                                                 : " \u00b7 " + std::filesystem::path(a.dataset).filename().string() +
-                                                       " (" + std::to_string(summary.front().items) + " items)");
-    o.x_label = ratio     ? "compression ratio (fraction of the prompt removed, kvpress's)"
-                : percent ? "KV budget (% of prompt)"
-                          : "KV budget (tokens per KV head)";
-    o.y_label = axis_label(n);
-    o.x_ticks = budget_values;
-    o.x_tick_suffix = percent ? "%" : "";
-    o.reference = reference;
-    o.dodge = series.size() > 1 ? 2.5 : 0;
-    o.legend_title = "policy";
-    // Say what the bars are, with n (the same for every line, or per line
-    // in the legend).
-    std::set<int> ns;
-    for (const auto& ps : series)
-      if (!ps.err.empty()) ns.insert(ps.n);
-    if (!ns.empty()) {
-      o.y_label += " (mean \u00b1 s.e.)";
-      const std::string unit = by_steps ? " decode steps" : " items";
-      o.note = (by_steps ? "Error bars: mean \u00b1 one standard error over the decode steps of one text "
-                           "(correlated: a --dataset sweep shows the spread across texts)"
-                         : "Error bars: mean \u00b1 one standard error over items") +
-               (ns.size() == 1 ? ", n = " + std::to_string(*ns.begin()) + unit + " per point"
-                               : std::string(", n per line in the legend"));
-      if (ns.size() == 1)
-        for (auto& ps : series) ps.n = 0;  // stated once, in the note
-    }
-    if (n == "kv_bytes") o.y_bytes = true;  // ticks in B / KiB / MiB
-    if (n == "accuracy" || n == "top1_agreement") {
-      o.y_percent = true;
-      o.y_min = 0;
-      o.y_max = 1;
-    }
-    for (auto& f : write_line_plot(staged / ("sweep_" + n), series, o, figure_opts.output)) figure_files.push_back(f);
-    ++plots;
-  }
-  std::size_t heatmaps = 0;
-  if (a.heatmaps) {
-    // One colour range over every cell (unless --range says otherwise), so
-    // the same weight is the same colour in every policy's picture.
-    ValueExtent all;
-    for (const auto& c : cells) all.add(c.heatmap.values);
-    for (const auto& c : cells) {
-      ValueExtent own;
-      own.add(c.heatmap.values);
-      HeatmapFigureOptions ho;
-      ho.title = c.heatmap_title;
-      ho.colormap = figure_opts.colormap;
-      ho.scale = resolve_color_scale(figure_opts.scale, figure_opts.range, own, all);
-      ho.evicted = figure_opts.evicted;
-      for (auto& f : write_heatmap(staged / ("heatmap_" + c.policy + "_" + budget_tag(c.budget)),
-                                   crop_columns(c.heatmap, figure_opts.positions), ho, figure_opts.output))
-        figure_files.push_back(f);
-      ++heatmaps;
-    }
-  }
-  {
-    // The CSV stays plain (one header row) for every reader; what made it
-    // is in this file beside it (docs/exports.md, "Provenance").
-    nlohmann::json files = {"sweep.csv", "sweep_items.csv"};
-    if (by_steps) files.push_back("sweep_steps.csv");
-    for (const auto& f : figure_files) files.push_back(f.filename().string());
-    write_text_file(staged / "sweep.provenance.json",
-                    json_text({{"files", files}, {"provenance", to_json(provenance)}}) + "\n");
-  }
-  commit_sweep(*folder);
-  std::printf("%s", to_csv(t).c_str());
+  SweepResultsSpec spec{policies, budgets, kinds, amounts, a.dataset, a.heatmaps, figure_opts, provenance};
+  const SweepResultsWritten written = write_sweep_results(spec, cells, *folder);
+  std::printf("%s", written.summary_csv.c_str());
   // Finished: sweep.csv holds every cell; the checkpoints go, so the
   // folder reads as one complete sweep (and a rerun starts afresh).
-  std::error_code ec;
   std::filesystem::remove_all(out / "cells", ec);
-  std::fprintf(stderr, "wrote %s/sweep.csv, %zu plots%s\n", a.out.c_str(), plots,
-               heatmaps ? (" and " + std::to_string(heatmaps) + " heatmaps").c_str() : "");
+  std::fprintf(stderr, "wrote %s/sweep.csv, %zu plots%s\n", a.out.c_str(), written.plots,
+               written.heatmaps ? (" and " + std::to_string(written.heatmaps) + " heatmaps").c_str() : "");
 }
 
 }  // namespace
@@ -628,6 +502,9 @@ void register_sweep(CLI::App& app) {
                   "Seeds per item for the policies that draw random numbers (random; keyformer with gumbel or "
                   "gaussian noise): the session's seed + 0..N-1; other policies run once")
       ->default_val(1);
+  cmd->add_option("--shard", args->shard,
+                  "Run only shard i of n (i/n, from 0): a cost-balanced share of the (policy, item) units, written as "
+                  "sweep_shard.json for sweep-merge (docs/cli.md, \"Sweeps on many machines\")");
   add_figure_flags(*cmd, args->figures);
   cmd->callback([args] {
     try {

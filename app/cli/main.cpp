@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
   kvscope::cli::register_run(app);
   kvscope::cli::register_eval(app);
   kvscope::cli::register_sweep(app);
+  kvscope::cli::register_sweep_merge(app);
   kvscope::cli::register_cpu(app);
   kvscope::cli::register_policies(app);
   // An unknown command word: CLI11 would only say that a subcommand is required.

@@ -18,7 +18,8 @@ constexpr const char* kFormat = "kvscope-sweep";
 
 bool is_sweep_file_name(const std::string& name) {
   static const std::regex kNames(
-      "sweep\\.csv|sweep_items\\.csv|sweep_steps\\.csv|sweep\\.provenance\\.json|sweep_manifest\\.json|"
+      "sweep\\.csv|sweep_items\\.csv|sweep_steps\\.csv|sweep\\.provenance\\.json|sweep_manifest\\.json|sweep_shard\\."
+      "json|"
       "(sweep|heatmap)_[^/]+\\.(png|svg|pdf)");
   return std::regex_match(name, kNames);
 }

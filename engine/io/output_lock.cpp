@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -16,7 +17,16 @@ namespace kvscope {
 
 bool process_alive(long pid) {
   if (pid <= 0) return false;
-  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+  if (!(::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM)) return false;
+  // A process that has exited but whose parent has not collected it yet (a
+  // zombie: say a shard's CLI whose Ray worker was killed) answers kill(0)
+  // and writes nothing more: its lock is stale.
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!f) return true;  // no /proc: trust kill(0)
+  char state = 0;
+  const int got = std::fscanf(f, "%*d (%*[^)]) %c", &state);
+  std::fclose(f);
+  return !(got == 1 && (state == 'Z' || state == 'X'));
 }
 
 std::filesystem::path OutputLock::file_of(const std::filesystem::path& dir) {

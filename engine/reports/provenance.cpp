@@ -20,6 +20,7 @@ namespace {
 
 std::mutex g_command_mutex;
 std::string g_command_line = "kvscope";
+std::vector<std::string> g_command_words;  // the CLI's argv (argv[0] as its file name)
 thread_local std::string t_action;
 
 // Every field of the configuration kvscope runs the model with, after its
@@ -129,6 +130,26 @@ nlohmann::json to_json(const Provenance& p) {
           {"device", {{"backend", p.backend}, {"cpu", p.cpu}, {"threads", p.threads}}}};
 }
 
+Provenance provenance_from_json(const nlohmann::json& j) {
+  Provenance p;
+  p.version = j.at("kvscope").at("version").get<std::string>();
+  p.commit = j.at("kvscope").at("commit").get<std::string>();
+  p.command_line = j.at("command_line").get<std::string>();
+  const auto& m = j.at("model");
+  p.model = m.at("name").get<std::string>();
+  p.model_path = m.at("path").get<std::string>();
+  for (const auto& f : m.at("files"))
+    p.model_files.push_back(
+        {f.at("name").get<std::string>(), f.at("sha256").get<std::string>(), f.at("bytes").get<uint64_t>()});
+  p.config_sha256 = m.at("config_sha256").get<std::string>();
+  p.policy = j.at("policy");
+  const auto& d = j.at("device");
+  p.backend = d.at("backend").get<std::string>();
+  p.cpu = d.at("cpu").get<std::string>();
+  p.threads = d.at("threads").get<int>();
+  return p;
+}
+
 FigureMetadata figure_metadata(const Provenance& p) {
   // The short hash a reader types into git, with "-dirty" kept.
   const std::size_t dash = p.commit.find('-');
@@ -158,7 +179,16 @@ Provenance model_provenance(const ModelBundle& bundle, const SessionConfig& cfg,
 void set_command_line(int argc, const char* const* argv) {
   std::vector<std::string> words;
   for (int i = 0; i < argc; ++i) words.push_back(i == 0 ? fs::path(argv[0]).filename().string() : argv[i]);
+  {
+    std::lock_guard lock(g_command_mutex);
+    g_command_words = words;
+  }
   set_command_line(shell_quoted(words));
+}
+
+std::vector<std::string> command_words() {
+  std::lock_guard lock(g_command_mutex);
+  return g_command_words;
 }
 
 void set_command_line(std::string text) {

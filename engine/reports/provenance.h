@@ -41,6 +41,9 @@ struct Provenance {
 };
 
 nlohmann::json to_json(const Provenance& p);
+// to_json's inverse (a sweep's shard files carry their provenance); throws
+// nlohmann::json::exception for a JSON that is not one.
+Provenance provenance_from_json(const nlohmann::json& j);
 // A figure's metadata: "kvscope VERSION (COMMIT)" and the JSON on one line.
 FigureMetadata figure_metadata(const Provenance& p);
 
@@ -56,6 +59,8 @@ Provenance model_provenance(const ModelBundle& bundle, const SessionConfig& cfg,
 // its own name ("kvscope (window)").
 void set_command_line(int argc, const char* const* argv);
 void set_command_line(std::string text);
+// The CLI's argv as registered (argv[0] as its file name); empty elsewhere.
+std::vector<std::string> command_words();
 // The registered command line, with the action in progress on this thread
 // appended when one is set ("kvscope (window): export to out/").
 std::string command_line();
