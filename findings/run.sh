@@ -26,7 +26,9 @@
 # goes on with an interrupted one).
 # Needs: a built kvscope-cli (build/release), the Debian packages bible-kjv
 # and bible-kjv-text (only for the `data` stage), python3 with numpy and
-# matplotlib (for the `sinks`, `masks` and `plots` stages). The model is fetched with
+# matplotlib (for the `sinks`, `masks` and `plots` stages). RAY=N (with
+# RAY_PYTHON=build/venv-ray/bin/python, tools/ray-venv.sh) runs each sweep as N
+# shards on a local Ray cluster through tools/ray_sweep.py: the same files. The model is fetched with
 # tools/get-model.sh into its usual cache ($KVSCOPE_MODELS to use another).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,9 +57,19 @@ JSON
 sweep() {  # sweep NAME SESSION DATASET POLICIES BUDGETS [more sweep flags]
   # RESUME=1 goes on with an interrupted sweep of the same settings (its
   # finished cells are kept in $W/sweep_NAME/cells) instead of starting over.
+  # RAY=N runs it as N shards on a local Ray cluster (tools/ray_sweep.py,
+  # RAY_PYTHON: a python with the ray package, RAY_CPUS workers, default
+  # all cores, one thread each): the same files, merged.
   local resume=()
-  if [ -n "${RESUME:-}" ] && [ -f "$W/sweep_$1/cells/sweep.json" ]; then resume=(--resume); else rm -rf "$W/sweep_$1"; fi
-  $NICE "$B" sweep "$W/$2.json" --policies "$4" --budgets "$5" --dataset "$3" --out "$W/sweep_$1" --dpi 110 "${@:6}" "${resume[@]}" >/dev/null
+  if [ -n "${RAY:-}" ]; then
+    rm -rf "$W/sweep_$1" "$W/sweep_$1.shards"
+    KVSCOPE_THREADS=1 $NICE "${RAY_PYTHON:-python3}" tools/ray_sweep.py --shards "$RAY" ${RAY_CPUS:+--local-cpus "$RAY_CPUS"} \
+      --cli "$(realpath "$B")" --out "$W/sweep_$1" -- "$W/$2.json" --policies "$4" --budgets "$5" --dataset "$3" \
+      --dpi 110 "${@:6}" >&2
+  else
+    if [ -n "${RESUME:-}" ] && [ -f "$W/sweep_$1/cells/sweep.json" ]; then resume=(--resume); else rm -rf "$W/sweep_$1"; fi
+    $NICE "$B" sweep "$W/$2.json" --policies "$4" --budgets "$5" --dataset "$3" --out "$W/sweep_$1" --dpi 110 "${@:6}" "${resume[@]}" >/dev/null
+  fi
   cp "$W/sweep_$1/sweep.csv" "$F/data/sweep_$1.csv"
   cp "$W/sweep_$1/sweep_items.csv" "$F/data/sweep_$1_items.csv"
 }
