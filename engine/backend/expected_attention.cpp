@@ -71,6 +71,7 @@ void expected_attention_scores(const float* keys, const float* values, int len, 
   const bool covariance = !(rule.variant & kExpectedNoCovariance);
   const std::size_t d = std::size_t(hd);
   std::vector<double> acc(len, 0.0), mu(d), sigma(d * d), logit(len), col(d), u(d), c, s;
+  const std::vector<float>* rotated_for = nullptr;  // the frequencies c and s were averaged for
   for (const ExpectedReader& r : readers) {
     // mu and Sigma (biased), the full symmetric matrix from the upper triangle.
     const double n = static_cast<double>(r.count);
@@ -82,7 +83,9 @@ void expected_attention_scores(const float* keys, const float* values, int len, 
       }
     // mu' = Rbar mu; Sigma' = Rbar Sigma Rbar^T: Rbar on every column, then on every row.
     if (r.inv_freq && !r.inv_freq->empty()) {
-      mean_rotation(*r.inv_freq, future_start, rule.span, c, s);
+      // The readers of one layer share its RoPE: average it once for them.
+      if (r.inv_freq != rotated_for) mean_rotation(*r.inv_freq, future_start, rule.span, c, s);
+      rotated_for = r.inv_freq;
       apply_mean_rotation(mu.data(), c, s);
       for (std::size_t b = 0; b < d; ++b) {
         for (std::size_t a = 0; a < d; ++a) col[a] = sigma[a * d + b];
