@@ -52,8 +52,8 @@ def tiny_tokenizer(path):
 
 
 def variants():
-    from transformers import (Gemma3TextConfig, GPT2Config, GPTNeoXConfig, LlamaConfig, MistralConfig, Qwen2Config,
-                              Qwen3Config)
+    from transformers import (Gemma3TextConfig, GPT2Config, GPTJConfig, GPTNeoXConfig, LlamaConfig, MistralConfig,
+                              OPTConfig, Phi3Config, Qwen2Config, Qwen3Config)
     common = dict(vocab_size=VOCAB, bos_token_id=0, eos_token_id=0)
     return {
         # GPT-2: learned positions, Conv1D, gelu_new, tied head.
@@ -98,6 +98,26 @@ def variants():
                                    num_key_value_heads=2, head_dim=24, max_position_embeddings=128,
                                    attention_bias=True, rope_parameters={"rope_type": "default", "rope_theta": 20000.0},
                                    tie_word_embeddings=False, initializer_range=0.2, **common), torch.bfloat16),
+        # GPT-J: interleaved partial rotary (rotary_dim 8 of head 12), one
+        # norm for both parallel branches, a head bias; stored in fp16.
+        "gptj_fp16": (GPTJConfig(n_embd=48, n_layer=2, n_head=4, n_positions=128, rotary_dim=8, n_inner=None,
+                                 tie_word_embeddings=False, initializer_range=0.2, **common), torch.float16),
+        # OPT-125m's layout: pre-norm, ReLU, biases, tied head, positions + 2.
+        "opt": (OPTConfig(hidden_size=48, num_hidden_layers=2, num_attention_heads=4, ffn_dim=96,
+                          max_position_embeddings=128, do_layer_norm_before=True, pad_token_id=1,
+                          init_std=0.2, **common), torch.float32),
+        # OPT-350m's: post-norm (no final norm), an embedding of 32 projected
+        # in to 48 and out again; stored in bf16.
+        "opt_postnorm_proj_bf16": (OPTConfig(hidden_size=48, num_hidden_layers=2, num_attention_heads=4, ffn_dim=96,
+                                             max_position_embeddings=128, do_layer_norm_before=False,
+                                             word_embed_proj_dim=32, pad_token_id=1, init_std=0.2, **common),
+                                   torch.bfloat16),
+        # Phi-3: fused qkv and gate/up, GQA, partial rotary (half of each head).
+        "phi3": (Phi3Config(hidden_size=48, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                            num_key_value_heads=2, max_position_embeddings=128, pad_token_id=None,
+                            rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                             "partial_rotary_factor": 0.5},
+                            tie_word_embeddings=False, initializer_range=0.2, **common), torch.float32),
         # Gemma 3: q/k norms, sandwich norms, GeGLU, scaled embedding, a
         # sliding window of 8 on layers 0 and 2 (the 72-token golden runs far
         # past it), per-layer-type RoPE (linear scaling on the full layer, its

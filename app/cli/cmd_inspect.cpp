@@ -21,6 +21,7 @@ const char* act_name(Activation a) {
     case Activation::GeluTanh: return "gelu_tanh";
     case Activation::GeluErf: return "gelu";
     case Activation::Silu: return "silu";
+    case Activation::Relu: return "relu";
   }
   return "?";
 }
@@ -59,6 +60,9 @@ void run_inspect(const InspectArgs& a) {
       {"activation", act_name(c.act)},
       {"gated_mlp", c.gated_mlp},
       {"parallel_residual", c.parallel_residual},
+      {"post_norm", c.post_norm},
+      {"word_embed_proj_dim", c.embed_width()},
+      {"lm_head_bias", c.lm_head_bias},
       {"positions", c.learned_positions ? "learned" : (c.rope == RopeStyle::Half ? "rope" : "none")},
       {"rotary_dims", c.rotary_dims},
       {"rope_theta", c.rope_theta},
@@ -87,10 +91,14 @@ void run_inspect(const InspectArgs& a) {
   if (c.sliding_window > 0)
     std::printf("\nwindow           %d tokens on %s", c.sliding_window,
                 c.sliding_layers.empty() ? "every layer" : ("layers " + sliding_list).c_str());
-  std::printf("\nresidual         %s%s\n", c.parallel_residual ? "parallel" : "sequential",
-              c.sandwich_norm ? ", each branch normalised before the add; q and k normalised per head" : "");
+  std::printf("\nresidual         %s%s%s\n", c.parallel_residual ? "parallel" : "sequential",
+              c.sandwich_norm ? ", each branch normalised before the add; q and k normalised per head" : "",
+              c.post_norm ? ", normalised after each add (post-norm, no final norm)" : "");
+  if (c.word_embed_dim > 0)
+    std::printf("embedding        %d wide, projected in to %d and out again\n", c.word_embed_dim, c.hidden);
   std::printf("vocab            %d (tokenizer %d)%s\n", c.vocab_size, b.tokenizer->vocab_size(),
-              c.tied_embeddings ? ", tied head" : "");
+              c.tied_embeddings ? (c.lm_head_bias ? ", tied head with a bias" : ", tied head")
+                                : (c.lm_head_bias ? ", head with a bias" : ""));
   std::printf("parameters       %lld (%.2fM)\n", static_cast<long long>(params), params / 1e6);
   std::printf("dtype            %s\n", dtype_name(c.dtype));
   std::printf("KV bytes/token   %lld in %s (2 x %d layers x %d heads x %d dims x %zu bytes)\n",

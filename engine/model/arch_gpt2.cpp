@@ -44,12 +44,7 @@ ModelWeights map_gpt2_weights(TensorPicker& pick, const ModelConfig& cfg) {
   }
   w.final_norm_w = pick.take(p + "ln_f.weight", {d}, dd);
   w.final_norm_b = pick.take(p + "ln_f.bias", {d}, dd);
-  if (cfg.tied_embeddings) {
-    pick.ignore("lm_head.weight");  // some checkpoints store the tied copy too
-    w.lm_head = w.tok_emb;
-  } else {
-    w.lm_head = pick.take("lm_head.weight", {V, d}, "vocab_size, n_embd");
-  }
+  w.lm_head = pick.take_head("lm_head.weight", w.tok_emb, "vocab_size, n_embd");
   // Causal-mask buffers older transformers versions saved with the weights.
   pick.check_all_used([](const std::string& n) {
     return n.ends_with(".attn.bias") || n.ends_with(".attn.masked_bias");

@@ -49,12 +49,7 @@ ModelWeights map_gpt_neox_weights(TensorPicker& pick, const ModelConfig& cfg) {
   }
   w.final_norm_w = pick.take(p + "final_layer_norm.weight", {d}, dd);
   w.final_norm_b = pick.take(p + "final_layer_norm.bias", {d}, dd);
-  if (cfg.tied_embeddings) {
-    pick.ignore("embed_out.weight");
-    w.lm_head = w.tok_emb;
-  } else {
-    w.lm_head = pick.take("embed_out.weight", {V, d}, "vocab_size, hidden_size");
-  }
+  w.lm_head = pick.take_head("embed_out.weight", w.tok_emb, "vocab_size, hidden_size");
   pick.check_all_used([](const std::string& n) {
     return n.ends_with(".attention.bias") || n.ends_with(".attention.masked_bias") ||
            n.ends_with(".rotary_emb.inv_freq");

@@ -54,12 +54,7 @@ ModelWeights map_llama_weights(TensorPicker& pick, const ModelConfig& cfg) {
     w.layers.push_back(std::move(L));
   }
   w.final_norm_w = pick.take(p + "norm.weight", {d}, dd);
-  if (cfg.tied_embeddings) {
-    pick.ignore("lm_head.weight");
-    w.lm_head = w.tok_emb;
-  } else {
-    w.lm_head = pick.take("lm_head.weight", {V, d}, "vocab_size, hidden_size");
-  }
+  w.lm_head = pick.take_head("lm_head.weight", w.tok_emb, "vocab_size, hidden_size");
   pick.check_all_used([](const std::string& n) { return n.ends_with(".rotary_emb.inv_freq"); });
   return w;
 }

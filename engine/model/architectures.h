@@ -12,5 +12,8 @@ ModelWeights map_gpt2_weights(TensorPicker& pick, const ModelConfig& cfg);
 ModelWeights map_gpt_neox_weights(TensorPicker& pick, const ModelConfig& cfg);
 ModelWeights map_llama_weights(TensorPicker& pick, const ModelConfig& cfg);
 ModelWeights map_gemma3_weights(TensorPicker& pick, const ModelConfig& cfg);
+ModelWeights map_gptj_weights(TensorPicker& pick, const ModelConfig& cfg);
+ModelWeights map_opt_weights(TensorPicker& pick, const ModelConfig& cfg);
+ModelWeights map_phi3_weights(TensorPicker& pick, const ModelConfig& cfg);
 
 }  // namespace kvscope

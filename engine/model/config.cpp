@@ -53,15 +53,19 @@ int64_t ModelConfig::parameter_count() const {
   if (o_bias) per_layer += d;
   per_layer += (gated_mlp ? 3 : 2) * d * ff;
   if (mlp_bias) per_layer += (gated_mlp ? 2 : 1) * ff + d;
-  per_layer += (norm == NormKind::LayerNorm ? 4 : 2) * d;
+  // GPT-J's one norm feeds both branches.
+  per_layer += (norm == NormKind::LayerNorm ? 2 : 1) * (arch == Arch::GPTJ ? 1 : 2) * d;
   if (sandwich_norm) per_layer += 2 * d;
   if (qk_norm) per_layer += 2 * head_dim;
   int64_t total = per_layer * n_layers;
   total += static_cast<int64_t>(n_kv_layers) * (2 * d * kv + (qkv_bias ? 2 * kv : 0));
-  total += static_cast<int64_t>(vocab_size) * d;  // embedding
-  if (!tied_embeddings) total += static_cast<int64_t>(vocab_size) * d;
-  if (learned_positions) total += static_cast<int64_t>(max_positions) * d;
-  total += (norm == NormKind::LayerNorm ? 2 : 1) * d;
+  const int64_t e = embed_width();
+  total += static_cast<int64_t>(vocab_size) * e;  // embedding
+  if (!tied_embeddings) total += static_cast<int64_t>(vocab_size) * e;
+  if (lm_head_bias) total += vocab_size;
+  if (word_embed_dim > 0) total += 2 * d * e;  // OPT's project_in and project_out
+  if (learned_positions) total += static_cast<int64_t>(max_positions + position_offset) * d;
+  if (!post_norm) total += (norm == NormKind::LayerNorm ? 2 : 1) * d;
   return total;
 }
 
@@ -71,6 +75,9 @@ const char* arch_name(Arch a) {
     case Arch::GPTNeoX: return "gpt_neox";
     case Arch::Llama: return "llama";
     case Arch::Gemma3: return "gemma3";
+    case Arch::GPTJ: return "gptj";
+    case Arch::OPT: return "opt";
+    case Arch::Phi3: return "phi3";
   }
   return "?";
 }
@@ -90,7 +97,7 @@ std::string ModelConfig::describe_arch() const {
 }
 
 std::vector<std::string> supported_model_types() {
-  return {"gemma3_text", "gpt2", "gpt_neox", "llama", "mistral", "qwen2", "qwen3"};
+  return {"gemma3_text", "gpt2", "gpt_neox", "gptj", "llama", "mistral", "opt", "phi3", "qwen2", "qwen3"};
 }
 
 }  // namespace kvscope

@@ -10,9 +10,9 @@
 
 namespace kvscope {
 
-enum class Arch { GPT2, GPTNeoX, Llama, Gemma3 };
+enum class Arch { GPT2, GPTNeoX, Llama, Gemma3, GPTJ, OPT, Phi3 };
 enum class NormKind { LayerNorm, RMSNorm };
-enum class Activation { GeluTanh, GeluErf, Silu };
+enum class Activation { GeluTanh, GeluErf, Silu, Relu };
 enum class RopeStyle { None, Half };  // Half = rotate_half pairs (i, i + rotary_dims/2), as NeoX and Llama
 
 struct RopeScaling {
@@ -24,7 +24,7 @@ struct RopeScaling {
 };
 
 struct ModelConfig {
-  std::string model_type;  // as in config.json ("gpt2", "gpt_neox", "llama", "mistral", "qwen2")
+  std::string model_type;  // as in config.json ("gpt2", "gpt_neox", "llama", "mistral", "qwen2", "opt", ...)
   Arch arch = Arch::Llama;
 
   int vocab_size = 0;
@@ -47,6 +47,17 @@ struct ModelConfig {
   Activation act = Activation::Silu;
   bool gated_mlp = true;           // SwiGLU: down(act(gate(x)) * up(x))
   bool parallel_residual = false;  // x + attn(ln1(x)) + mlp(ln2(x))
+  // OPT with do_layer_norm_before false (OPT-350m): each block's norm comes
+  // after its residual add (x = ln1(x + attn(x)); x = ln2(x + mlp(x))), and
+  // the model has no final norm.
+  bool post_norm = false;
+  // OPT's word_embed_proj_dim where it differs from hidden: the embedding and
+  // the head are this wide, projected in to hidden and out of it (no bias);
+  // 0: no projection.
+  int word_embed_dim = 0;
+  // OPT's layer_norm_elementwise_affine false: LayerNorms without weight and
+  // bias (the mapping fills in 1 and 0).
+  bool norm_affine = true;
 
   RopeStyle rope = RopeStyle::Half;
   int rotary_dims = 0;  // leading dims of each head that are rotated
@@ -66,6 +77,7 @@ struct ModelConfig {
   bool o_bias = false;
   bool mlp_bias = false;
   bool tied_embeddings = false;
+  bool lm_head_bias = false;  // GPT-J's head adds a bias
 
   // Gemma 3's departures from Llama (all off elsewhere):
   double embed_scale = 1.0;         // the embedding is multiplied by float(embed_scale) (sqrt(hidden))
@@ -78,6 +90,8 @@ struct ModelConfig {
   int bos_id = -1;
 
   int q_dim() const { return n_heads * head_dim; }
+  // Width of the embedding rows and of the head's input (OPT's projection).
+  int embed_width() const { return word_embed_dim > 0 ? word_embed_dim : hidden; }
   // The sliding window layer `layer` attends through (0: the whole cache).
   int window_of(int layer) const;
   // Whether `layer` rotates with rope_local_theta (a sliding layer of a

@@ -46,7 +46,8 @@ Activation parse_activation(const JsonReader& r, const std::string& key, const s
   if (a == "gelu_new" || a == "gelu_pytorch_tanh" || a == "gelu_fast") return Activation::GeluTanh;
   if (a == "gelu") return Activation::GeluErf;
   if (a == "silu" || a == "swish") return Activation::Silu;
-  r.fail(key, "unsupported activation '" + a + "' (supported: gelu, gelu_new, gelu_pytorch_tanh, silu)");
+  if (a == "relu") return Activation::Relu;
+  r.fail(key, "unsupported activation '" + a + "' (supported: gelu, gelu_new, gelu_pytorch_tanh, silu, relu)");
 }
 
 std::string number_text(double v) {
@@ -519,6 +520,146 @@ void parse_gemma3(const JsonReader& r, ModelConfig& c) {
   parse_gemma3_rope(r, c);
 }
 
+// GPT-J (transformers 5.23.0's GPTJConfig and modeling_gptj): GPT-2's key
+// names, one LayerNorm feeding attention and MLP in parallel, no attention
+// biases, RoPE on the first rotary_dim dims of each head in interleaved pairs
+// (2i, 2i + 1) with base 10000 (not configurable), a head with a bias.
+// arch_gptj.cpp reorders the rotated rows of q and k into halves at load, so
+// the backends rotate them as NeoX's pairs (q.k is unchanged by the shared
+// permutation).
+void parse_gptj(const JsonReader& r, ModelConfig& c) {
+  c.arch = Arch::GPTJ;
+  c.hidden = positive_int(r, {"n_embd", "hidden_size"});
+  c.n_layers = positive_int(r, {"n_layer", "num_hidden_layers"});
+  c.n_heads = positive_int(r, {"n_head", "num_attention_heads"});
+  c.max_positions = positive_int(r, {"n_positions", "max_position_embeddings"});
+  c.intermediate = r.has("n_inner") && !is_null(r, "n_inner") ? r.get_int("n_inner") : 4 * c.hidden;
+  if (c.intermediate <= 0) r.fail("n_inner", "must be positive");
+  refuse_unread_spelling(r, "intermediate_size", "n_inner", c.model_type, c.intermediate);
+  if (c.hidden % c.n_heads != 0) r.fail("n_head", "does not divide n_embd");
+  c.head_dim = c.hidden / c.n_heads;
+  c.n_kv_heads = c.n_heads;
+  c.norm = NormKind::LayerNorm;
+  c.norm_eps = r.get_number("layer_norm_epsilon", 1e-5);
+  refuse_unread_spelling(r, "layer_norm_eps", "layer_norm_epsilon", c.model_type, c.norm_eps);
+  c.act = parse_activation(r, "activation_function", "gelu_new");
+  refuse_unread_spelling(r, "hidden_act", "activation_function", c.model_type,
+                         r.get_string("activation_function", "gelu_new"));
+  c.gated_mlp = false;
+  c.parallel_residual = true;
+  c.qkv_bias = c.o_bias = false;
+  c.mlp_bias = true;
+  c.lm_head_bias = true;
+  c.tied_embeddings = r.get_bool("tie_word_embeddings", false);
+  c.rope = RopeStyle::Half;
+  // rotary_dim: GPTJConfig's default 64 when missing, the whole head when null.
+  c.rotary_dims = is_null(r, "rotary_dim") ? c.head_dim : r.get_int("rotary_dim", 64);
+  if (c.rotary_dims <= 0 || c.rotary_dims > c.head_dim || c.rotary_dims % 2 != 0)
+    r.fail("rotary_dim", "must be a positive even number up to the head size (" + std::to_string(c.head_dim) + ")");
+  c.rope_theta = 10000.0;
+  refuse_unread_spelling(r, "rope_theta", "no base: GPT-J rotates with 10000", c.model_type, c.rope_theta);
+  if (r.has("rope_scaling") && !is_null(r, "rope_scaling") &&
+      !(r.raw("rope_scaling").is_object() && r.raw("rope_scaling").empty()))
+    r.fail("rope_scaling", "is not read by transformers 5.23.0 for gptj (its rotary embedding has no scaling)");
+  c.sliding_window = undeclared_sliding_window(r, c.n_layers);
+}
+
+// OPT (transformers 5.23.0's OPTConfig and modeling_opt): learned positions
+// looked up at position + 2, LayerNorm before each block or (OPT-350m,
+// do_layer_norm_before false) after each residual add with no final norm,
+// an embedding of word_embed_proj_dim projected in and out, ReLU, biases
+// (enable_bias), a tied head. Its queries are scaled before q.k rather than
+// the product after: the same up to fp32 rounding.
+void parse_opt(const JsonReader& r, ModelConfig& c) {
+  c.arch = Arch::OPT;
+  c.hidden = positive_int(r, {"hidden_size"});
+  c.n_layers = positive_int(r, {"num_hidden_layers"});
+  c.n_heads = positive_int(r, {"num_attention_heads"});
+  c.intermediate = positive_int(r, {"ffn_dim"});
+  refuse_unread_spelling(r, "intermediate_size", "ffn_dim", c.model_type, c.intermediate);
+  c.max_positions = positive_int(r, {"max_position_embeddings"});
+  if (c.hidden % c.n_heads != 0) r.fail("num_attention_heads", "does not divide hidden_size");
+  c.head_dim = c.hidden / c.n_heads;
+  c.n_kv_heads = c.n_heads;
+  c.norm = NormKind::LayerNorm;
+  c.norm_eps = 1e-5;  // nn.LayerNorm's default: OPT reads no epsilon
+  refuse_unread_spelling(r, "layer_norm_eps", "no epsilon: OPT's LayerNorm uses 1e-5", c.model_type, c.norm_eps);
+  c.act = parse_activation(r, "activation_function", "relu");
+  c.gated_mlp = false;
+  c.parallel_residual = false;
+  const bool pre = r.get_bool("do_layer_norm_before", true);
+  c.post_norm = !pre;
+  // OPTDecoder builds its final norm only for pre-norm models that keep it.
+  if (pre && r.get_bool("_remove_final_layer_norm", false))
+    r.fail("_remove_final_layer_norm", "true is not supported (a pre-norm OPT without its final norm)");
+  const int proj =
+      r.has("word_embed_proj_dim") && !is_null(r, "word_embed_proj_dim") ? r.get_int("word_embed_proj_dim") : c.hidden;
+  if (proj <= 0) r.fail("word_embed_proj_dim", "must be positive");
+  c.word_embed_dim = proj == c.hidden ? 0 : proj;
+  c.qkv_bias = c.o_bias = c.mlp_bias = r.get_bool("enable_bias", true);
+  c.norm_affine = r.get_bool("layer_norm_elementwise_affine", true);
+  c.tied_embeddings = r.get_bool("tie_word_embeddings", true);
+  c.rope = RopeStyle::None;
+  c.rotary_dims = 0;
+  c.learned_positions = true;
+  c.position_offset = 2;  // OPTLearnedPositionalEmbedding.offset
+  c.sliding_window = undeclared_sliding_window(r, c.n_layers);
+}
+
+// Phi-3 (transformers 5.23.0's Phi3Config and modeling_phi3): Llama with q, k
+// and v fused in qkv_proj and gate and up in gate_up_proj (split at load),
+// no biases, RoPE on the first partial_rotary_factor of each head (Phi3
+// reads it, unlike 5.23.0's Llama), and Mistral's window rule (null or
+// missing: none). longrope (and its old names su, yarn) is refused by name.
+void parse_phi3(const JsonReader& r, ModelConfig& c) {
+  c.arch = Arch::Phi3;
+  c.hidden = positive_int(r, {"hidden_size"});
+  c.n_layers = positive_int(r, {"num_hidden_layers"});
+  c.n_heads = positive_int(r, {"num_attention_heads"});
+  c.intermediate = positive_int(r, {"intermediate_size"});
+  c.max_positions = positive_int(r, {"max_position_embeddings"});
+  c.n_kv_heads =
+      r.has("num_key_value_heads") && !is_null(r, "num_key_value_heads") ? r.get_int("num_key_value_heads") : c.n_heads;
+  if (c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads != 0)
+    r.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(c.n_heads) + ")");
+  // Phi3Config has no head_dim; the attention reads one config.json carries.
+  if (r.has("head_dim") && !is_null(r, "head_dim")) {
+    c.head_dim = r.get_int("head_dim");
+    if (c.head_dim <= 0) r.fail("head_dim", "must be positive");
+  } else {
+    if (c.hidden % c.n_heads != 0) r.fail("num_attention_heads", "does not divide hidden_size");
+    c.head_dim = c.hidden / c.n_heads;
+  }
+  c.norm = NormKind::RMSNorm;
+  c.norm_eps = r.get_number("rms_norm_eps", 1e-5);
+  c.act = parse_activation(r, "hidden_act", "silu");
+  if (c.act != Activation::Silu)
+    r.fail("hidden_act", "'" + r.get_string("hidden_act") +
+                             "' is not supported for phi3 (its gated MLP is "
+                             "implemented with silu only)");
+  c.gated_mlp = true;
+  c.parallel_residual = false;
+  c.qkv_bias = c.o_bias = c.mlp_bias = false;
+  for (const char* k : {"attention_bias", "mlp_bias"})
+    if (r.get_bool(k, false))
+      r.fail(k, "true is not supported for phi3 (transformers 5.23.0 builds it without biases)");
+  c.tied_embeddings = r.get_bool("tie_word_embeddings", false);
+  c.sliding_window = is_null(r, "sliding_window") || !r.has("sliding_window") ? 0 : positive_window(r, 0);
+  c.rope = RopeStyle::Half;
+  // Phi3's rope_scaling / rope_parameters: only the default type runs here.
+  for (const char* k : {"rope_scaling", "rope_parameters"}) {
+    if (!r.has(k) || is_null(r, k) || !r.raw(k).is_object()) continue;
+    const JsonReader s = r.child(k);
+    const std::string tkey = s.has("rope_type") ? "rope_type" : "type";
+    const std::string type = s.get_string(tkey, "default");
+    if (type != "default")
+      s.fail(tkey, "unsupported RoPE type '" + type +
+                       "' for phi3 (supported: default; longrope, su and yarn are not "
+                       "implemented)");
+  }
+  parse_rope(r, c, kLlamaRope);
+}
+
 DType parse_dtype(const JsonReader& r) {
   const std::string key = r.has("torch_dtype") ? "torch_dtype" : "dtype";
   const std::string s = r.get_string(key, "float32");
@@ -544,6 +685,12 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& sourc
     parse_llama(r, c);
   } else if (c.model_type == "gemma3_text") {
     parse_gemma3(r, c);
+  } else if (c.model_type == "gptj") {
+    parse_gptj(r, c);
+  } else if (c.model_type == "opt") {
+    parse_opt(r, c);
+  } else if (c.model_type == "phi3") {
+    parse_phi3(r, c);
   } else {
     std::string list;
     for (const auto& t : supported_model_types()) list += (list.empty() ? "" : ", ") + t;
@@ -564,6 +711,12 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& sourc
     if (!r.json().contains("eos_token_id")) c.eos_ids = {1};
     if (!r.json().contains("bos_token_id")) c.bos_id = 2;
   }
+  // The same for the configs whose classes set both (GPTJConfig: 50256,
+  // OPTConfig: 2, Phi3Config: eos 32000, bos 1).
+  const int class_eos = c.arch == Arch::GPTJ ? 50256 : c.arch == Arch::OPT ? 2 : c.arch == Arch::Phi3 ? 32000 : -1;
+  const int class_bos = c.arch == Arch::GPTJ ? 50256 : c.arch == Arch::OPT ? 2 : c.arch == Arch::Phi3 ? 1 : -1;
+  if (class_eos >= 0 && !r.json().contains("eos_token_id")) c.eos_ids = {class_eos};
+  if (class_bos >= 0 && !r.json().contains("bos_token_id")) c.bos_id = class_bos;
   return c;
 }
 

@@ -16,6 +16,9 @@ ModelWeights map_weights(const ModelConfig& cfg, std::shared_ptr<const TensorSto
     case Arch::GPTNeoX: return map_gpt_neox_weights(pick, cfg);
     case Arch::Llama: return map_llama_weights(pick, cfg);
     case Arch::Gemma3: return map_gemma3_weights(pick, cfg);
+    case Arch::GPTJ: return map_gptj_weights(pick, cfg);
+    case Arch::OPT: return map_opt_weights(pick, cfg);
+    case Arch::Phi3: return map_phi3_weights(pick, cfg);
   }
   throw Error(config_source, "model_type", "no weight mapping");
 }

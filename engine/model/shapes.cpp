@@ -8,7 +8,8 @@
 namespace kvscope {
 
 std::vector<std::string> known_shapes() {
-  return {"gpt2", "pythia-160m", "pythia-410m", "qwen2-0.5b", "llama-3.2-1b", "llama-2-7b", "llama-3-8b"};
+  return {"gpt2",       "pythia-160m", "pythia-410m", "qwen2-0.5b", "llama-3.2-1b", "llama-2-7b",
+          "llama-3-8b", "opt-125m",    "opt-6.7b",    "gpt-j-6b",   "phi-3-mini"};
 }
 
 ModelConfig shape_config(const std::string& name) {
@@ -46,6 +47,55 @@ ModelConfig shape_config(const std::string& name) {
     c.model_type = "llama"; c.arch = Arch::Llama;
     c.vocab_size = 128256; c.hidden = 4096; c.n_layers = 32; c.n_heads = 32; c.n_kv_heads = 8;
     c.intermediate = 14336; c.max_positions = 8192; c.rope_theta = 500000.0; c.norm_eps = 1e-5; c.dtype = DType::BF16;
+  } else if (name == "opt-125m" || name == "opt-6.7b") {
+    const bool big = name == "opt-6.7b";
+    c.model_type = "opt";
+    c.arch = Arch::OPT;
+    c.vocab_size = 50272;
+    c.hidden = big ? 4096 : 768;
+    c.n_layers = big ? 32 : 12;
+    c.n_heads = big ? 32 : 12;
+    c.n_kv_heads = c.n_heads;
+    c.intermediate = 4 * c.hidden;
+    c.max_positions = 2048;
+    c.norm = NormKind::LayerNorm;
+    c.act = Activation::Relu;
+    c.gated_mlp = false;
+    c.rope = RopeStyle::None;
+    c.learned_positions = true;
+    c.position_offset = 2;
+    c.qkv_bias = c.o_bias = c.mlp_bias = true;
+    c.tied_embeddings = true;
+  } else if (name == "gpt-j-6b") {
+    c.model_type = "gptj";
+    c.arch = Arch::GPTJ;
+    c.vocab_size = 50400;
+    c.hidden = 4096;
+    c.n_layers = 28;
+    c.n_heads = 16;
+    c.n_kv_heads = 16;
+    c.intermediate = 16384;
+    c.max_positions = 2048;
+    c.norm = NormKind::LayerNorm;
+    c.act = Activation::GeluTanh;
+    c.gated_mlp = false;
+    c.parallel_residual = true;
+    c.rope = RopeStyle::Half;
+    c.rotary_dims = 64;
+    c.mlp_bias = true;
+    c.lm_head_bias = true;
+  } else if (name == "phi-3-mini") {
+    c.model_type = "phi3";
+    c.arch = Arch::Phi3;
+    c.vocab_size = 32064;
+    c.hidden = 3072;
+    c.n_layers = 32;
+    c.n_heads = 32;
+    c.n_kv_heads = 32;
+    c.intermediate = 8192;
+    c.max_positions = 4096;
+    c.sliding_window = 2047;
+    c.dtype = DType::BF16;
   } else {
     std::string list;
     for (const auto& s : known_shapes()) list += (list.empty() ? "" : ", ") + s;
@@ -53,7 +103,8 @@ ModelConfig shape_config(const std::string& name) {
   }
   if (c.head_dim == 0) c.head_dim = c.hidden / c.n_heads;
   c.n_kv_layers = c.n_layers;
-  c.rotary_dims = c.rope == RopeStyle::None ? 0 : (c.arch == Arch::GPTNeoX ? c.head_dim / 4 : c.head_dim);
+  if (c.rotary_dims == 0)
+    c.rotary_dims = c.rope == RopeStyle::None ? 0 : (c.arch == Arch::GPTNeoX ? c.head_dim / 4 : c.head_dim);
   return c;
 }
 
@@ -67,7 +118,7 @@ ModelWeights random_weights(const ModelConfig& c, uint64_t seed) {
   const bool ln = c.norm == NormKind::LayerNorm;
   ModelWeights w;
   w.tok_emb = mat(c.vocab_size, d);
-  if (c.learned_positions) w.pos_emb = mat(c.max_positions, d);
+  if (c.learned_positions) w.pos_emb = mat(c.max_positions + c.position_offset, d);
   const auto owners = c.owning_layers();
   for (int l = 0; l < c.n_layers; ++l) {
     const bool owns = std::find(owners.begin(), owners.end(), l) != owners.end();
@@ -86,8 +137,13 @@ ModelWeights random_weights(const ModelConfig& c, uint64_t seed) {
     }
     L.wo = mat(d, c.q_dim());
     if (c.o_bias) L.bo = vec(d);
-    L.mlp_norm_w = ones(d);
-    if (ln) L.mlp_norm_b = vec(d);
+    if (c.arch == Arch::GPTJ) {  // one norm feeds both branches
+      L.mlp_norm_w = L.attn_norm_w;
+      L.mlp_norm_b = L.attn_norm_b;
+    } else {
+      L.mlp_norm_w = ones(d);
+      if (ln) L.mlp_norm_b = vec(d);
+    }
     L.w_up = mat(ff, d);
     if (c.gated_mlp) L.w_gate = mat(ff, d);
     L.w_down = mat(d, ff);
@@ -98,9 +154,12 @@ ModelWeights random_weights(const ModelConfig& c, uint64_t seed) {
     }
     w.layers.push_back(std::move(L));
   }
-  w.final_norm_w = ones(d);
-  if (ln) w.final_norm_b = vec(d);
+  if (!c.post_norm) {  // a post-norm model (OPT-350m) has no final norm
+    w.final_norm_w = ones(d);
+    if (ln) w.final_norm_b = vec(d);
+  }
   w.lm_head = c.tied_embeddings ? w.tok_emb : mat(c.vocab_size, d);
+  if (c.lm_head_bias) w.lm_head_b = vec(c.vocab_size);
   return w;
 }
 

@@ -70,6 +70,12 @@ WeightTensor transpose_2d(const WeightTensor& t) {
   return out;
 }
 
+WeightTensor TensorPicker::take_head(const std::string& name, const WeightTensor& tok_emb, const std::string& why) {
+  if (!cfg_.tied_embeddings) return take(name, tok_emb.shape, why);
+  ignore(name);  // some checkpoints store the tied copy too
+  return tok_emb;
+}
+
 WeightTensor take_rows(const WeightTensor& t, const std::vector<int64_t>& rows) {
   const int64_t cols = t.shape.size() == 1 ? 1 : t.shape.at(1);
   const std::size_t row_bytes = static_cast<std::size_t>(cols) * dtype_size(t.dtype);

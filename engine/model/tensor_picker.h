@@ -30,6 +30,10 @@ class TensorPicker {
   // Throws for the first tensor no mapping took, unless `ignorable(name)`.
   void check_all_used(const std::function<bool(const std::string&)>& ignorable) const;
   const std::string& source() const { return store_->description(); }
+  // The output head: the embedding `tok_emb` itself when the config ties
+  // them (a stored copy under `name` is then ignored), else the tensor
+  // `name` of the embedding's shape; `why` names that shape's fields.
+  WeightTensor take_head(const std::string& name, const WeightTensor& tok_emb, const std::string& why);
 
  private:
   std::shared_ptr<const TensorStore> store_;

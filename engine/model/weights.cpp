@@ -67,7 +67,13 @@ int64_t ModelWeights::numel() const {
   const bool tied = lm_head.data == tok_emb.data && lm_head.random == tok_emb.random &&
                     lm_head.random_id == tok_emb.random_id;
   if (!tied) n += lm_head.numel();
+  n += lm_head_b.numel() + project_in.numel() + project_out.numel();
   for (const auto& l : layers) {
+    // GPT-J's one norm is stored once, though both branches hold it.
+    const bool shared_norm = !l.mlp_norm_w.empty() && l.mlp_norm_w.data == l.attn_norm_w.data &&
+                             l.mlp_norm_w.random == l.attn_norm_w.random &&
+                             l.mlp_norm_w.random_id == l.attn_norm_w.random_id;
+    if (shared_norm) n -= l.mlp_norm_w.numel() + l.mlp_norm_b.numel();
     for (const WeightTensor* t : {&l.attn_norm_w, &l.attn_norm_b, &l.wq, &l.bq, &l.wk, &l.bk, &l.wv, &l.bv, &l.wo,
                                   &l.bo, &l.mlp_norm_w, &l.mlp_norm_b, &l.w_up, &l.b_up, &l.w_gate, &l.b_gate,
                                   &l.w_down, &l.b_down, &l.q_norm_w, &l.k_norm_w, &l.post_attn_norm_w,

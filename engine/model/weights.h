@@ -63,8 +63,13 @@ struct ModelWeights {
   WeightTensor tok_emb;  // [vocab, d]
   WeightTensor pos_emb;  // [positions, d] (learned positions only)
   std::vector<LayerWeights> layers;
-  WeightTensor final_norm_w, final_norm_b;
+  WeightTensor final_norm_w, final_norm_b;  // both empty where the model has none (OPT's post-norm)
   WeightTensor lm_head;  // [vocab, d]; shares tok_emb's data when tied
+  WeightTensor lm_head_b;  // [vocab] (GPT-J); empty elsewhere
+  // OPT's projections when word_embed_proj_dim != hidden (e = that width;
+  // tok_emb and lm_head are then [vocab, e]); empty elsewhere.
+  WeightTensor project_in;   // [d, e]
+  WeightTensor project_out;  // [e, d]
   // Parameters stored (a tied head counted once).
   int64_t numel() const;
 };

@@ -31,10 +31,20 @@ struct Golden {
 };
 
 inline const std::vector<std::string>& golden_models() {
-  static const std::vector<std::string> names = {"gpt2",      "gpt_neox_parallel", "gpt_neox_sequential",
-                                                 "llama_gqa", "llama3_mqa_bf16",   "qwen2_fp16_sharded",
-                                                 "mistral",   "llama_mlkv",        "gemma3",
-                                                 "qwen3_bf16"};
+  static const std::vector<std::string> names = {"gpt2",
+                                                 "gpt_neox_parallel",
+                                                 "gpt_neox_sequential",
+                                                 "llama_gqa",
+                                                 "llama3_mqa_bf16",
+                                                 "qwen2_fp16_sharded",
+                                                 "mistral",
+                                                 "llama_mlkv",
+                                                 "gemma3",
+                                                 "qwen3_bf16",
+                                                 "gptj_fp16",
+                                                 "opt",
+                                                 "opt_postnorm_proj_bf16",
+                                                 "phi3"};
   return names;
 }
 

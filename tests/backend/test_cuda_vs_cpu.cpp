@@ -143,8 +143,10 @@ TEST(CudaBackend, NameElementSizeAndSpawn) {
 
 std::vector<std::string> cuda_models() {
   auto v = test::golden_models();
-  // Gemma 3 has no CUDA kernels yet (refused, tested below).
+  // Gemma 3 and OPT's projected embedding have no CUDA kernels yet
+  // (refused, tested below).
   std::erase(v, std::string("gemma3"));
+  std::erase(v, std::string("opt_postnorm_proj_bf16"));
   return v;
 }
 
@@ -158,6 +160,12 @@ TEST(CudaSupport, Gemma3IsCpuOnlyAndAutoStaysOnTheCpu) {
   // Qwen3's q/k norms have their kernel (cuda::rms_norm_heads): on the GPU like Llama.
   EXPECT_TRUE(cuda_supports(load_model_files(test::model_dir("qwen3_bf16")).config, nullptr));
   EXPECT_EQ(resolve_device("auto", load_model_files(test::model_dir("gemma3")).config), Device::Cpu);
+  // OPT-350m's projected embedding: refused by name; OPT's other layout
+  // (post-norm aside) and GPT-J, Phi-3 run there.
+  EXPECT_FALSE(cuda_supports(load_model_files(test::model_dir("opt_postnorm_proj_bf16")).config, &why));
+  EXPECT_NE(why.find("word_embed_proj_dim"), std::string::npos) << why;
+  for (const char* m : {"opt", "gptj_fp16", "phi3"})
+    EXPECT_TRUE(cuda_supports(load_model_files(test::model_dir(m)).config, nullptr)) << m;
 }
 
 // The message the CUDA backend refuses a model with; empty when it accepts it.
@@ -756,12 +764,20 @@ std::vector<ShapeCase> shape_cases() {
   v.push_back({"llama_mlkv_bf16", llama_like(32, 4, 2, 128, 256, 300, 4, DType::BF16, 2)});
   v.push_back({"gpt2_like", gpt2_like()});
   v.push_back({"neox_like", neox_like()});
+  ModelConfig post = gpt2_like();  // OPT-350m's block order, without its projection (CPU only)
+  post.model_type = "opt";
+  post.arch = Arch::OPT;
+  post.act = Activation::Relu;
+  post.post_norm = true;
+  post.position_offset = 2;
+  v.push_back({"opt_like_post_norm", post});
   ModelConfig q = llama_like(64, 4, 2, 256, 512, 4000, 2, DType::BF16);
   q.qkv_bias = true;
   q.tied_embeddings = true;
   q.rope_scaling = {RopeScaling::Type::Llama3, 8.0, 1.0, 4.0, 64};
   v.push_back({"qwen_like_tied_llama3_rope", q});
-  for (const std::string s : {"gpt2", "qwen2-0.5b"}) {  // real shapes: long rows, large vocabularies
+  for (const std::string s :
+       {"gpt2", "qwen2-0.5b", "opt-125m", "gpt-j-6b", "phi-3-mini"}) {  // real shapes: long rows, large vocabularies
     ModelConfig c = shape_config(s);
     c.n_layers = c.n_kv_layers = 2;
     std::string name = s;

@@ -124,7 +124,8 @@ TEST(Config, BadFieldsAreNamed) {
                 .find("num_key_value_layers: must be between 1 and num_hidden_layers"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"model_type":"gpt2","n_embd":64,"n_layer":2,"n_head":4,"n_positions":8,
-    "vocab_size":10,"activation_function":"relu"})").find("activation_function: unsupported activation 'relu'"),
+    "vocab_size":10,"activation_function":"mish"})")
+                .find("activation_function: unsupported activation 'mish'"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"model_type":"llama","hidden_size":0})").find("hidden_size: must be positive"),
             std::string::npos);
@@ -154,13 +155,14 @@ TEST(Config, LlamaFamilyRotatesTheWholeHeadLikeTransformers) {
 }
 
 TEST(Config, GatedMlpActivationsOtherThanSiluAreRefused) {
-  for (const char* act : {"gelu", "gelu_pytorch_tanh", "gelu_new"})
+  for (const char* act : {"gelu", "gelu_pytorch_tanh", "gelu_new", "relu"})
     EXPECT_NE(error_of(std::string(kLlama) + R"(,"hidden_act":")" + act + R"("})").find("config.json: hidden_act: '" +
                                                                                           std::string(act) + "' is not supported"),
               std::string::npos)
         << act;
-  EXPECT_NE(error_of(std::string(kLlama) + R"(,"hidden_act":"relu"})").find("hidden_act: unsupported activation 'relu'"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(std::string(kLlama) + R"(,"hidden_act":"mish"})").find("hidden_act: unsupported activation 'mish'"),
+      std::string::npos);
   EXPECT_EQ(parse(std::string(kLlama) + R"(,"hidden_act":"silu"})").act, Activation::Silu);
 }
 
@@ -428,6 +430,90 @@ TEST(ConfigGemma3, WhatKvscopeDoesNotComputeIsRefusedByName) {
   EXPECT_CONTAINS(error_of(g + R"(,"partial_rotary_factor":0.5})"), "config.json: partial_rotary_factor: must be 1");
   EXPECT_CONTAINS(error_of(g + R"(,"hidden_act":"silu"})"), "config.json: hidden_act: is not read by transformers");
   EXPECT_CONTAINS(error_of(g + R"(,"num_key_value_heads":3})"), "config.json: num_key_value_heads: must divide");
+}
+
+// ---- GPT-J, OPT, Phi-3 ---------------------------------------------------------------------
+
+const char* kGptj = R"({"model_type":"gptj","n_embd":64,"n_layer":2,"n_head":4,"n_positions":64,"vocab_size":100)";
+const char* kOpt = R"({"model_type":"opt","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+  "ffn_dim":128,"max_position_embeddings":64,"vocab_size":100)";
+const char* kPhi3 = R"({"model_type":"phi3","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
+  "intermediate_size":128,"max_position_embeddings":64,"vocab_size":100)";
+
+TEST(ConfigGptj, TheClassDefaultRotaryDimNeedsAHeadOf64) {
+  // rotary_dim missing means GPTJConfig's 64, wider than this 16-wide head:
+  // transformers would fail on it, kvscope names it.
+  EXPECT_CONTAINS(error_of(std::string(kGptj) + "}"),
+                  "config.json: rotary_dim: must be a positive even number up to the head size (16)");
+  EXPECT_EQ(parse(std::string(kGptj) + R"(,"rotary_dim":null})").rotary_dims, 16);  // null: the whole head
+}
+
+TEST(ConfigGptj, RotaryDimAndWhatGptjDoesNotRead) {
+  const std::string g = std::string(kGptj) + R"(,"rotary_dim":8)";
+  const ModelConfig c = parse(g + "}");
+  EXPECT_EQ(c.rotary_dims, 8);
+  EXPECT_EQ(c.head_dim, 16);
+  EXPECT_EQ(c.intermediate, 256);  // n_inner missing: 4 x n_embd
+  EXPECT_TRUE(c.parallel_residual);
+  EXPECT_TRUE(c.lm_head_bias);
+  EXPECT_FALSE(c.qkv_bias);
+  EXPECT_EQ(c.act, Activation::GeluTanh);
+  EXPECT_EQ(c.eos_ids, std::vector<int>{50256});  // GPTJConfig's default
+  EXPECT_CONTAINS(error_of(std::string(kGptj) + R"(,"rotary_dim":7})"),
+                  "config.json: rotary_dim: must be a positive even");
+  EXPECT_CONTAINS(error_of(std::string(kGptj) + R"(,"rotary_dim":32})"),
+                  "config.json: rotary_dim: must be a positive even");
+  EXPECT_CONTAINS(error_of(g + R"(,"rope_theta":500.0})"),
+                  "config.json: rope_theta: is not read by transformers 5.23.0 for gptj");
+  EXPECT_CONTAINS(error_of(g + R"(,"rope_scaling":{"rope_type":"linear","factor":2.0}})"),
+                  "config.json: rope_scaling: is not read by transformers 5.23.0 for gptj");
+  EXPECT_CONTAINS(error_of(g + R"(,"activation_function":"quick_gelu"})"),
+                  "config.json: activation_function: unsupported activation 'quick_gelu'");
+}
+
+TEST(ConfigOpt, BothNormOrdersProjectionAndRefusals) {
+  const ModelConfig pre = parse(std::string(kOpt) + "}");
+  EXPECT_EQ(pre.arch, Arch::OPT);
+  EXPECT_FALSE(pre.post_norm);
+  EXPECT_EQ(pre.word_embed_dim, 0);
+  EXPECT_EQ(pre.position_offset, 2);
+  EXPECT_TRUE(pre.learned_positions);
+  EXPECT_EQ(pre.act, Activation::Relu);
+  EXPECT_TRUE(pre.tied_embeddings);
+  EXPECT_TRUE(pre.qkv_bias && pre.o_bias && pre.mlp_bias);
+  EXPECT_EQ(pre.bos_id, 2);
+  const ModelConfig post =
+      parse(std::string(kOpt) + R"(,"do_layer_norm_before":false,"word_embed_proj_dim":32,"enable_bias":false})");
+  EXPECT_TRUE(post.post_norm);
+  EXPECT_EQ(post.word_embed_dim, 32);
+  EXPECT_EQ(post.embed_width(), 32);
+  EXPECT_FALSE(post.qkv_bias || post.mlp_bias);
+  // word_embed_proj_dim equal to hidden_size: no projection (OPT-125m writes it so).
+  EXPECT_EQ(parse(std::string(kOpt) + R"(,"word_embed_proj_dim":64})").word_embed_dim, 0);
+  EXPECT_CONTAINS(error_of(std::string(kOpt) + R"(,"_remove_final_layer_norm":true})"),
+                  "config.json: _remove_final_layer_norm: true is not supported");
+  EXPECT_CONTAINS(error_of(std::string(kOpt) + R"(,"layer_norm_eps":1e-6})"),
+                  "config.json: layer_norm_eps: is not read by transformers 5.23.0 for opt");
+  EXPECT_CONTAINS(error_of(std::string(kOpt) + R"(,"ffn_dim":0})"), "config.json: ffn_dim: must be positive");
+}
+
+TEST(ConfigPhi3, PartialRotaryWindowAndLongropeRefused) {
+  const ModelConfig c = parse(std::string(kPhi3) + R"(,"partial_rotary_factor":0.5,"sliding_window":32})");
+  EXPECT_EQ(c.arch, Arch::Phi3);
+  EXPECT_EQ(c.rotary_dims, 8);  // Phi3 rotates part of the head, unlike 5.23.0's Llama
+  EXPECT_EQ(c.sliding_window, 32);
+  EXPECT_EQ(c.n_kv_heads, 4);   // missing: num_attention_heads
+  EXPECT_EQ(c.norm_eps, 1e-5);  // Phi3Config's default
+  EXPECT_EQ(c.eos_ids, std::vector<int>{32000});
+  EXPECT_EQ(parse(std::string(kPhi3) + R"(,"sliding_window":null})").sliding_window, 0);
+  for (const char* t : {"longrope", "su", "yarn", "linear"})
+    EXPECT_CONTAINS(error_of(std::string(kPhi3) + R"(,"rope_scaling":{"type":")" + t +
+                             R"(","short_factor":[1],"long_factor":[1]}})"),
+                    std::string("config.json: rope_scaling.type: unsupported RoPE type '") + t + "' for phi3");
+  EXPECT_CONTAINS(error_of(std::string(kPhi3) + R"(,"attention_bias":true})"),
+                  "config.json: attention_bias: true is not supported for phi3");
+  EXPECT_CONTAINS(error_of(std::string(kPhi3) + R"(,"hidden_act":"gelu"})"),
+                  "config.json: hidden_act: 'gelu' is not supported for phi3");
 }
 
 TEST(Config, MalformedJsonNamesFileAndLine) {

@@ -12,12 +12,20 @@ TEST(Shapes, RealArchitecturesHaveTheirPublishedSizes) {
   EXPECT_NEAR(shape_config("llama-2-7b").parameter_count() / 1e9, 6.74, 0.01);
   EXPECT_NEAR(shape_config("llama-3.2-1b").parameter_count() / 1e9, 1.236, 0.01);
   EXPECT_NEAR(shape_config("gpt2").parameter_count() / 1e6, 124.4, 0.5);
+  EXPECT_NEAR(shape_config("opt-125m").parameter_count() / 1e6, 125.2, 0.5);
+  EXPECT_NEAR(shape_config("opt-6.7b").parameter_count() / 1e9, 6.66, 0.01);
+  EXPECT_NEAR(shape_config("gpt-j-6b").parameter_count() / 1e9, 6.05, 0.01);
+  EXPECT_NEAR(shape_config("phi-3-mini").parameter_count() / 1e9, 3.82, 0.01);
 }
 
 TEST(Shapes, RandomWeightsAreDescribedNotAllocatedAndMatchTheConfig) {
   const auto c = shape_config("llama-2-7b");
   const auto w = random_weights(c, 1);
   EXPECT_EQ(w.numel(), c.parameter_count());
+  for (const auto& name : known_shapes()) {  // GPT-J's one norm, OPT's position offset, head biases
+    const auto cs = shape_config(name);
+    EXPECT_EQ(random_weights(cs, 1).numel(), cs.parameter_count()) << name;
+  }
   EXPECT_TRUE(w.layers[0].wq.random);
   EXPECT_EQ(w.layers[0].wq.data, nullptr);
   // Deterministic values: the same element twice, different elements differ.

@@ -34,7 +34,9 @@ std::shared_ptr<const CpuModel> CpuModel::create(const ModelConfig& cfg, const M
   m->final_norm_b = f32(w.final_norm_b);
   // A tied head shares the embedding's values; converting twice costs memory
   // only, and keeps the head a plain Linear.
-  m->lm_head = cpu::Linear::from(w.lm_head, WeightTensor{}, half, "lm_head");
+  m->lm_head = cpu::Linear::from(w.lm_head, w.lm_head_b, half, "lm_head");
+  m->project_in = cpu::Linear::from(w.project_in, WeightTensor{}, half, "project_in");
+  m->project_out = cpu::Linear::from(w.project_out, WeightTensor{}, half, "project_out");
   for (const auto& L : w.layers) {
     CpuModel::Layer l;
     l.attn_norm_w = f32(L.attn_norm_w);
@@ -227,10 +229,19 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
 
   x_.resize(size_t(N) * d);
   h_.resize(size_t(N) * d);
+  // OPT's narrower embedding: the rows are gathered, then projected in.
+  const int e = cfg.embed_width();
+  if (!model_->project_in.empty()) {
+    emb_.resize(size_t(N) * e);
+    for (const Lane& ln : lanes)
+      for (int i = 0; i < ln.n; ++i)
+        std::memcpy(&emb_[size_t(ln.row0 + i) * e], &model_->tok_emb[size_t(ln.tokens[i]) * e], sizeof(float) * e);
+    cpu::linear(emb_.data(), N, model_->project_in, x_.data());
+  }
   for (const Lane& ln : lanes)
     for (int i = 0; i < ln.n; ++i) {
       float* xr = &x_[size_t(ln.row0 + i) * d];
-      std::memcpy(xr, &model_->tok_emb[size_t(ln.tokens[i]) * d], sizeof(float) * d);
+      if (model_->project_in.empty()) std::memcpy(xr, &model_->tok_emb[size_t(ln.tokens[i]) * d], sizeof(float) * d);
       if (cfg.learned_positions) {
         const float* p = &model_->pos_emb[size_t(ln.first_pos + i + cfg.position_offset) * d];
         for (int j = 0; j < d; ++j) xr[j] += p[j];
@@ -270,6 +281,7 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
     } else {
       if (cfg.act == Activation::GeluTanh) cpu::gelu_tanh(up_.data(), m);
       else if (cfg.act == Activation::GeluErf) cpu::gelu_erf(up_.data(), m);
+      else if (cfg.act == Activation::Relu) cpu::relu(up_.data(), m);
       else cpu::silu(up_.data(), m);
       cpu::linear(up_.data(), N, L.down, o);
     }
@@ -278,11 +290,16 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
   const int qd = cfg.q_dim(), kvd = cfg.kv_dim();
   for (int l = 0; l < cfg.n_layers; ++l) {
     const auto& L = model_->layers[l];
-    norm(L.attn_norm_w, L.attn_norm_b, x_.data(), h_.data(), N);
-    cpu::linear(h_.data(), N, L.q, q_.data());
+    // A post-norm block (OPT-350m) reads x itself; the others its norm.
+    const float* ain = x_.data();
+    if (!cfg.post_norm) {
+      norm(L.attn_norm_w, L.attn_norm_b, x_.data(), h_.data(), N);
+      ain = h_.data();
+    }
+    cpu::linear(ain, N, L.q, q_.data());
     if (!L.k.empty()) {
-      cpu::linear(h_.data(), N, L.k, kn_.data());
-      cpu::linear(h_.data(), N, L.v, vn_.data());
+      cpu::linear(ain, N, L.k, kn_.data());
+      cpu::linear(ain, N, L.v, vn_.data());
     }
     if (cfg.qk_norm) {  // Gemma 3: each head of q and k normalised over head_dim, before RoPE
       cpu::rms_norm(q_.data(), N * cfg.n_heads, hd_, L.q_norm_w.data(), cfg.norm_eps, q_.data());
@@ -310,10 +327,18 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
     });
     cpu::linear(att_.data(), N, L.o, o_.data());
     if (cfg.parallel_residual) {
-      // NeoX: x + attn(ln1(x)) + mlp(ln2(x)), both branches from the same x.
+      // NeoX: x + attn(ln1(x)) + mlp(ln2(x)), both branches from the same x
+      // (GPT-J: ln2 is ln1).
       norm(L.mlp_norm_w, L.mlp_norm_b, x_.data(), h_.data(), N);
       mlp(L, h_.data(), mlp_.data());
       for (size_t j = 0; j < size_t(N) * d; ++j) x_[j] = x_[j] + o_[j] + mlp_[j];
+    } else if (cfg.post_norm) {
+      // OPT-350m: x = ln1(x + attn(x)); x = ln2(x + mlp(x)).
+      for (size_t j = 0; j < size_t(N) * d; ++j) x_[j] += o_[j];
+      norm(L.attn_norm_w, L.attn_norm_b, x_.data(), x_.data(), N);
+      mlp(L, x_.data(), mlp_.data());
+      for (size_t j = 0; j < size_t(N) * d; ++j) x_[j] += mlp_[j];
+      norm(L.mlp_norm_w, L.mlp_norm_b, x_.data(), x_.data(), N);
     } else {
       // Gemma 3 normalises each branch's output before adding it.
       if (cfg.sandwich_norm) cpu::rms_norm(o_.data(), N, d, L.post_attn_norm_w.data(), cfg.norm_eps, o_.data());
@@ -339,7 +364,15 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
   const Lane& first = lanes.front();
   const int head_row0 = single ? (first.opt->all_logits ? 0 : N - 1) : 0;
   const int rows = N - head_row0;
-  norm(model_->final_norm_w, model_->final_norm_b, x_.data() + size_t(head_row0) * d, h_.data(), rows);
+  if (model_->final_norm_w.empty())  // OPT-350m has none
+    std::memcpy(h_.data(), x_.data() + size_t(head_row0) * d, sizeof(float) * size_t(rows) * d);
+  else norm(model_->final_norm_w, model_->final_norm_b, x_.data() + size_t(head_row0) * d, h_.data(), rows);
+  const float* head_in = h_.data();
+  if (!model_->project_out.empty()) {  // OPT: back to the embedding's width
+    emb_.resize(size_t(rows) * e);
+    cpu::linear(h_.data(), rows, model_->project_out, emb_.data());
+    head_in = emb_.data();
+  }
   float* logits;
   if (single) {
     first.out->n_logits = rows;
@@ -352,7 +385,7 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
   bool any_alongside = false;
   for (const Lane& ln : lanes) any_alongside = any_alongside || bool(ln.opt->alongside_head);
   if (!any_alongside) {
-    cpu::linear(h_.data(), rows, model_->lm_head, logits);
+    cpu::linear(head_in, rows, model_->lm_head, logits);
   } else {
     // The callers' work is task 0, the head's bands the rest: whichever
     // thread finishes first takes the remaining bands, so the two overlap
@@ -365,7 +398,7 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
           if (ln.opt->alongside_head) ln.opt->alongside_head();
         return;
       }
-      cpu::linear_band(h_.data(), rows, model_->lm_head, logits, bands, t - 1);
+      cpu::linear_band(head_in, rows, model_->lm_head, logits, bands, t - 1);
     });
   }
   for (const Lane& ln : lanes) {

@@ -20,7 +20,8 @@ struct CpuModel : PreparedWeights {
   };
   ModelConfig cfg;
   std::vector<float> tok_emb, pos_emb, final_norm_w, final_norm_b;
-  cpu::Linear lm_head;
+  cpu::Linear lm_head;                  // with GPT-J's bias
+  cpu::Linear project_in, project_out;  // OPT's word_embed_proj_dim; else empty
   std::vector<Layer> layers;
   std::vector<float> inv_freq;
   std::vector<float> inv_freq_local;  // sliding layers' (Gemma 3); empty: they use inv_freq
@@ -113,6 +114,7 @@ class CpuBackend final : public Backend {
   std::vector<float> k_, v_;  // [segment][region row][head_dim]
   // Scratch, grown to the largest call and then reused.
   std::vector<float> x_, h_, q_, kn_, vn_, att_, o_, up_, gate_, mlp_;
+  std::vector<float> emb_;          // OPT's embedding-width rows (project_in / project_out)
   std::vector<float> last_logits_;  // the last token's logits, for sample()
   std::vector<float> pair_logits_;  // forward_pair's head output, both rows
   std::vector<std::vector<float>> contrib_;   // [segment][row][slot]: this call's statistic contributions

@@ -60,6 +60,7 @@ void rms_norm(const float* x, int n, int d, const float* w, double eps, float* y
 void gelu_tanh(float* x, int64_t n);
 void gelu_erf(float* x, int64_t n);
 void silu(float* x, int64_t n);
+void relu(float* x, int64_t n);  // OPT: max(x, 0)
 // SwiGLU gate: gate[i] = silu(gate[i]) * up[i].
 void silu_mul(float* gate, const float* up, int64_t n);
 // In-place softmax of one row; entries equal to -inf become exactly 0 (and

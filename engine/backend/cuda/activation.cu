@@ -1,5 +1,5 @@
 // MLP activations, element by element: cpu::gelu_tanh, cpu::gelu_erf,
-// cpu::silu and cpu::silu_mul, in the same fp32 operation order (no FMA
+// cpu::silu, cpu::relu and cpu::silu_mul, in the same fp32 operation order (no FMA
 // contraction). Only tanhf / erff / expf may differ from glibc's by an ulp.
 #include <cmath>
 
@@ -35,6 +35,11 @@ __global__ void silu_kernel(float* x, int64_t n) {
     x[i] = silu_f(x[i]);
 }
 
+__global__ void relu_kernel(float* x, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
 // Row i of the fused projection holds gate (ff values) then up (ff values).
 __global__ void silu_mul_kernel(const float* gate_up, int n, int ff, float* act) {
   const int64_t total = int64_t(n) * ff;
@@ -65,6 +70,12 @@ void silu(float* x, int64_t n, Stream stream) {
   if (n == 0) return;
   silu_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(x, n);
   check_launch("silu_kernel");
+}
+
+void relu(float* x, int64_t n, Stream stream) {
+  if (n == 0) return;
+  relu_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(x, n);
+  check_launch("relu_kernel");
 }
 
 void silu_mul(const float* gate_up, int n, int ff, float* act, Stream stream) {

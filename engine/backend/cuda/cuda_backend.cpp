@@ -395,6 +395,9 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
     if (cfg.norm == NormKind::LayerNorm) cuda::layer_norm(in, nrows, d, w, b, cfg.norm_eps, o, st);
     else cuda::rms_norm(in, nrows, d, w, cfg.norm_eps, o, st);
   };
+  auto copy_rows = [&](const float* from, int nrows, float* to) {
+    KVSCOPE_CUDA(cudaMemcpyAsync(to, from, std::size_t(nrows) * d * 4, cudaMemcpyDeviceToDevice, st));
+  };
   auto linear = [&](const cuda::DeviceLinear& W, const float* in, int nrows, float* o, bool acc) {
     cuda::linear(W, in, nrows, o, acc, s.split.get(), s.split.bytes(), s.blas->get(), st);
   };
@@ -408,6 +411,7 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
       const int64_t m = int64_t(n) * ff;
       if (cfg.act == Activation::GeluTanh) cuda::gelu_tanh(s.gu.as<float>(), m, st);
       else if (cfg.act == Activation::GeluErf) cuda::gelu_erf(s.gu.as<float>(), m, st);
+      else if (cfg.act == Activation::Relu) cuda::relu(s.gu.as<float>(), m, st);
       else cuda::silu(s.gu.as<float>(), m, st);
       linear(L.down, s.gu.as<float>(), n, x, true);
     }
@@ -424,7 +428,9 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
     const CudaModel::Layer& L = model_->layers[l];
     const int kvl = s.layout.source_of_layer[l];
     const int seg0 = s.layout.segment(kvl, 0);
-    norm(L.attn_norm_w, L.attn_norm_b, x, n, hbuf);
+    // A post-norm block (OPT-350m) reads x itself; the others its norm.
+    if (cfg.post_norm) copy_rows(x, n, hbuf);
+    else norm(L.attn_norm_w, L.attn_norm_b, x, n, hbuf);
     linear(L.qkv, hbuf, n, s.qkv.as<float>(), false);
     const int stride = L.qkv.out;
     if (L.q_norm_w) {  // Qwen3: each head of q and k normalised before RoPE (and before the cache)
@@ -491,6 +497,14 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
       norm(L.mlp_norm_w, L.mlp_norm_b, x, n, hbuf);
       linear(L.o, s.att.as<float>(), n, x, true);
       mlp(L);
+    } else if (cfg.post_norm) {
+      // OPT-350m: x = ln1(x + attn(x)); x = ln2(x + mlp(x)).
+      linear(L.o, s.att.as<float>(), n, x, true);
+      norm(L.attn_norm_w, L.attn_norm_b, x, n, hbuf);
+      copy_rows(hbuf, n, x);
+      mlp(L);
+      norm(L.mlp_norm_w, L.mlp_norm_b, x, n, hbuf);
+      copy_rows(hbuf, n, x);
     } else {
       linear(L.o, s.att.as<float>(), n, x, true);
       norm(L.mlp_norm_w, L.mlp_norm_b, x, n, hbuf);
@@ -501,7 +515,9 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
     if (opt.between_layers) opt.between_layers(l);
   }
 
-  norm(model_->final_norm_w, model_->final_norm_b, x + std::size_t(first_row) * d, rows, hbuf);
+  if (model_->final_norm_w)
+    norm(model_->final_norm_w, model_->final_norm_b, x + std::size_t(first_row) * d, rows, hbuf);
+  else copy_rows(x + std::size_t(first_row) * d, rows, hbuf);  // OPT-350m has no final norm
   linear(model_->lm_head, hbuf, rows, s.logits.as<float>(), false);
   s.last_logits = s.logits.as<float>() + std::size_t(rows - 1) * V;
 

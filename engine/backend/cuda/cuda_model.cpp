@@ -189,10 +189,14 @@ void describe(CudaModel& m, const ModelWeights& w, Uploader& up) {
   m.final_norm_w = up.vector(w.final_norm_w);
   m.final_norm_b = up.vector(w.final_norm_b);
   if (tied(w)) {
-    m.lm_head = cuda::DeviceLinear{m.wtype, m.tok_emb, m.emb_ld, static_cast<int>(w.tok_emb.rows()),
-                                   static_cast<int>(w.tok_emb.cols()), nullptr};
+    m.lm_head = cuda::DeviceLinear{m.wtype,
+                                   m.tok_emb,
+                                   m.emb_ld,
+                                   static_cast<int>(w.tok_emb.rows()),
+                                   static_cast<int>(w.tok_emb.cols()),
+                                   up.vector(w.lm_head_b)};
   } else {
-    m.lm_head = up.matrix({&w.lm_head}, {}, "lm_head");
+    m.lm_head = up.matrix({&w.lm_head}, {&w.lm_head_b}, "lm_head");  // GPT-J's head has a bias
   }
   m.layers.assign(w.layers.size(), {});
   for (std::size_t l = 0; l < w.layers.size(); ++l) {

@@ -135,10 +135,11 @@ void rms_norm(const float* x, int n, int d, const float* w, double eps, float* y
 void rms_norm_heads(float* x, int n, int stride, int col0, int heads, int hd, const float* w, double eps,
                     Stream stream);
 
-// cpu::gelu_tanh, cpu::gelu_erf, cpu::silu in place.
+// cpu::gelu_tanh, cpu::gelu_erf, cpu::silu, cpu::relu in place.
 void gelu_tanh(float* x, int64_t n, Stream stream);
 void gelu_erf(float* x, int64_t n, Stream stream);
 void silu(float* x, int64_t n, Stream stream);
+void relu(float* x, int64_t n, Stream stream);
 // cpu::silu_mul on the fused gate|up projection: act[i][j] = silu(gu[i][j]) * gu[i][ff + j].
 void silu_mul(const float* gate_up, int n, int ff, float* act, Stream stream);
 
