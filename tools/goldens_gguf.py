@@ -23,6 +23,9 @@ Two files, both small and deterministic (fixed seeds):
   tiny_llama.logits.npy    float32 [n_prompt, vocab] logits of the prompt
   tiny_qwen2.*       the same for a Qwen2 (q/k/v biases, Qwen2's split pattern,
                      no BOS)
+  tiny_qwen3.*       a Qwen3 (per-head q/k norms, head size 128 as key_length)
+  tiny_phi3.*        a Phi-3 (q, k, v fused in attn_qkv, gate and up in ffn_up)
+                     with a SentencePiece vocabulary, as llama.cpp writes it
   tiny_llama_spm.*   a llama with a SentencePiece vocabulary (tokenizer.ggml.model
                      "llama": scores and token types, no merges)
   tiny_gpt2.*        the same for a GPT-2 (fused QKV, Conv1D weights stored
@@ -203,8 +206,13 @@ def spm_vocabulary(tokenizer_json):
 
 def write_tiny_llama(path, tokenizer_json, arch="llama", spm=False):
     """A llama (or, with arch="qwen2", a Qwen2: q/k/v biases, no rotary row
-    interleaving in llama.cpp's converter, head size from the widths)."""
-    rng = np.random.default_rng(7 if arch == "llama" else 13)
+    interleaving in llama.cpp's converter, head size from the widths; with
+    arch="qwen3", a Qwen3: per-head q/k RMSNorm, head size 128 as key_length
+    (transformers 5.23.0 reads no head size from a qwen3 file: Qwen3Config's
+    128); with arch="phi3", a Phi-3: q, k, v fused in attn_qkv and gate, up
+    fused in ffn_up, as llama.cpp stores them)."""
+    rng = np.random.default_rng({"llama": 7, "qwen2": 13, "qwen3": 17, "phi3": 19}[arch])
+    hd = 128 if arch == "qwen3" else HEAD_DIM
     tokens, types, merges = bpe_vocabulary(tokenizer_json)
     n_vocab = len(tokens)
     if spm:
@@ -219,9 +227,12 @@ def write_tiny_llama(path, tokenizer_json, arch="llama", spm=False):
     w.add_feed_forward_length(FF)
     w.add_head_count(HEADS)
     w.add_head_count_kv(KV_HEADS)
-    if arch == "llama":
+    if arch in ("llama", "phi3"):
         w.add_rope_dimension_count(HEAD_DIM)
-    w.add_rope_freq_base(10000.0 if arch == "llama" else 1000000.0)
+    if arch == "qwen3":
+        w.add_key_length(hd)
+        w.add_value_length(hd)
+    w.add_rope_freq_base(10000.0 if arch in ("llama", "phi3") else 1000000.0)
     w.add_layer_norm_rms_eps(1e-5)
     w.add_vocab_size(n_vocab)
     if spm:
@@ -233,6 +244,8 @@ def write_tiny_llama(path, tokenizer_json, arch="llama", spm=False):
         w.add_bos_token_id(1)
         w.add_eos_token_id(2)
         w.add_unk_token_id(0)
+        if arch == "phi3":  # Phi3Config's pad id (32000) lies past this vocabulary
+            w.add_pad_token_id(0)
     else:
         w.add_tokenizer_model("gpt2")
         w.add_tokenizer_pre("llama-bpe" if arch == "llama" else "qwen2")  # named: the Split + ByteLevel path
@@ -248,15 +261,24 @@ def write_tiny_llama(path, tokenizer_json, arch="llama", spm=False):
         p = f"blk.{layer}."
         w.add_tensor(p + "attn_norm.weight", (1 + 0.1 * rng.standard_normal(HIDDEN)).astype(np.float32))
         w.add_tensor(p + "ffn_norm.weight", (1 + 0.1 * rng.standard_normal(HIDDEN)).astype(np.float32))
-        add_weight(w, rng, p + "attn_q.weight", HEADS * HEAD_DIM, HIDDEN, kinds["attn_q"])
-        add_weight(w, rng, p + "attn_k.weight", KV_HEADS * HEAD_DIM, HIDDEN, kinds["attn_k"])
-        add_weight(w, rng, p + "attn_v.weight", KV_HEADS * HEAD_DIM, HIDDEN, kinds["attn_v"])
+        if arch == "phi3":
+            add_weight(w, rng, p + "attn_qkv.weight", (HEADS + 2 * KV_HEADS) * hd, HIDDEN, kinds["attn_q"])
+        else:
+            add_weight(w, rng, p + "attn_q.weight", HEADS * hd, HIDDEN, kinds["attn_q"])
+            add_weight(w, rng, p + "attn_k.weight", KV_HEADS * hd, HIDDEN, kinds["attn_k"])
+            add_weight(w, rng, p + "attn_v.weight", KV_HEADS * hd, HIDDEN, kinds["attn_v"])
         if arch == "qwen2":
             for part, rows in (("attn_q", HEADS), ("attn_k", KV_HEADS), ("attn_v", KV_HEADS)):
-                w.add_tensor(p + part + ".bias", (0.1 * rng.standard_normal(rows * HEAD_DIM)).astype(np.float32))
-        add_weight(w, rng, p + "attn_output.weight", HIDDEN, HEADS * HEAD_DIM, kinds["attn_output"])
-        add_weight(w, rng, p + "ffn_gate.weight", FF, HIDDEN, kinds["ffn_gate"])
-        add_weight(w, rng, p + "ffn_up.weight", FF, HIDDEN, kinds["ffn_up"])
+                w.add_tensor(p + part + ".bias", (0.1 * rng.standard_normal(rows * hd)).astype(np.float32))
+        if arch == "qwen3":
+            for part in ("attn_q_norm", "attn_k_norm"):
+                w.add_tensor(p + part + ".weight", (1 + 0.1 * rng.standard_normal(hd)).astype(np.float32))
+        add_weight(w, rng, p + "attn_output.weight", HIDDEN, HEADS * hd, kinds["attn_output"])
+        if arch == "phi3":
+            add_weight(w, rng, p + "ffn_up.weight", 2 * FF, HIDDEN, kinds["ffn_up"])
+        else:
+            add_weight(w, rng, p + "ffn_gate.weight", FF, HIDDEN, kinds["ffn_gate"])
+            add_weight(w, rng, p + "ffn_up.weight", FF, HIDDEN, kinds["ffn_up"])
         add_weight(w, rng, p + "ffn_down.weight", HIDDEN, FF, kinds["ffn_down"])
     w.add_tensor("output_norm.weight", (1 + 0.1 * rng.standard_normal(HIDDEN)).astype(np.float32))
     add_weight(w, rng, "output.weight", n_vocab, HIDDEN, T.Q6_K)
@@ -669,6 +691,15 @@ def main(out_dir=None):
     qwen2 = os.path.join(out, "tiny_qwen2.gguf")
     write_tiny_llama(qwen2, os.path.join(ROOT, "tests/data/models/llama_gqa/tokenizer.json"), arch="qwen2")
     hf_goldens(qwen2, os.path.join(out, "tiny_qwen2.golden.json"), os.path.join(out, "tiny_qwen2.logits.npy"))
+    # Qwen3 and Phi-3 as llama.cpp writes them (no rotary row interleaving;
+    # Phi-3 with the SentencePiece vocabulary its files carry).
+    qwen3 = os.path.join(out, "tiny_qwen3.gguf")
+    write_tiny_llama(qwen3, os.path.join(ROOT, "tests/data/models/llama_gqa/tokenizer.json"), arch="qwen3")
+    hf_goldens(qwen3, os.path.join(out, "tiny_qwen3.golden.json"), os.path.join(out, "tiny_qwen3.logits.npy"))
+    phi3 = os.path.join(out, "tiny_phi3.gguf")
+    write_tiny_llama(phi3, os.path.join(ROOT, "tests/data/tokenizers/llama2_sentencepiece/tokenizer.json"),
+                     arch="phi3", spm=True)
+    hf_goldens(phi3, os.path.join(out, "tiny_phi3.golden.json"), os.path.join(out, "tiny_phi3.logits.npy"))
     spm = os.path.join(out, "tiny_llama_spm.gguf")
     write_tiny_llama(spm, os.path.join(ROOT, "tests/data/tokenizers/llama2_sentencepiece/tokenizer.json"), spm=True)
     hf_goldens(spm, os.path.join(out, "tiny_llama_spm.golden.json"), os.path.join(out, "tiny_llama_spm.logits.npy"))

@@ -278,12 +278,15 @@ std::string tokenizer_document(nlohmann::json added, nlohmann::json normalizer, 
 }
 
 // The transformers class a SentencePiece ("llama") vocabulary is handed to:
-// LlamaTokenizer, or GemmaTokenizer for the Gemma architectures (gemma,
-// gemma2, gemma3), which transformers picks by general.architecture.
-enum class SentencePieceClass { Llama, Gemma };
+// LlamaTokenizer, GemmaTokenizer for the Gemma architectures (gemma, gemma2,
+// gemma3), or for phi3 a LlamaTokenizer whose prefix space comes from a
+// normalizer (transformers 5.23.0's phi3_tokenizer), which transformers picks
+// by general.architecture.
+enum class SentencePieceClass { Llama, Gemma, Phi3 };
 
 SentencePieceClass sentencepiece_class(const GgufFile& f) {
   const std::string arch = f.get_string_if("general.architecture").value_or("");
+  if (arch == "phi3") return SentencePieceClass::Phi3;
   return arch == "gemma" || arch == "gemma2" || arch == "gemma3" ? SentencePieceClass::Gemma
                                                                  : SentencePieceClass::Llama;
 }
@@ -392,13 +395,24 @@ std::string sentencepiece_json(const GgufFile& f, SentencePieceClass cls) {
       gemma ? sentencepiece_added_tokens(f, file_tokens, vocab, {"<bos>", "<eos>", "<unk>", "<pad>", "<mask>"})
             : sentencepiece_added_tokens(f, file_tokens, vocab, {"<s>", "</s>", "<unk>"});
 
+  const bool phi3 = cls == SentencePieceClass::Phi3;
   nlohmann::json pre = gemma ? nlohmann::json{{"type", "Split"}, {"pattern", {{"String", " "}}},
                                               {"behavior", "MergedWithPrevious"}, {"invert", false}}
                              : nlohmann::json{{"type", "Metaspace"}, {"replacement", "\u2581"},
                                               {"prepend_scheme", "first"}, {"split", false}};
-  if (auto split = named_split(f)) pre = *split;
-  const nlohmann::json normalizer =
+  nlohmann::json normalizer =
       gemma ? nlohmann::json{{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}} : nullptr;
+  if (phi3) {
+    // Phi-3: U+2581 prepended to every text and every space respelled by a
+    // normalizer, no pre-tokenizer; it differs from Metaspace only on text
+    // that starts with a space ("  hi" -> three U+2581, not two).
+    pre = nullptr;
+    normalizer = {{"type", "Sequence"},
+                  {"normalizers",
+                   {{{"type", "Prepend"}, {"prepend", "\u2581"}},
+                    {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}}}}};
+  }
+  if (auto split = named_split(f)) pre = *split;
   // llama.cpp adds BOS to a SentencePiece vocabulary unless the file says
   // otherwise, and transformers follows.
   const bool add_bos = f.get_bool_if("tokenizer.ggml.add_bos_token").value_or(true);

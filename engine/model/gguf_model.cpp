@@ -23,11 +23,14 @@ std::string model_type_of(const GgufFile& f, const std::string& arch) {
     return f.get_string_if("general.name").value_or("") == "mistral" ? "mistral" : "llama";
   }
   if (arch == "qwen2") return "qwen2";
+  if (arch == "qwen3") return "qwen3";
+  if (arch == "phi3") return "phi3";
   if (arch == "gpt2") return "gpt2";
   if (arch == "gptneox") return "gpt_neox";
   if (arch == "gemma3") return "gemma3_text";  // the file holds the text model only
   throw Error(f.source(), "general.architecture",
-              "architecture \"" + arch + "\" is not supported in GGUF files (llama, qwen2, gpt2, gptneox, gemma3 are)");
+              "architecture \"" + arch +
+                  "\" is not supported in GGUF files (llama, qwen2, qwen3, phi3, gpt2, gptneox, gemma3 are)");
 }
 
 // Metadata that would make llama.cpp compute something transformers does not
@@ -39,9 +42,10 @@ void refuse_unsupported_keys(const GgufFile& f, const std::string& arch) {
       throw Error(f.source(), key, "RoPE scaling in GGUF files is not supported (transformers ignores it, llama.cpp applies it)");
     if (key == arch + ".expert_count" && value.is_integer() && value.integer > 0)
       throw Error(f.source(), key, "mixture-of-experts models are not supported");
-    // Gemma 3's window is read (transformers maps it); elsewhere llama.cpp
-    // would slide where transformers does not.
-    if (key == arch + ".attention.sliding_window" && arch != "gemma3")
+    // Gemma 3's window is read (transformers maps it), and Phi-3's (see
+    // gguf_model_config_json); elsewhere llama.cpp would slide where
+    // transformers does not.
+    if (key == arch + ".attention.sliding_window" && arch != "gemma3" && arch != "phi3")
       throw Error(f.source(), key, "sliding-window attention from GGUF metadata is not supported");
     if (key == arch + ".attn_logit_softcapping" || key == arch + ".final_logit_softcapping")
       throw Error(f.source(), key, "logit soft-capping is not supported (transformers ignores it in GGUF files)");
@@ -75,7 +79,7 @@ std::vector<float> rope_freq_factors(const GgufFile& f, const ModelConfig& cfg) 
 
 // HF name of a GGUF tensor (llama.cpp's names, as gguf-py's tensor map
 // pairs them with transformers' for each architecture).
-enum class GgufNames { Llama, Gpt2, GptNeox, Gemma3 };
+enum class GgufNames { Llama, Gpt2, GptNeox, Gemma3, Qwen3, Phi3 };
 
 std::string hf_tensor_name(const std::string& g, GgufNames kind) {
   using Pairs = std::vector<std::pair<std::string, std::string>>;
@@ -138,9 +142,35 @@ std::string hf_tensor_name(const std::string& g, GgufNames kind) {
        {"ffn_up.", "mlp.up_proj."},
        {"ffn_down.", "mlp.down_proj."}},
       "model.layers."};
+  // Qwen3: llama's names plus the per-head q/k norms.
+  static const Names qwen3 = {llama.top,
+                              {{"attn_norm.", "input_layernorm."},
+                               {"ffn_norm.", "post_attention_layernorm."},
+                               {"attn_q_norm.", "self_attn.q_norm."},
+                               {"attn_k_norm.", "self_attn.k_norm."},
+                               {"attn_q.", "self_attn.q_proj."},
+                               {"attn_k.", "self_attn.k_proj."},
+                               {"attn_v.", "self_attn.v_proj."},
+                               {"attn_output.", "self_attn.o_proj."},
+                               {"ffn_gate.", "mlp.gate_proj."},
+                               {"ffn_up.", "mlp.up_proj."},
+                               {"ffn_down.", "mlp.down_proj."}},
+                              "model.layers."};
+  // Phi-3: q, k, v fused in attn_qkv, gate and up in ffn_up, as in its
+  // Hugging Face checkpoints.
+  static const Names phi3 = {llama.top,
+                             {{"attn_norm.", "input_layernorm."},
+                              {"ffn_norm.", "post_attention_layernorm."},
+                              {"attn_qkv.", "self_attn.qkv_proj."},
+                              {"attn_output.", "self_attn.o_proj."},
+                              {"ffn_up.", "mlp.gate_up_proj."},
+                              {"ffn_down.", "mlp.down_proj."}},
+                             "model.layers."};
   const Names& names = kind == GgufNames::Gpt2      ? gpt2
                        : kind == GgufNames::GptNeox ? neox
                        : kind == GgufNames::Gemma3  ? gemma3
+                       : kind == GgufNames::Qwen3   ? qwen3
+                       : kind == GgufNames::Phi3    ? phi3
                                                     : llama;
   const Pairs &top = names.top, &parts = names.parts;
   const char* layers = names.layers;
@@ -358,12 +388,35 @@ nlohmann::json gguf_model_config_json(const GgufFile& f) {
   if (type == "gemma3_text") return gemma3_config_json(f, key);
   const int64_t heads = add_llama_like_keys(f, key, j);
   // transformers takes llama's head_dim from the rotary width (a partial
-  // rotary llama does not exist in its code); qwen2 derives it.
+  // rotary llama does not exist in its code); qwen2 and phi3 derive it from
+  // the widths; qwen3 reads none (Qwen3Config's 128), while llama.cpp sizes
+  // the heads by key_length, which the tensors follow: kvscope reads that.
   int64_t head_dim = j["hidden_size"].get<int64_t>() / std::max<int64_t>(heads, 1);
-  if (type != "qwen2") {
+  if (type == "qwen3") {
+    head_dim = f.get_int_if(key("attention.key_length")).value_or(128);
+    j["head_dim"] = head_dim;
+  } else if (type == "phi3") {
+    // transformers rotates the whole head of a phi3 file (it maps no rotary
+    // width); llama.cpp rotates dimension_count: they agree only when equal.
+    if (auto rd = f.get_int_if(key("rope.dimension_count")); rd && *rd != head_dim)
+      throw Error(f.source(), key("rope.dimension_count"),
+                  std::to_string(*rd) + " differs from the head size " + std::to_string(head_dim) +
+                      " (transformers rotates the whole head of a phi3 file, llama.cpp only these dimensions)");
+    // llama.cpp slides where transformers (which maps no window) does not:
+    // the two agree up to the window, so it becomes the model's window and a
+    // longer run is refused up front.
+    if (auto w = f.get_int_if(key("attention.sliding_window"))) j["sliding_window"] = *w;
+  } else if (type != "qwen2") {
     if (auto rd = f.get_int_if(key("rope.dimension_count"))) head_dim = *rd;
     j["head_dim"] = head_dim;
   }
+  // llama.cpp builds Qwen3 and Phi-3 without attention biases (and
+  // transformers would drop them): a file that has them is refused.
+  if ((type == "qwen3" || type == "phi3") &&
+      (f.find_tensor("blk.0.attn_q.bias") || f.find_tensor("blk.0.attn_qkv.bias")))
+    throw Error(
+        f.source(), f.find_tensor("blk.0.attn_q.bias") ? "blk.0.attn_q.bias" : "blk.0.attn_qkv.bias",
+        "attention biases in a " + type + " file are not supported (neither llama.cpp nor transformers reads them)");
   for (const char* k : {"attention.key_length", "attention.value_length"})
     if (auto v = f.get_int_if(key(k)); v && *v != head_dim)
       throw Error(f.source(), key(k), std::to_string(*v) + " differs from the head size " + std::to_string(head_dim) +
@@ -387,10 +440,12 @@ ModelFiles load_gguf_model(const GgufFile& f) {
   const std::string arch = f.get_string("general.architecture");
   const bool interleaved_rotary = arch == "llama", gpt2 = arch == "gpt2", neox = arch == "gptneox";
   const bool gemma3 = arch == "gemma3";
-  const GgufNames names = gpt2     ? GgufNames::Gpt2
-                          : neox   ? GgufNames::GptNeox
-                          : gemma3 ? GgufNames::Gemma3
-                                   : GgufNames::Llama;
+  const GgufNames names = gpt2              ? GgufNames::Gpt2
+                          : neox            ? GgufNames::GptNeox
+                          : gemma3          ? GgufNames::Gemma3
+                          : arch == "qwen3" ? GgufNames::Qwen3
+                          : arch == "phi3"  ? GgufNames::Phi3
+                                            : GgufNames::Llama;
 
   auto owned = std::make_shared<OwnedTensors>();
   owned->mapping = f.mapping();

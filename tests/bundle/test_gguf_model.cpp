@@ -105,7 +105,9 @@ TEST(GgufModel, Gemma3ConfigComesFromTheMetadataAndTheClassDefaults) {
 
 // Each tiny GGUF (llama: every quantized type, rotary rows interleaved; qwen2:
 // q/k/v biases, its own split pattern;
-// gpt2: fused QKV, Conv1D weights stored transposed) against transformers;
+// gpt2: fused QKV, Conv1D weights stored transposed; qwen3: q/k norms, head
+// size 128; phi3: fused qkv and gate/up, a SentencePiece vocabulary) against
+// transformers;
 // gptneox (q|k|v regrouped by the converter; F32 and F16) against
 // transformers on the checkpoint it was converted from.
 class GgufGolden : public ::testing::TestWithParam<std::string> {};
@@ -163,7 +165,8 @@ TEST_P(GgufGolden, TokenizerFromMetadataMatchesTransformersOnTheHardStrings) {
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, GgufGolden,
                          ::testing::Values("tiny_llama", "tiny_qwen2", "tiny_gpt2", "tiny_llama_spm", "tiny_gptneox",
-                                           "tiny_gptneox_f16", "tiny_gemma3", "tiny_llama3"));
+                                           "tiny_gptneox_f16", "tiny_gemma3", "tiny_llama3", "tiny_qwen3",
+                                           "tiny_phi3"));
 
 // A Llama 3 file carries its rope_scaling as rope_freqs.weight (llama.cpp's
 // converter): the factors are read into the configuration and change the
@@ -196,9 +199,10 @@ TEST(GgufModel, Llama3RopeFreqsAreTheCheckpointsScaling) {
 
 // The tiny file's metadata with one key changed, written as GGUF again by
 // copying its bytes: the key's string value is patched in place (same length).
-std::filesystem::path with_string_patched(const std::string& from, const std::string& to, const std::string& name) {
+std::filesystem::path with_string_patched(const std::string& from, const std::string& to, const std::string& name,
+                                          const std::filesystem::path& source = tiny_gguf()) {
   EXPECT_EQ(from.size(), to.size());
-  std::ifstream in(tiny_gguf(), std::ios::binary);
+  std::ifstream in(source, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto at = bytes.find(from);
   EXPECT_NE(at, std::string::npos) << from;
@@ -232,6 +236,29 @@ TEST(GgufModel, UnsupportedMetadataIsRefusedByKey) {
   // RoPE scaling is refused, by key.
   m = bundle_error(with_string_patched("llama.rope.freq_base", "llama.rope.scaling.x", "scaling.gguf"));
   EXPECT_NE(m.find("llama.rope.scaling.x: RoPE scaling in GGUF files is not supported"), std::string::npos) << m;
+
+  // phi3.rope.dimension_count 64 -> 32 (a uint32 after its key): llama.cpp
+  // would rotate half of each head, transformers all of it.
+  const std::string key = "phi3.rope.dimension_count";
+  const std::string head = std::string("\x19\0\0\0\0\0\0\0", 8) + key + std::string("\x04\0\0\0", 4);
+  m = bundle_error(with_string_patched(head + std::string("\x40\0\0\0", 4), head + std::string("\x20\0\0\0", 4),
+                                       "phi3_rot.gguf", gguf_path("tiny_phi3")));
+  EXPECT_NE(m.find("phi3.rope.dimension_count: 32 differs from the head size 64"), std::string::npos) << m;
+}
+
+TEST(GgufModel, Qwen3AndPhi3ConfigsComeFromTheMetadata) {
+  const auto q = load_model_bundle(gguf_path("tiny_qwen3")).config();
+  EXPECT_EQ(q.arch, Arch::Llama);
+  EXPECT_EQ(q.model_type, "qwen3");
+  EXPECT_EQ(q.head_dim, 128);  // key_length, independent of hidden / heads (64)
+  EXPECT_TRUE(q.qk_norm);
+  const auto b = load_model_bundle(gguf_path("tiny_phi3"));
+  EXPECT_EQ(b.config().arch, Arch::Phi3);
+  EXPECT_EQ(b.config().rotary_dims, b.config().head_dim);
+  EXPECT_FALSE(b.files.weights.layers[0].w_gate.empty());  // ffn_up held gate and up
+  // Phi-3's tokenizer puts U+2581 before a leading space too (transformers'
+  // phi3_tokenizer), unlike Llama's Metaspace.
+  EXPECT_EQ(b.tokenizer->encode(" ", false).size(), 2u);
 }
 
 }  // namespace
