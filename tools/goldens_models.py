@@ -53,7 +53,7 @@ def tiny_tokenizer(path):
 
 def variants():
     from transformers import (Gemma3TextConfig, GPT2Config, GPTJConfig, GPTNeoXConfig, LlamaConfig, MistralConfig,
-                              OPTConfig, Phi3Config, Qwen2Config, Qwen3Config)
+                              MptConfig, OPTConfig, Phi3Config, Qwen2Config, Qwen3Config)
     common = dict(vocab_size=VOCAB, bos_token_id=0, eos_token_id=0)
     return {
         # GPT-2: learned positions, Conv1D, gelu_new, tied head.
@@ -118,6 +118,15 @@ def variants():
                             rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
                                              "partial_rotary_factor": 0.5},
                             tie_word_embeddings=False, initializer_range=0.2, **common), torch.float32),
+        # MPT: ALiBi over 6 heads (not a power of two: the interleaved
+        # slopes), clip_qkv, tied head.
+        "mpt": (MptConfig(d_model=48, n_heads=6, n_layers=2, max_seq_len=128,
+                          attn_config={"clip_qkv": 1.5, "alibi": True, "alibi_bias_max": 8},
+                          initializer_range=0.2, **common), torch.float32),
+        # MPT with 4 heads, an explicit softmax_scale, stored in bf16.
+        "mpt_scale_bf16": (MptConfig(d_model=48, n_heads=4, n_layers=2, max_seq_len=128,
+                                     attn_config={"softmax_scale": 0.2}, initializer_range=0.2, **common),
+                           torch.bfloat16),
         # Gemma 3: q/k norms, sandwich norms, GeGLU, scaled embedding, a
         # sliding window of 8 on layers 0 and 2 (the 72-token golden runs far
         # past it), per-layer-type RoPE (linear scaling on the full layer, its

@@ -63,7 +63,10 @@ void run_inspect(const InspectArgs& a) {
       {"post_norm", c.post_norm},
       {"word_embed_proj_dim", c.embed_width()},
       {"lm_head_bias", c.lm_head_bias},
-      {"positions", c.learned_positions ? "learned" : (c.rope == RopeStyle::Half ? "rope" : "none")},
+      {"positions", c.learned_positions         ? "learned"
+                    : c.rope == RopeStyle::Half ? "rope"
+                    : !c.alibi_slopes.empty()   ? "alibi"
+                                                : "none"},
       {"rotary_dims", c.rotary_dims},
       {"rope_theta", c.rope_theta},
       {"rope_local_theta", c.rope_local_theta},

@@ -12,9 +12,10 @@ namespace kvscope {
 
 Backend::Backend(const ModelConfig& cfg, const BackendOptions& opt) : opts_(opt) {
   if (opt.max_tokens <= 0) throw Error("backend", "max_tokens", "must be positive");
-  if (opt.positions == PositionMode::Compacted && cfg.rope == RopeStyle::None)
-    throw Error("backend", "positions", "compacted positions need rotary embeddings; " + cfg.model_type +
-                                            " uses learned absolute positions");
+  if (opt.positions == PositionMode::Compacted && cfg.rope == RopeStyle::None && cfg.alibi_slopes.empty())
+    throw Error(
+        "backend", "positions",
+        "compacted positions need rotary embeddings or ALiBi; " + cfg.model_type + " uses learned absolute positions");
   const KvLayout layout = KvLayout::from_config(cfg);
   book_ = KvBook(layout, opt.max_tokens);
   stats_.assign(layout.n_segments(), {});

@@ -9,9 +9,7 @@
 namespace kvscope {
 
 ModelWeights map_gpt_neox_weights(TensorPicker& pick, const ModelConfig& cfg) {
-  if (cfg.n_kv_layers != cfg.n_layers)
-    throw Error(pick.source(), "num_key_value_layers",
-                "stored MLKV layouts are read for llama-family checkpoints; for gpt_neox convert on the fly");
+  pick.refuse_stored_mlkv();
   const std::string p = "gpt_neox.";
   const int64_t d = cfg.hidden, ff = cfg.intermediate, V = cfg.vocab_size, H = cfg.n_heads, hd = cfg.head_dim;
   const std::string dd = "hidden_size=" + std::to_string(d);

@@ -31,9 +31,7 @@ std::vector<int64_t> interleaved_to_halves(int64_t heads, int64_t head_dim, int6
 }  // namespace
 
 ModelWeights map_gptj_weights(TensorPicker& pick, const ModelConfig& cfg) {
-  if (cfg.n_kv_layers != cfg.n_layers)
-    throw Error(pick.source(), "num_key_value_layers",
-                "stored MLKV layouts are read for llama-family checkpoints; for gptj convert on the fly");
+  pick.refuse_stored_mlkv();
   const std::string p = "transformer.";
   const int64_t d = cfg.hidden, ff = cfg.intermediate, V = cfg.vocab_size;
   const std::string dd = "n_embd=" + std::to_string(d);

@@ -18,9 +18,7 @@ WeightTensor filled(int64_t n, float v) { return WeightTensor::owned_f32(std::ve
 }  // namespace
 
 ModelWeights map_opt_weights(TensorPicker& pick, const ModelConfig& cfg) {
-  if (cfg.n_kv_layers != cfg.n_layers)
-    throw Error(pick.source(), "num_key_value_layers",
-                "stored MLKV layouts are read for llama-family checkpoints; for opt convert on the fly");
+  pick.refuse_stored_mlkv();
   const std::string p = pick.has("model.decoder.embed_tokens.weight") ? "model.decoder." : "decoder.";
   const int64_t d = cfg.hidden, ff = cfg.intermediate, V = cfg.vocab_size, e = cfg.embed_width();
   const std::string dd = "hidden_size=" + std::to_string(d);

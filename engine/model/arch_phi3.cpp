@@ -19,9 +19,7 @@ std::vector<int64_t> row_range(int64_t first, int64_t count) {
 }  // namespace
 
 ModelWeights map_phi3_weights(TensorPicker& pick, const ModelConfig& cfg) {
-  if (cfg.n_kv_layers != cfg.n_layers)
-    throw Error(pick.source(), "num_key_value_layers",
-                "stored MLKV layouts are read for llama-family checkpoints; for phi3 convert on the fly");
+  pick.refuse_stored_mlkv();
   const std::string p = "model.";
   const int64_t d = cfg.hidden, ff = cfg.intermediate, V = cfg.vocab_size;
   const int64_t q = cfg.q_dim(), kv = cfg.kv_dim();

@@ -15,5 +15,6 @@ ModelWeights map_gemma3_weights(TensorPicker& pick, const ModelConfig& cfg);
 ModelWeights map_gptj_weights(TensorPicker& pick, const ModelConfig& cfg);
 ModelWeights map_opt_weights(TensorPicker& pick, const ModelConfig& cfg);
 ModelWeights map_phi3_weights(TensorPicker& pick, const ModelConfig& cfg);
+ModelWeights map_mpt_weights(TensorPicker& pick, const ModelConfig& cfg);
 
 }  // namespace kvscope

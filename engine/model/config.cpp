@@ -39,6 +39,7 @@ float ModelConfig::attention_scale() const {
   // fp32 tensor, i.e. the scale rounded to fp32; otherwise 1/sqrt(head_dim)
   // in fp32 as every backend computed it before.
   if (query_pre_attn_scalar > 0) return static_cast<float>(std::pow(query_pre_attn_scalar, -0.5));
+  if (softmax_scale > 0) return static_cast<float>(softmax_scale);
   return 1.0f / std::sqrt(static_cast<float>(head_dim));
 }
 
@@ -69,6 +70,24 @@ int64_t ModelConfig::parameter_count() const {
   return total;
 }
 
+// MPT's ALiBi slopes as transformers' build_mpt_alibi_tensor forms them in
+// fp32: for P, the head count rounded up to a power of two, slope k is
+// 1 / 2^(k * bias_max / P) (k = 1..P); for fewer heads than P the odd-k
+// slopes come first, then the even ones, cut to the head count.
+std::vector<float> mpt_alibi_slopes(int heads, double bias_max) {
+  int p = 1;
+  while (p < heads) p *= 2;
+  const float step = static_cast<float>(bias_max / p);
+  std::vector<float> all(p);
+  for (int k = 1; k <= p; ++k) all[k - 1] = 1.0f / std::pow(2.0f, static_cast<float>(k) * step);
+  if (p == heads) return all;
+  std::vector<float> out;
+  for (int i = 1; i < p; i += 2) out.push_back(all[i]);
+  for (int i = 0; i < p; i += 2) out.push_back(all[i]);
+  out.resize(heads);
+  return out;
+}
+
 const char* arch_name(Arch a) {
   switch (a) {
     case Arch::GPT2: return "gpt2";
@@ -78,6 +97,7 @@ const char* arch_name(Arch a) {
     case Arch::GPTJ: return "gptj";
     case Arch::OPT: return "opt";
     case Arch::Phi3: return "phi3";
+    case Arch::MPT: return "mpt";
   }
   return "?";
 }
@@ -97,7 +117,7 @@ std::string ModelConfig::describe_arch() const {
 }
 
 std::vector<std::string> supported_model_types() {
-  return {"gemma3_text", "gpt2", "gpt_neox", "gptj", "llama", "mistral", "opt", "phi3", "qwen2", "qwen3"};
+  return {"gemma3_text", "gpt2", "gpt_neox", "gptj", "llama", "mistral", "mpt", "opt", "phi3", "qwen2", "qwen3"};
 }
 
 }  // namespace kvscope

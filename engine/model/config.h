@@ -10,7 +10,7 @@
 
 namespace kvscope {
 
-enum class Arch { GPT2, GPTNeoX, Llama, Gemma3, GPTJ, OPT, Phi3 };
+enum class Arch { GPT2, GPTNeoX, Llama, Gemma3, GPTJ, OPT, Phi3, MPT };
 enum class NormKind { LayerNorm, RMSNorm };
 enum class Activation { GeluTanh, GeluErf, Silu, Relu };
 enum class RopeStyle { None, Half };  // Half = rotate_half pairs (i, i + rotary_dims/2), as NeoX and Llama
@@ -58,6 +58,9 @@ struct ModelConfig {
   // OPT's layer_norm_elementwise_affine false: LayerNorms without weight and
   // bias (the mapping fills in 1 and 0).
   bool norm_affine = true;
+  // MPT's attn_config.clip_qkv: q, k and v clamped to [-c, c] after their
+  // projection; 0: none.
+  float clip_qkv = 0.f;
 
   RopeStyle rope = RopeStyle::Half;
   int rotary_dims = 0;  // leading dims of each head that are rotated
@@ -70,6 +73,10 @@ struct ModelConfig {
   // Gemma 3: sliding layers rotate with their own base and no scaling
   // (transformers' rope_parameters["sliding_attention"]); 0: as the others.
   double rope_local_theta = 0.0;
+  // ALiBi (MPT): no rotation; each head adds slope * (key position - query
+  // position) to its attention logits. One slope per query head; empty: none.
+  // What "position" means after eviction follows --positions (policies.md).
+  std::vector<float> alibi_slopes;
   bool learned_positions = false;  // GPT-2's wpe
   int position_offset = 0;         // added to positions before the wpe lookup (OPT uses 2)
 
@@ -84,6 +91,7 @@ struct ModelConfig {
   bool qk_norm = false;             // RMSNorm over each head of q and k, before RoPE
   bool sandwich_norm = false;       // RMSNorm on the attention and MLP outputs before each residual add
   double query_pre_attn_scalar = 0; // attention scale = query_pre_attn_scalar^-0.5; 0: head_dim^-0.5
+  double softmax_scale = 0;         // MPT: the attention scale itself (a Python float); 0: none
 
   DType dtype = DType::F32;  // dtype of the stored weights (for memory figures)
   std::vector<int> eos_ids;
@@ -115,6 +123,8 @@ struct ModelConfig {
 };
 
 const char* arch_name(Arch a);
+// MPT's ALiBi slopes for `heads` query heads (transformers' build_mpt_alibi_tensor).
+std::vector<float> mpt_alibi_slopes(int heads, double bias_max);
 std::vector<std::string> supported_model_types();
 
 }  // namespace kvscope

@@ -660,6 +660,69 @@ void parse_phi3(const JsonReader& r, ModelConfig& c) {
   parse_rope(r, c, kLlamaRope);
 }
 
+// MPT (transformers 5.23.0's MptConfig and modeling_mpt): ALiBi instead of
+// positions, fused Wqkv, LayerNorms without bias, exact-GELU MLP of 4 x
+// d_model, no biases, tied head. transformers builds its ALiBi slopes with
+// alibi_bias_max 8 and its MLP 4 x d_model wide whatever the config says,
+// builds no bias, no q/k LayerNorm and multi-head attention only: a config
+// that asks otherwise is refused by name rather than computed as
+// transformers does (or as MosaicML's code would).
+void parse_mpt(const JsonReader& r, ModelConfig& c) {
+  c.arch = Arch::MPT;
+  c.hidden = positive_int(r, {"d_model", "hidden_size"});
+  c.n_layers = positive_int(r, {"n_layers", "num_hidden_layers"});
+  c.n_heads = positive_int(r, {"n_heads", "num_attention_heads"});
+  c.max_positions = positive_int(r, {"max_seq_len"});
+  if (c.hidden % c.n_heads != 0) r.fail("n_heads", "does not divide d_model");
+  c.head_dim = c.hidden / c.n_heads;
+  c.n_kv_heads = c.n_heads;
+  c.intermediate = 4 * c.hidden;
+  if (r.has("expansion_ratio") && r.get_number("expansion_ratio") != 4)
+    r.fail("expansion_ratio", "is not read by transformers 5.23.0 for mpt (its MLP is 4 x d_model wide)");
+  c.norm = NormKind::LayerNorm;
+  c.norm_eps = r.get_number("layer_norm_epsilon", 1e-5);
+  const std::string norm_type = r.get_string("norm_type", "low_precision_layernorm");
+  if (norm_type != "low_precision_layernorm" && norm_type != "layernorm")
+    r.fail("norm_type", "'" + norm_type + "' is not supported (transformers 5.23.0 builds a LayerNorm)");
+  c.act = Activation::GeluErf;
+  c.gated_mlp = false;
+  c.parallel_residual = false;
+  c.qkv_bias = c.o_bias = c.mlp_bias = false;
+  if (!r.get_bool("no_bias", true))
+    r.fail("no_bias", "false is not supported (transformers 5.23.0 builds MPT without biases)");
+  c.tied_embeddings = r.get_bool("tie_word_embeddings", true);
+  if (r.has("logit_scale") && !is_null(r, "logit_scale") &&
+      !(r.raw("logit_scale").is_number() && r.get_number("logit_scale") == 1.0))
+    r.fail("logit_scale", "is not read by transformers 5.23.0 for mpt (it would scale the logits); remove it");
+  c.rope = RopeStyle::None;
+  c.rotary_dims = 0;
+  c.learned_positions = false;  // learned_pos_emb: transformers' MPT has no position table
+  c.softmax_scale = 1.0 / std::sqrt(static_cast<double>(c.hidden) / c.n_heads);
+  if (r.has("attn_config") && !is_null(r, "attn_config")) {
+    const JsonReader a = r.child("attn_config");
+    const std::string type = a.get_string("attn_type", "multihead_attention");
+    if (type != "multihead_attention")
+      a.fail("attn_type", "'" + type + "' is not supported (transformers 5.23.0 builds multi-head attention)");
+    for (const char* k : {"qk_ln", "prefix_lm", "attn_uses_sequence_id"})
+      if (a.get_bool(k, false)) a.fail(k, "true is not supported (transformers 5.23.0 does not read it)");
+    if (!a.get_bool("alibi", true))
+      a.fail("alibi", "false is not supported (transformers 5.23.0's MPT always uses ALiBi)");
+    if (a.has("alibi_bias_max") && a.get_number("alibi_bias_max") != 8)
+      a.fail("alibi_bias_max", "is not read by transformers 5.23.0 (it builds the slopes with 8); it says " +
+                                   number_text(a.get_number("alibi_bias_max")) + ": remove it or make it 8");
+    if (a.has("softmax_scale") && !is_null(a, "softmax_scale")) {
+      c.softmax_scale = a.get_number("softmax_scale");
+      if (!(c.softmax_scale > 0)) a.fail("softmax_scale", "must be positive");
+    }
+    if (a.has("clip_qkv") && !is_null(a, "clip_qkv")) {
+      c.clip_qkv = static_cast<float>(a.get_number("clip_qkv"));
+      if (!(c.clip_qkv > 0)) a.fail("clip_qkv", "must be positive");
+    }
+  }
+  c.alibi_slopes = mpt_alibi_slopes(c.n_heads, 8.0);
+  c.sliding_window = undeclared_sliding_window(r, c.n_layers);
+}
+
 DType parse_dtype(const JsonReader& r) {
   const std::string key = r.has("torch_dtype") ? "torch_dtype" : "dtype";
   const std::string s = r.get_string(key, "float32");
@@ -691,6 +754,8 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& sourc
     parse_opt(r, c);
   } else if (c.model_type == "phi3") {
     parse_phi3(r, c);
+  } else if (c.model_type == "mpt") {
+    parse_mpt(r, c);
   } else {
     std::string list;
     for (const auto& t : supported_model_types()) list += (list.empty() ? "" : ", ") + t;

@@ -19,6 +19,7 @@ ModelWeights map_weights(const ModelConfig& cfg, std::shared_ptr<const TensorSto
     case Arch::GPTJ: return map_gptj_weights(pick, cfg);
     case Arch::OPT: return map_opt_weights(pick, cfg);
     case Arch::Phi3: return map_phi3_weights(pick, cfg);
+    case Arch::MPT: return map_mpt_weights(pick, cfg);
   }
   throw Error(config_source, "model_type", "no weight mapping");
 }

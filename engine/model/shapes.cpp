@@ -9,7 +9,7 @@ namespace kvscope {
 
 std::vector<std::string> known_shapes() {
   return {"gpt2",       "pythia-160m", "pythia-410m", "qwen2-0.5b", "llama-3.2-1b", "llama-2-7b",
-          "llama-3-8b", "opt-125m",    "opt-6.7b",    "gpt-j-6b",   "phi-3-mini"};
+          "llama-3-8b", "opt-125m",    "opt-6.7b",    "gpt-j-6b",   "phi-3-mini",   "mpt-7b"};
 }
 
 ModelConfig shape_config(const std::string& name) {
@@ -84,6 +84,23 @@ ModelConfig shape_config(const std::string& name) {
     c.rotary_dims = 64;
     c.mlp_bias = true;
     c.lm_head_bias = true;
+  } else if (name == "mpt-7b") {
+    c.model_type = "mpt";
+    c.arch = Arch::MPT;
+    c.vocab_size = 50432;
+    c.hidden = 4096;
+    c.n_layers = 32;
+    c.n_heads = 32;
+    c.n_kv_heads = 32;
+    c.intermediate = 16384;
+    c.max_positions = 2048;
+    c.norm = NormKind::LayerNorm;
+    c.act = Activation::GeluErf;
+    c.gated_mlp = false;
+    c.rope = RopeStyle::None;
+    c.tied_embeddings = true;
+    c.alibi_slopes = mpt_alibi_slopes(32, 8.0);
+    c.dtype = DType::BF16;
   } else if (name == "phi-3-mini") {
     c.model_type = "phi3";
     c.arch = Arch::Phi3;

@@ -70,6 +70,13 @@ WeightTensor transpose_2d(const WeightTensor& t) {
   return out;
 }
 
+void TensorPicker::refuse_stored_mlkv() const {
+  if (cfg_.n_kv_layers != cfg_.n_layers)
+    throw Error(
+        source(), "num_key_value_layers",
+        "stored MLKV layouts are read for llama-family checkpoints; for " + cfg_.model_type + " convert on the fly");
+}
+
 WeightTensor TensorPicker::take_head(const std::string& name, const WeightTensor& tok_emb, const std::string& why) {
   if (!cfg_.tied_embeddings) return take(name, tok_emb.shape, why);
   ignore(name);  // some checkpoints store the tied copy too

@@ -30,6 +30,10 @@ class TensorPicker {
   // Throws for the first tensor no mapping took, unless `ignorable(name)`.
   void check_all_used(const std::function<bool(const std::string&)>& ignorable) const;
   const std::string& source() const { return store_->description(); }
+  // Throws unless every layer owns its KV: stored MLKV layouts
+  // (num_key_value_layers) are read for llama-family checkpoints only; the
+  // other architectures share KV by converting on the fly (--sharing).
+  void refuse_stored_mlkv() const;
   // The output head: the embedding `tok_emb` itself when the config ties
   // them (a stored copy under `name` is then ignored), else the tensor
   // `name` of the embedding's shape; `why` names that shape's fields.

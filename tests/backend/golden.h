@@ -44,7 +44,9 @@ inline const std::vector<std::string>& golden_models() {
                                                  "gptj_fp16",
                                                  "opt",
                                                  "opt_postnorm_proj_bf16",
-                                                 "phi3"};
+                                                 "phi3",
+                                                 "mpt",
+                                                 "mpt_scale_bf16"};
   return names;
 }
 

@@ -102,7 +102,59 @@ TEST(BackendBase, OptionsAreCheckedWhenTheBackendIsMade) {
   bo.max_tokens = 8;
   bo.positions = PositionMode::Compacted;
   EXPECT_EQ(message_of([&] { BookOnly b(learned, bo); }),
-            "backend: positions: compacted positions need rotary embeddings; gpt2 uses learned absolute positions");
+            "backend: positions: compacted positions need rotary embeddings or ALiBi; gpt2 uses learned absolute "
+            "positions");
+}
+
+// ALiBi (MPT) after eviction: with original positions a kept key is biased
+// by its distance in the text, with compacted positions by its distance in
+// the cache's slots. Without RoPE the keys and the query are the same in
+// both modes, so layer 0's logits differ by exactly the two biases'
+// difference, slope_h * ((p_j - p_q) - (j - q)).
+TEST(BackendBase, AlibiDistancesFollowThePositionMode) {
+  const auto m = load_model_files(test::model_dir("mpt"));
+  const ModelConfig& cfg = m.config;
+  ASSERT_EQ(cfg.alibi_slopes.size(), std::size_t(cfg.n_heads));
+  BackendOptions orig_opts, comp_opts;
+  orig_opts.max_tokens = comp_opts.max_tokens = 16;
+  comp_opts.positions = PositionMode::Compacted;
+  CpuBackend orig(CpuModel::create(cfg, m.weights), orig_opts), comp(CpuModel::create(cfg, m.weights), comp_opts);
+  const std::vector<int> prompt = {5, 17, 33, 8, 91, 120, 7, 64, 12, 250};
+  ForwardOptions fo;
+  ForwardOutput a, b;
+  orig.forward(prompt, fo, a);
+  comp.forward(prompt, fo, b);
+  const std::vector<int> keep = {0, 1, 2, 6, 7, 8, 9};  // positions 3..5 evicted
+  for (int seg = 0; seg < orig.kv().layout().n_segments(); ++seg) {
+    orig.retain(seg, keep);
+    comp.retain(seg, keep);
+  }
+  fo.capture_layers = {0};
+  fo.capture_logits = true;
+  const int tok[1] = {42};
+  orig.forward(tok, fo, a);
+  comp.forward(tok, fo, b);
+  const AttentionRows& ra = a.attention.at(0);
+  const AttentionRows& rb = b.attention.at(0);
+  const int q_slot = 7, q_pos = 10;
+  int checked = 0;
+  for (int h = 0; h < cfg.n_heads; ++h) {
+    ASSERT_EQ(ra.row_len[h], 8);
+    ASSERT_EQ(rb.row_len[h], 8);
+    const float slope = cfg.alibi_slopes[h];
+    for (int j = 0; j <= q_slot; ++j) {
+      const int p = j < q_slot ? keep[j] : q_pos;
+      const double want = double(float(p - q_pos) * slope) - double(float(j - q_slot) * slope);
+      EXPECT_NEAR(ra.logit_row(h, 0)[j] - rb.logit_row(h, 0)[j], want, 1e-5) << "head " << h << " slot " << j;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, cfg.n_heads * 8);
+  // The gap is real: position 0 is 10 tokens from the query in the text,
+  // 7 slots in the cache; positions 6..9, after the gap, are as near in both.
+  EXPECT_NEAR(ra.logit_row(0, 0)[0] - rb.logit_row(0, 0)[0], -3 * cfg.alibi_slopes[0], 1e-5);
+  EXPECT_GT(std::abs(ra.logit_row(0, 0)[0] - rb.logit_row(0, 0)[0]), 0.1);
+  EXPECT_EQ(ra.logit_row(0, 0)[4], rb.logit_row(0, 0)[4]);
 }
 
 TEST(BackendBase, ACallIsRefusedBeforeAnythingChanges) {

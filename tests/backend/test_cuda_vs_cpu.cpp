@@ -147,6 +147,8 @@ std::vector<std::string> cuda_models() {
   // (refused, tested below).
   std::erase(v, std::string("gemma3"));
   std::erase(v, std::string("opt_postnorm_proj_bf16"));
+  std::erase(v, std::string("mpt"));  // ALiBi: CPU only for now
+  std::erase(v, std::string("mpt_scale_bf16"));
   return v;
 }
 
@@ -164,6 +166,8 @@ TEST(CudaSupport, Gemma3IsCpuOnlyAndAutoStaysOnTheCpu) {
   // (post-norm aside) and GPT-J, Phi-3 run there.
   EXPECT_FALSE(cuda_supports(load_model_files(test::model_dir("opt_postnorm_proj_bf16")).config, &why));
   EXPECT_NE(why.find("word_embed_proj_dim"), std::string::npos) << why;
+  EXPECT_FALSE(cuda_supports(load_model_files(test::model_dir("mpt")).config, &why));
+  EXPECT_NE(why.find("ALiBi"), std::string::npos) << why;
   for (const char* m : {"opt", "gptj_fp16", "phi3"})
     EXPECT_TRUE(cuda_supports(load_model_files(test::model_dir(m)).config, nullptr)) << m;
 }

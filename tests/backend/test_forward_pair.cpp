@@ -93,8 +93,8 @@ TEST_P(ForwardPair, EqualsTwoSeparateCallsBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(Models, ForwardPair,
                          ::testing::Values("llama_gqa", "gpt2", "gpt_neox_parallel", "qwen2_fp16_sharded", "qwen3_bf16",
-                                           "llama_mlkv", "gemma3", "gptj_fp16", "opt", "opt_postnorm_proj_bf16",
-                                           "phi3"));
+                                           "llama_mlkv", "gemma3", "gptj_fp16", "opt", "opt_postnorm_proj_bf16", "phi3",
+                                           "mpt"));
 
 TEST(ForwardPairErrors, AFailingRunLeavesBothUntouched) {
   const auto m = load_model_files(test::model_dir("llama_gqa"));

@@ -88,8 +88,8 @@ TEST_P(HalfWeights, StayWithinHalfRoundingOfTransformers) {
 
 INSTANTIATE_TEST_SUITE_P(Models, HalfWeights,
                          ::testing::Values("llama_gqa", "gpt2", "gpt_neox_parallel", "qwen2_fp16_sharded", "qwen3_bf16",
-                                           "llama_mlkv", "gemma3", "gptj_fp16", "opt", "opt_postnorm_proj_bf16",
-                                           "phi3"));
+                                           "llama_mlkv", "gemma3", "gptj_fp16", "opt", "opt_postnorm_proj_bf16", "phi3",
+                                           "mpt"));
 
 TEST(HalfWeightsErrors, AWeightBeyondHalfRangeIsRefusedByName) {
   auto m = load_model_files(test::model_dir("llama_gqa"));

@@ -2,6 +2,8 @@
 // every bad value is reported with the file and the field.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "common/error.h"
 #include "model/config_parse.h"
 #include "test_util.h"
@@ -514,6 +516,48 @@ TEST(ConfigPhi3, PartialRotaryWindowAndLongropeRefused) {
                   "config.json: attention_bias: true is not supported for phi3");
   EXPECT_CONTAINS(error_of(std::string(kPhi3) + R"(,"hidden_act":"gelu"})"),
                   "config.json: hidden_act: 'gelu' is not supported for phi3");
+}
+
+const char* kMpt = R"({"model_type":"mpt","d_model":48,"n_heads":6,"n_layers":2,"max_seq_len":64,"vocab_size":100)";
+
+TEST(ConfigMpt, AlibiSlopesAsTransformersBuildsThem) {
+  const ModelConfig c = parse(std::string(kMpt) + "}");
+  EXPECT_EQ(c.arch, Arch::MPT);
+  EXPECT_EQ(c.rope, RopeStyle::None);
+  EXPECT_FALSE(c.learned_positions);
+  EXPECT_EQ(c.intermediate, 192);
+  EXPECT_EQ(c.act, Activation::GeluErf);
+  EXPECT_TRUE(c.tied_embeddings);
+  // 6 heads: slopes of the 8-head set 2^-1 .. 2^-8, the odd ones (2^-2,
+  // 2^-4, 2^-6, 2^-8) first, then the even ones, cut to 6.
+  EXPECT_EQ(c.alibi_slopes, (std::vector<float>{0.25f, 0.0625f, 0.015625f, 0.00390625f, 0.5f, 0.125f}));
+  EXPECT_EQ(parse(R"({"model_type":"mpt","d_model":64,"n_heads":4,"n_layers":2,"max_seq_len":64,"vocab_size":100})")
+                .alibi_slopes,
+            (std::vector<float>{0.25f, 0.0625f, 0.015625f, 0.00390625f}));
+  EXPECT_FLOAT_EQ(c.attention_scale(), static_cast<float>(1 / std::sqrt(8.0)));
+  const ModelConfig s = parse(std::string(kMpt) + R"(,"attn_config":{"softmax_scale":0.2,"clip_qkv":3}})");
+  EXPECT_EQ(s.attention_scale(), 0.2f);
+  EXPECT_EQ(s.clip_qkv, 3.0f);
+}
+
+TEST(ConfigMpt, WhatTransformersDoesNotReadIsRefusedByName) {
+  const std::string m = kMpt;
+  EXPECT_CONTAINS(error_of(m + R"(,"attn_config":{"alibi_bias_max":16}})"),
+                  "config.json: attn_config.alibi_bias_max: is not read by transformers 5.23.0");
+  EXPECT_CONTAINS(error_of(m + R"(,"attn_config":{"qk_ln":true}})"),
+                  "config.json: attn_config.qk_ln: true is not supported");
+  EXPECT_CONTAINS(error_of(m + R"(,"attn_config":{"attn_type":"multiquery_attention"}})"),
+                  "config.json: attn_config.attn_type: 'multiquery_attention' is not supported");
+  EXPECT_CONTAINS(error_of(m + R"(,"attn_config":{"alibi":false}})"),
+                  "config.json: attn_config.alibi: false is not supported");
+  EXPECT_CONTAINS(error_of(m + R"(,"expansion_ratio":2})"),
+                  "config.json: expansion_ratio: is not read by transformers 5.23.0");
+  EXPECT_CONTAINS(error_of(m + R"(,"no_bias":false})"), "config.json: no_bias: false is not supported");
+  EXPECT_CONTAINS(error_of(m + R"(,"logit_scale":0.5})"), "config.json: logit_scale: is not read");
+  EXPECT_CONTAINS(error_of(m + R"(,"norm_type":"rmsnorm"})"), "config.json: norm_type: 'rmsnorm' is not supported");
+  // The defaults and their explicit spellings load.
+  parse(m + R"(,"expansion_ratio":4,"no_bias":true,"logit_scale":null,"learned_pos_emb":true,
+    "attn_config":{"alibi":true,"alibi_bias_max":8,"softmax_scale":null,"clip_qkv":null}})");
 }
 
 TEST(Config, MalformedJsonNamesFileAndLine) {

@@ -50,9 +50,9 @@ std::string load_error(const fs::path& dir) {
 #define EXPECT_CONTAINS(hay, needle) EXPECT_NE((hay).find(needle), std::string::npos) << (hay)
 
 TEST(Loader, LoadsEveryGoldenModel) {
-  for (const char* name :
-       {"gpt2", "gpt_neox_parallel", "gpt_neox_sequential", "llama_gqa", "llama3_mqa_bf16", "qwen2_fp16_sharded",
-        "mistral", "llama_mlkv", "gemma3", "qwen3_bf16", "gptj_fp16", "opt", "opt_postnorm_proj_bf16", "phi3"}) {
+  for (const char* name : {"gpt2", "gpt_neox_parallel", "gpt_neox_sequential", "llama_gqa", "llama3_mqa_bf16",
+                           "qwen2_fp16_sharded", "mistral", "llama_mlkv", "gemma3", "qwen3_bf16", "gptj_fp16", "opt",
+                           "opt_postnorm_proj_bf16", "phi3", "mpt", "mpt_scale_bf16"}) {
     const auto m = load_model_files(test::model_dir(name));
     EXPECT_EQ(m.weights.layers.size(), size_t(m.config.n_layers)) << name;
   }

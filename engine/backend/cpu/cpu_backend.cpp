@@ -301,6 +301,17 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
       cpu::linear(ain, N, L.k, kn_.data());
       cpu::linear(ain, N, L.v, vn_.data());
     }
+    if (cfg.clip_qkv > 0) {  // MPT: q, k and v clamped after the fused projection
+      const float c = cfg.clip_qkv;
+      auto clip = [c](std::vector<float>& v, size_t count) {
+        for (size_t j = 0; j < count; ++j) v[j] = std::clamp(v[j], -c, c);
+      };
+      clip(q_, size_t(N) * qd);
+      if (!L.k.empty()) {
+        clip(kn_, size_t(N) * kvd);
+        clip(vn_, size_t(N) * kvd);
+      }
+    }
     if (cfg.qk_norm) {  // Gemma 3: each head of q and k normalised over head_dim, before RoPE
       cpu::rms_norm(q_.data(), N * cfg.n_heads, hd_, L.q_norm_w.data(), cfg.norm_eps, q_.data());
       if (!L.k.empty()) cpu::rms_norm(kn_.data(), N * cfg.n_kv_heads, hd_, L.k_norm_w.data(), cfg.norm_eps, kn_.data());
@@ -519,6 +530,19 @@ void CpuBackend::finish_row(int layer, int h, int i, int n, float* row, Attentio
     const int qpos = pos[base + i];
     for (int j = 0; j <= base + i; ++j)
       if (qpos - pos[j] >= window) row[j] = neg_inf;
+  }
+  const auto& slopes = model_->cfg.alibi_slopes;
+  if (!slopes.empty()) {
+    // ALiBi: slope * (key position - query position), a distance in the
+    // text (original) or in the cache's slots (compacted: the evicted
+    // tokens' gaps closed), formed as transformers forms it (an integer
+    // distance times the fp32 slope).
+    const float slope = slopes[h];
+    const int q = base + i;
+    if (options().positions == PositionMode::Compacted)
+      for (int j = 0; j <= q; ++j) row[j] += static_cast<float>(j - q) * slope;
+    else
+      for (int j = 0; j <= q; ++j) row[j] += static_cast<float>(pos[j] - pos[q]) * slope;
   }
   const bool cap_row = capture && i >= first_captured;
   if (cap_row && capture_logits)
