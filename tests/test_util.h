@@ -78,6 +78,9 @@ inline std::string quote(const std::string& s) {
   return out + "'";
 }
 
+// A test model's folder as a shell argument for the CLI.
+inline std::string model_arg(const std::string& name) { return quote(model_dir(name).string()); }
+
 // max |a - b| / max |b| over the whole array (the "relative to the largest
 // |logit|" measure the goldens are judged by).
 inline double max_rel_error(std::span<const float> a, std::span<const float> b) {

@@ -6,15 +6,23 @@
 #   tools/fuzz.sh 3600          # seconds per harness
 # Seeds are the repository's own files (tests/data, assets/sessions) plus
 # tests/fuzz/seeds/; inputs that once crashed live in tests/fuzz/regressions/
-# and are replayed first. New crashes are written to build/fuzz/findings/.
+# and are replayed first. New crashes are written to BUILD/findings/.
+#   tools/fuzz.sh SECONDS [BUILD]   BUILD: a build folder configured with
+#                                   KVSCOPE_FUZZ=ON (tools/test.sh passes its
+#                                   sanitizer build); build/fuzz by default
 set -euo pipefail
 shopt -s nullglob
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
 jobs=$(nproc)
-build=build/fuzz
-CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVSCOPE_FUZZ=ON \
-  -DKVSCOPE_BUILD_TESTS=OFF -DKVSCOPE_BUILD_BENCH=OFF -DKVSCOPE_BUILD_APP=OFF >/dev/null
+build=${2:-build/fuzz}
+if [ -n "${2:-}" ]; then
+  grep -q '^KVSCOPE_FUZZ:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null ||
+    { echo "kvscope: $build is not a build folder configured with -DKVSCOPE_FUZZ=ON" >&2; exit 2; }
+else
+  CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVSCOPE_FUZZ=ON \
+    -DKVSCOPE_BUILD_TESTS=OFF -DKVSCOPE_BUILD_BENCH=OFF -DKVSCOPE_BUILD_APP=OFF >/dev/null
+fi
 harnesses=(safetensors safetensors_index model_config tokenizer session_file npy gguf)
 cmake --build "$build" -j"$jobs" --target "${harnesses[@]/#/fuzz_}"
 

@@ -12,7 +12,7 @@ namespace kvscope::cli {
 namespace {
 
 constexpr const char* kManifest = "sweep_manifest.json";
-constexpr const char* kFormat = "kvscope-sweep";
+constexpr const char* kSweepFormat = "kvscope-sweep";
 
 }  // namespace
 
@@ -26,7 +26,7 @@ bool is_sweep_file_name(const std::string& name) {
 
 std::unique_ptr<OutputFolder> open_sweep_folder(const std::string& dir) {
   auto folder = std::make_unique<OutputFolder>(
-      dir, OutputSet{kManifest, [](const nlohmann::json& m) { return m.value("format", "") == kFormat; },
+      dir, OutputSet{kManifest, [](const nlohmann::json& m) { return m.value("format", "") == kSweepFormat; },
                      is_sweep_file_name});
   // DIR/cells holds a sweep's checkpoints, removed when it finishes: a
   // folder of that name without them is the user's.
@@ -48,7 +48,7 @@ void commit_sweep(OutputFolder& folder) {
     if (it->is_regular_file()) files.push_back(it->path().filename().string());
   std::sort(files.begin(), files.end());
   files.push_back(kManifest);
-  const nlohmann::json m = {{"format", kFormat}, {"files", files}};
+  const nlohmann::json m = {{"format", kSweepFormat}, {"files", files}};
   write_text_file(folder.staging() / kManifest, m.dump(2) + "\n");
   folder.commit(files);
 }

@@ -7,7 +7,7 @@
 namespace kvscope::cli {
 namespace {
 
-constexpr const char* kFormat = "kvscope-sweep-shard";
+constexpr const char* kShardFormat = "kvscope-sweep-shard";
 constexpr int kVersion = 1;
 
 }  // namespace
@@ -20,7 +20,7 @@ void write_shard_file(const std::filesystem::path& dir, const ShardResult& r) {
     cells.push_back(std::move(j));
   }
   const nlohmann::json j = {
-      {"format", kFormat},      {"version", kVersion},  {"shard", {{"index", r.shard.index}, {"count", r.shard.count}}},
+      {"format", kShardFormat}, {"version", kVersion},  {"shard", {{"index", r.shard.index}, {"count", r.shard.count}}},
       {"identity", r.identity}, {"session", r.session}, {"provenance", to_json(r.provenance)},
       {"units", r.units},       {"cells", cells}};
   write_text_file(dir / kShardFileName, j.dump(1) + "\n");
@@ -35,7 +35,7 @@ ShardResult read_shard_file(const std::filesystem::path& file) {
   const nlohmann::json j = read_json_file(file);
   std::string field = "format";
   try {
-    if (j.at("format") != kFormat) throw Error(file.string(), "format", "not a kvscope sweep shard");
+    if (j.at("format") != kShardFormat) throw Error(file.string(), "format", "not a kvscope sweep shard");
     field = "version";
     if (j.at("version") != kVersion)
       throw Error(file.string(), "version",

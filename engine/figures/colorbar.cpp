@@ -6,14 +6,13 @@
 
 #include "figures/text.h"
 #include "figures/ticks.h"
+#include "figures/plot_style.h"
 
 namespace kvscope {
 namespace {
 
 constexpr double kTickLen = 3, kGap = 2.5, kCaptionGap = 6;
-const TextStyle kTickText{.size = 8, .markup = true};
 const TextStyle kCaptionText{.size = 8.5};
-constexpr Rgb kFrame{70, 70, 70};
 
 std::vector<ColorbarTick> choose_ticks(const ColorScale& s, double y, double height) {
   const int max_ticks = std::max(2, static_cast<int>(height / 32));
@@ -50,7 +49,7 @@ Colorbar layout_colorbar(double x, double y, double height, const ColorScale& sc
   c.caption = caption;
   c.ticks = choose_ticks(scale, y, height);
   double label_w = 0;
-  for (const auto& t : c.ticks) label_w = std::max(label_w, measure_text(t.label, kTickText).width);
+  for (const auto& t : c.ticks) label_w = std::max(label_w, measure_text(t.label, kTickLabelText).width);
   c.width = kColorbarWidth + kTickLen + kGap + label_w;
   if (!caption.empty()) c.width += kCaptionGap + measure_text(caption, kCaptionText).height;
   return c;
@@ -85,12 +84,12 @@ void paint_colormap_ramp(cairo_t* cr, const Box& box, const Colormap& cmap, bool
 
 void draw_colorbar(cairo_t* cr, const Colorbar& c, const Colormap& cmap) {
   paint_colormap_ramp(cr, c.bar, cmap, true);
-  stroke_box(cr, c.bar, kFrame, 0.6);
+  stroke_box(cr, c.bar, kFrameColor, 0.6);
   double label_w = 0;
   for (const auto& t : c.ticks) {
-    line(cr, c.bar.right(), t.y, c.bar.right() + kTickLen, t.y, kFrame, 0.6);
-    draw_text(cr, t.label, c.bar.right() + kTickLen + kGap, t.y, kTickText, HAlign::left, VAlign::middle);
-    label_w = std::max(label_w, measure_text(t.label, kTickText).width);
+    line(cr, c.bar.right(), t.y, c.bar.right() + kTickLen, t.y, kFrameColor, 0.6);
+    draw_text(cr, t.label, c.bar.right() + kTickLen + kGap, t.y, kTickLabelText, HAlign::left, VAlign::middle);
+    label_w = std::max(label_w, measure_text(t.label, kTickLabelText).width);
   }
   if (!c.caption.empty()) {
     const double x = c.bar.right() + kTickLen + kGap + label_w + kCaptionGap;

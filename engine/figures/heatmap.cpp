@@ -3,14 +3,14 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "figures/plot_style.h"
 #include "io/colormap.h"
 
 namespace kvscope {
 namespace {
 
-constexpr double kTitleGap = 6, kCaptionGap = 3, kColorbarGap = 14, kLegendGap = 10, kStripGap = 4;
+constexpr double kStripGap = 4;
 constexpr double kMinColorbar = 110;
-constexpr Rgb kFrame{70, 70, 70};
 
 }  // namespace
 
@@ -51,14 +51,14 @@ HeatmapLayout layout_heatmap(const HeatmapData& d, const HeatmapFigureOptions& o
   const TextExtent cap = measure_text("Ag", caption_style());
 
   // ---- horizontal ----
-  double x = kFigureMargin + cap.height + kCaptionGap;  // the left caption, rotated
+  double x = kFigureMargin + cap.height + kHeatmapCaptionGap;  // the left caption, rotated
   L.left_offset = d.first_generated_row >= 0 ? kBoundaryGap + kBoundaryBar + kBoundaryGap : 0;
   x += L.left.depth + L.left_offset;
   L.plot.x = x;
   L.plot.w = pw;
   x += pw;
-  if (!L.right.empty()) x += L.right.depth + kCaptionGap + cap.height;
-  x += kColorbarGap;
+  if (!L.right.empty()) x += L.right.depth + kHeatmapCaptionGap + cap.height;
+  x += kHeatmapColorbarGap;
   const std::string bar_caption = colorbar_caption(opt.value_name, opt.scale.kind);
   L.title =
       fitted_title_style(fit, x + colorbar_width(std::max(ph, kMinColorbar), opt.scale, bar_caption) + kFigureMargin);
@@ -66,8 +66,8 @@ HeatmapLayout layout_heatmap(const HeatmapData& d, const HeatmapFigureOptions& o
   // ---- vertical ----
   double y = kFigureMargin;
   L.title_y = y;
-  if (!opt.title.empty()) y += measure_text(opt.title, L.title).height + kTitleGap;
-  if (!L.top.empty()) y += cap.height + kCaptionGap + L.top.depth;
+  if (!opt.title.empty()) y += measure_text(opt.title, L.title).height + kHeatmapTitleGap;
+  if (!L.top.empty()) y += cap.height + kHeatmapCaptionGap + L.top.depth;
   L.plot.y = y;
   L.plot.h = ph;
   y += ph;
@@ -77,7 +77,7 @@ HeatmapLayout layout_heatmap(const HeatmapData& d, const HeatmapFigureOptions& o
     L.bottom_offset += kStripGap + L.strip.h;
   }
   if (d.first_generated_col >= 0) L.bottom_offset += kBoundaryGap + kBoundaryBar + kBoundaryGap;
-  y += L.bottom_offset + L.bottom.depth + kCaptionGap + cap.height;
+  y += L.bottom_offset + L.bottom.depth + kHeatmapCaptionGap + cap.height;
 
   const double bar_h = std::max(ph, kMinColorbar);
   L.colorbar = layout_colorbar(x, L.plot.y, bar_h, opt.scale, bar_caption);
@@ -85,7 +85,7 @@ HeatmapLayout layout_heatmap(const HeatmapData& d, const HeatmapFigureOptions& o
   width = std::max(width, measure_text(opt.title, L.title).width + 2 * kFigureMargin);
   y = std::max(y, L.plot.y + bar_h);
   L.legend = panel_legend(d, L.evicted, cmap);
-  L.legend_y = y + kLegendGap;
+  L.legend_y = y + kHeatmapLegendGap;
   const double legend_h = legend_height(L.legend, width - 2 * kFigureMargin);
   L.size = {width, (legend_h > 0 ? L.legend_y + legend_h : y) + kFigureMargin};
   return L;
@@ -96,10 +96,10 @@ void draw_heatmap(cairo_t* cr, const HeatmapLayout& L, const HeatmapData& d, con
   if (!opt.title.empty()) draw_text(cr, opt.title, L.size.width / 2, L.title_y, L.title, HAlign::center, VAlign::top);
   paint_cells(cr, L.plot, d, cmap, opt.scale);
   if (L.evicted == EvictedStyle::outline) draw_mask_outlines(cr, L.plot, d, cmap);
-  stroke_box(cr, L.plot, kFrame, 0.6);
+  stroke_box(cr, L.plot, kFrameColor, 0.6);
   if (L.strip.w > 0) {
     paint_mask_strip(cr, L.strip, d);
-    stroke_box(cr, L.strip, kFrame, 0.6);
+    stroke_box(cr, L.strip, kFrameColor, 0.6);
   }
   const double strip_off = L.strip.w > 0 ? L.strip.bottom() - L.plot.bottom() : 0;
   draw_boundary_bar(cr, L.plot, d.cols, d.first_generated_col, Side::bottom, strip_off + kBoundaryGap);
@@ -113,11 +113,12 @@ void draw_heatmap(cairo_t* cr, const HeatmapLayout& L, const HeatmapData& d, con
   const double cx = L.plot.x + L.plot.w / 2, cy = L.plot.y + L.plot.h / 2;
   draw_text(cr, L.left.tokens ? opt.row_token_name : opt.row_name, kFigureMargin, cy, cap, HAlign::center, VAlign::top, 90);
   draw_text(cr, L.bottom.tokens ? opt.col_token_name : opt.col_name, cx,
-            L.plot.bottom() + L.bottom_offset + L.bottom.depth + kCaptionGap, cap, HAlign::center, VAlign::top);
+            L.plot.bottom() + L.bottom_offset + L.bottom.depth + kHeatmapCaptionGap, cap, HAlign::center, VAlign::top);
   if (!L.top.empty())
-    draw_text(cr, opt.col_name, cx, L.plot.y - L.top.depth - kCaptionGap, cap, HAlign::center, VAlign::bottom);
+    draw_text(cr, opt.col_name, cx, L.plot.y - L.top.depth - kHeatmapCaptionGap, cap, HAlign::center, VAlign::bottom);
   if (!L.right.empty())
-    draw_text(cr, opt.row_name, L.plot.right() + L.right.depth + kCaptionGap, cy, cap, HAlign::center, VAlign::top, 90);
+    draw_text(cr, opt.row_name, L.plot.right() + L.right.depth + kHeatmapCaptionGap, cy, cap, HAlign::center,
+              VAlign::top, 90);
   draw_colorbar(cr, L.colorbar, cmap);
   draw_legend(cr, L.legend, kFigureMargin, L.legend_y, L.size.width - 2 * kFigureMargin);
 }

@@ -30,6 +30,8 @@ struct HeatmapFigureOptions {
 // The single figure's matrix is at most this many points a side.
 inline constexpr double kHeatmapMaxPlot = 860, kHeatmapMinWidth = 320, kHeatmapMinHeight = 160;
 inline constexpr double kFigureMargin = 10;
+// Gaps (points) that a single heatmap and a grid of them share.
+inline constexpr double kHeatmapTitleGap = 6, kHeatmapCaptionGap = 3, kHeatmapColorbarGap = 14, kHeatmapLegendGap = 10;
 
 struct HeatmapLayout {
   FigureSize size;

@@ -10,8 +10,7 @@
 namespace kvscope {
 namespace {
 
-constexpr double kTick = 2.5, kTickGap = 1.5;
-constexpr Rgb kFrame{70, 70, 70};
+constexpr double kAxisTick = 2.5, kAxisTickGap = 1.5;
 
 bool along_x(Side s) { return s == Side::top || s == Side::bottom; }
 
@@ -55,7 +54,7 @@ AxisLabels token_axis(const std::vector<std::string>& labels, double pitch, Side
     a.texts.push_back(printable_token(labels[i]));
     widest = std::max(widest, measure_text(a.texts.back(), label_style(a, i)).width);
   }
-  a.depth = widest + (stride > 1 ? kTick : 0) + kTickGap;
+  a.depth = widest + (stride > 1 ? kAxisTick : 0) + kAxisTickGap;
   return a;
 }
 
@@ -72,7 +71,7 @@ AxisLabels number_axis(int n, int first, double pitch, Side side) {
       a.items.push_back(i);
       a.texts.push_back(std::to_string(first + i));
     }
-  a.depth = kTick + kTickGap + (along_x(side) ? widest.height : widest.width);
+  a.depth = kAxisTick + kAxisTickGap + (along_x(side) ? widest.height : widest.width);
   return a;
 }
 
@@ -80,7 +79,7 @@ void draw_axis(cairo_t* cr, const Box& plot, int n, const AxisLabels& a, double 
   const bool x_axis = along_x(a.side);
   const double pitch = (x_axis ? plot.w : plot.h) / n;
   const bool ticks = !a.tokens || (a.items.size() > 1 && a.items[1] - a.items[0] > 1);
-  const double tick = ticks ? kTick : 0;
+  const double tick = ticks ? kAxisTick : 0;
   for (std::size_t k = 0; k < a.items.size(); ++k) {
     const int i = a.items[k];
     const double c = (x_axis ? plot.x : plot.y) + (i + 0.5) * pitch;
@@ -88,28 +87,28 @@ void draw_axis(cairo_t* cr, const Box& plot, int n, const AxisLabels& a, double 
     switch (a.side) {
       case Side::bottom: {
         const double y = plot.bottom() + offset;
-        if (ticks) line(cr, c, y, c, y + tick, kFrame, 0.6);
-        if (a.tokens) draw_text(cr, a.texts[k], c, y + tick + kTickGap, t, HAlign::right, VAlign::middle, 90);
-        else draw_text(cr, a.texts[k], c, y + tick + kTickGap, t, HAlign::center, VAlign::top);
+        if (ticks) line(cr, c, y, c, y + tick, kFrameColor, 0.6);
+        if (a.tokens) draw_text(cr, a.texts[k], c, y + tick + kAxisTickGap, t, HAlign::right, VAlign::middle, 90);
+        else draw_text(cr, a.texts[k], c, y + tick + kAxisTickGap, t, HAlign::center, VAlign::top);
         break;
       }
       case Side::top: {
         const double y = plot.y - offset;
-        if (ticks) line(cr, c, y, c, y - tick, kFrame, 0.6);
-        if (a.tokens) draw_text(cr, a.texts[k], c, y - tick - kTickGap, t, HAlign::left, VAlign::middle, 90);
-        else draw_text(cr, a.texts[k], c, y - tick - kTickGap, t, HAlign::center, VAlign::bottom);
+        if (ticks) line(cr, c, y, c, y - tick, kFrameColor, 0.6);
+        if (a.tokens) draw_text(cr, a.texts[k], c, y - tick - kAxisTickGap, t, HAlign::left, VAlign::middle, 90);
+        else draw_text(cr, a.texts[k], c, y - tick - kAxisTickGap, t, HAlign::center, VAlign::bottom);
         break;
       }
       case Side::left: {
         const double x = plot.x - offset;
-        if (ticks) line(cr, x, c, x - tick, c, kFrame, 0.6);
-        draw_text(cr, a.texts[k], x - tick - kTickGap, c, t, HAlign::right, VAlign::middle);
+        if (ticks) line(cr, x, c, x - tick, c, kFrameColor, 0.6);
+        draw_text(cr, a.texts[k], x - tick - kAxisTickGap, c, t, HAlign::right, VAlign::middle);
         break;
       }
       case Side::right: {
         const double x = plot.right() + offset;
-        if (ticks) line(cr, x, c, x + tick, c, kFrame, 0.6);
-        draw_text(cr, a.texts[k], x + tick + kTickGap, c, t, HAlign::left, VAlign::middle);
+        if (ticks) line(cr, x, c, x + tick, c, kFrameColor, 0.6);
+        draw_text(cr, a.texts[k], x + tick + kAxisTickGap, c, t, HAlign::left, VAlign::middle);
         break;
       }
     }
@@ -188,7 +187,7 @@ void draw_legend(cairo_t* cr, const std::vector<LegendItem>& items, double x0, d
       switch (it.kind) {
         case LegendItem::Kind::fill:
           fill_box(cr, sw, it.color);
-          stroke_box(cr, sw, kFrame, 0.4);
+          stroke_box(cr, sw, kFrameColor, 0.4);
           break;
         case LegendItem::Kind::bar: fill_box(cr, {sw.x, cy - kBoundaryBar / 2, sw.w, kBoundaryBar}, it.color); break;
         case LegendItem::Kind::outline:

@@ -4,13 +4,12 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "figures/plot_style.h"
 
 namespace kvscope {
 namespace {
 
-constexpr double kHGap = 12, kVGap = 8, kTitleGap = 6, kPanelTitleGap = 2, kCaptionGap = 3, kColorbarGap = 14,
-                 kLegendGap = 10, kStripGap = 3;
-constexpr Rgb kFrame{70, 70, 70};
+constexpr double kHGap = 12, kVGap = 8, kPanelTitleGap = 2, kPanelStripGap = 3;
 const TextStyle kPanelTitle{.size = 7.5, .bold = true};
 constexpr double kTitleClearance = 2;
 constexpr double kFittedColorbarGap =
@@ -71,11 +70,11 @@ HeatmapGridLayout layout_heatmap_grid(std::span<const HeatmapData> panels, std::
   const double ptitle_h = measure_text("Ag", kPanelTitle).height;
 
   L.left_offset = d0.first_generated_row >= 0 ? kBoundaryGap + kBoundaryBar + kBoundaryGap : 0;
-  L.bottom_offset = (strip_h > 0 ? kStripGap + strip_h : 0) +
+  L.bottom_offset = (strip_h > 0 ? kPanelStripGap + strip_h : 0) +
                     (d0.first_generated_col >= 0 ? kBoundaryGap + kBoundaryBar + kBoundaryGap : 0);
-  const double x0 = kFigureMargin + cap_h + kCaptionGap + L.left.depth + L.left_offset;
+  const double x0 = kFigureMargin + cap_h + kHeatmapCaptionGap + L.left.depth + L.left_offset;
   const std::string bar_caption = colorbar_caption(opt.value_name, opt.scale.kind);
-  const double bar_gap = fit.max_width > 0 ? kFittedColorbarGap : kColorbarGap;
+  const double bar_gap = fit.max_width > 0 ? kFittedColorbarGap : kHeatmapColorbarGap;
   if (grid_columns <= 0 && fit.max_width > 0) {
     // Fitted: no more columns than the width holds.
     const double beside = bar_gap + colorbar_width(110.0, opt.scale, bar_caption) + kFigureMargin;
@@ -92,8 +91,8 @@ HeatmapGridLayout layout_heatmap_grid(std::span<const HeatmapData> panels, std::
   }
   double y = kFigureMargin;
   L.title_y = y;
-  if (!opt.title.empty()) y += measure_text(opt.title, L.title).height + kTitleGap;
-  if (!L.top.empty()) y += cap_h + kCaptionGap + L.top.depth;
+  if (!opt.title.empty()) y += measure_text(opt.title, L.title).height + kHeatmapTitleGap;
+  if (!L.top.empty()) y += cap_h + kHeatmapCaptionGap + L.top.depth;
   // Rows: a panel title, the panel, its strip and bar; the bottom labels
   // only under the last row (and in the empty slots of a partial one).
   const double row_h = ptitle_h + kPanelTitleGap + ph + L.bottom_offset;
@@ -101,10 +100,10 @@ HeatmapGridLayout layout_heatmap_grid(std::span<const HeatmapData> panels, std::
     const int r = p / gc, c = p % gc;
     const double top = y + r * (row_h + kVGap) + ptitle_h + kPanelTitleGap;
     L.panels.push_back({x0 + c * (pw + kHGap), top, pw, ph});
-    L.strips.push_back(strip_h > 0 ? Box{x0 + c * (pw + kHGap), top + ph + kStripGap, pw, strip_h} : Box{});
+    L.strips.push_back(strip_h > 0 ? Box{x0 + c * (pw + kHGap), top + ph + kPanelStripGap, pw, strip_h} : Box{});
   }
   const double block_top = L.panels.front().y, block_bottom = L.panels.back().bottom();
-  y += gr * row_h + (gr - 1) * kVGap + L.bottom.depth + kCaptionGap + cap_h;
+  y += gr * row_h + (gr - 1) * kVGap + L.bottom.depth + kHeatmapCaptionGap + cap_h;
   const double block_right = x0 + gc * pw + (gc - 1) * kHGap;
   const double bar_h = std::max(block_bottom - block_top, 110.0);
   L.colorbar = layout_colorbar(block_right + bar_gap, block_top, bar_h, opt.scale,
@@ -119,7 +118,7 @@ HeatmapGridLayout layout_heatmap_grid(std::span<const HeatmapData> panels, std::
       for (const auto& have : L.legend) seen = seen || have.text == item.text;
       if (!seen) L.legend.push_back(item);
     }
-  L.legend_y = y + kLegendGap;
+  L.legend_y = y + kHeatmapLegendGap;
   const double legend_h = legend_height(L.legend, width - 2 * kFigureMargin);
   L.size = {width, (legend_h > 0 ? L.legend_y + legend_h : y) + kFigureMargin};
   return L;
@@ -137,11 +136,11 @@ void draw_heatmap_grid(cairo_t* cr, const HeatmapGridLayout& L, std::span<const 
     draw_text(cr, titles[p], B.x + B.w / 2, B.y - kPanelTitleGap, kPanelTitle, HAlign::center, VAlign::bottom);
     paint_cells(cr, B, panels[p], cmap, opt.scale);
     if (L.evicted == EvictedStyle::outline) draw_mask_outlines(cr, B, panels[p], cmap);
-    stroke_box(cr, B, kFrame, 0.6);
+    stroke_box(cr, B, kFrameColor, 0.6);
     double off = 0;
     if (L.strips[p].w > 0 && !panels[p].mask.empty()) {
       paint_mask_strip(cr, L.strips[p], panels[p]);
-      stroke_box(cr, L.strips[p], kFrame, 0.6);
+      stroke_box(cr, L.strips[p], kFrameColor, 0.6);
     }
     if (L.strips[p].w > 0) off = L.strips[p].bottom() - B.bottom();
     draw_boundary_bar(cr, B, d0.cols, d0.first_generated_col, Side::bottom, off + kBoundaryGap);
@@ -156,13 +155,13 @@ void draw_heatmap_grid(cairo_t* cr, const HeatmapGridLayout& L, std::span<const 
   const Box& first = L.panels.front();
   const double block_mid_y = (first.y + L.panels.back().bottom()) / 2;
   const double block_mid_x = first.x + (gc * first.w + (gc - 1) * kHGap) / 2;
-  const double last_bottom = L.panels.back().bottom() + L.bottom_offset + L.bottom.depth + kCaptionGap;
+  const double last_bottom = L.panels.back().bottom() + L.bottom_offset + L.bottom.depth + kHeatmapCaptionGap;
   draw_text(cr, L.left.tokens ? opt.row_token_name : opt.row_name, kFigureMargin, block_mid_y, caption_style(),
             HAlign::center, VAlign::top, 90);
   draw_text(cr, L.bottom.tokens ? opt.col_token_name : opt.col_name, block_mid_x, last_bottom, caption_style(),
             HAlign::center, VAlign::top);
   if (!L.top.empty())
-    draw_text(cr, opt.col_name, block_mid_x, first.y - title_room - L.top.depth - kCaptionGap, caption_style(),
+    draw_text(cr, opt.col_name, block_mid_x, first.y - title_room - L.top.depth - kHeatmapCaptionGap, caption_style(),
               HAlign::center, VAlign::bottom);
   draw_colorbar(cr, L.colorbar, cmap);
   draw_legend(cr, L.legend, kFigureMargin, L.legend_y, L.size.width - 2 * kFigureMargin);

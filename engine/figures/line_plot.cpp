@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "figures/plot_style.h"
 #include "figures/heatmap.h"
 #include "figures/text.h"
 #include "figures/ticks.h"
@@ -11,13 +12,12 @@
 namespace kvscope {
 namespace {
 
-constexpr double kLegendColumnGap = 10;
-constexpr double kTick = 3, kTickGap = 2, kCaptionGap = 4, kLegendGap = 14, kLegendRow = 13, kSwatch = 24,
-                 kSwatchGap = 5, kMarker = 3.2, kCap = 2.5;
-const TextStyle kTickText{.size = 8, .markup = true};
-const TextStyle kLegendText{.size = 8};
-const TextStyle kNoteText{.size = 7.5};
-constexpr Rgb kFrame{70, 70, 70}, kGrid{228, 228, 228}, kReference{90, 90, 90};
+constexpr double kPlotLegendColumnGap = 10;
+constexpr double kPlotTick = 3, kPlotTickGap = 2, kPlotCaptionGap = 4, kPlotLegendGap = 14, kPlotLegendRow = 13,
+                 kPlotSwatch = 24, kPlotSwatchGap = 5, kPlotMarker = 3.2, kPlotCap = 2.5;
+const TextStyle kPlotLegendText{.size = 8};
+const TextStyle kPlotNoteText{.size = 7.5};
+constexpr Rgb kPlotGrid{228, 228, 228}, kPlotReference{90, 90, 90};
 
 struct Range {
   double lo = INFINITY, hi = -INFINITY;
@@ -45,10 +45,10 @@ void draw_swatch(cairo_t* cr, const SeriesStyle& st, double x, double cy, bool m
   cairo_set_line_width(cr, st.line_width);
   set_dash(cr, st.dash);
   cairo_move_to(cr, x, cy);
-  cairo_line_to(cr, x + kSwatch, cy);
+  cairo_line_to(cr, x + kPlotSwatch, cy);
   cairo_stroke(cr);
   set_dash(cr, {});
-  if (marker) draw_marker(cr, st.marker, x + kSwatch / 2, cy, kMarker);
+  if (marker) draw_marker(cr, st.marker, x + kPlotSwatch / 2, cy, kPlotMarker);
 }
 
 }  // namespace
@@ -185,27 +185,27 @@ LinePlotLayout layout_line_plot(std::span<const PlotSeries> series, const LinePl
     for (double v : ticks_in(xr.lo, xr.hi, step)) xt.emplace_back(v, tick_label(v, step) + opt.x_tick_suffix);
   }
 
-  const TextExtent tick_h = measure_text("0", kTickText);
+  const TextExtent tick_h = measure_text("0", kTickLabelText);
   const TextExtent cap = measure_text("Ag", caption_style());
   double ylab_w = 0;
-  for (const auto& [v, s] : yt) ylab_w = std::max(ylab_w, measure_text(s, kTickText).width);
+  for (const auto& [v, s] : yt) ylab_w = std::max(ylab_w, measure_text(s, kTickLabelText).width);
   // The legend's width first: a fitted title wraps to the whole figure's.
   double legend_w = 0;
   for (const auto& s : series) L.legend_text.push_back(legend_label(s));
   if (opt.reference) L.legend_text.push_back(opt.reference->label);
-  for (const auto& t : L.legend_text) legend_w = std::max(legend_w, measure_text(t, kLegendText).width);
+  for (const auto& t : L.legend_text) legend_w = std::max(legend_w, measure_text(t, kPlotLegendText).width);
   if (!opt.legend_title.empty())
-    legend_w = std::max(legend_w, measure_text(opt.legend_title, kLegendText).width - kSwatch - kSwatchGap);
-  const double plot_x = kFigureMargin + cap.height + kCaptionGap + ylab_w + kTickGap + kTick;
+    legend_w = std::max(legend_w, measure_text(opt.legend_title, kPlotLegendText).width - kPlotSwatch - kPlotSwatchGap);
+  const double plot_x = kFigureMargin + cap.height + kPlotCaptionGap + ylab_w + kPlotTickGap + kPlotTick;
   // Fitted to a printed width, the legend goes under the plot (in as many
   // columns as fit) rather than taking the plot's width at its right.
   L.legend_below = fit.wrap_title && !L.legend_text.empty();
-  const double entry_w = kSwatch + kSwatchGap + legend_w;
-  const double content_w = L.legend_below
-                               ? std::max(plot_x + plot_w, entry_w + kFigureMargin) + kFigureMargin
-                               : plot_x + plot_w + kLegendGap + (L.legend_text.empty() ? 0 : entry_w) + kFigureMargin;
+  const double entry_w = kPlotSwatch + kPlotSwatchGap + legend_w;
+  const double content_w =
+      L.legend_below ? std::max(plot_x + plot_w, entry_w + kFigureMargin) + kFigureMargin
+                     : plot_x + plot_w + kPlotLegendGap + (L.legend_text.empty() ? 0 : entry_w) + kFigureMargin;
   L.title = fitted_title_style(fit, content_w);
-  L.note = kNoteText;
+  L.note = kPlotNoteText;
   L.note.wrap_width = std::max(40.0, content_w - 2 * kFigureMargin);
   double y = kFigureMargin;
   L.title_y = y;
@@ -214,32 +214,33 @@ LinePlotLayout layout_line_plot(std::span<const PlotSeries> series, const LinePl
   for (const auto& [v, s] : yt) L.y_ticks.push_back({L.y_to(v), s});
   // x labels: thinned so that none overlap (the ends and explicit ticks first).
   std::vector<double> centres, extents;
-  for (const auto& [v, s] : xt) centres.push_back(L.x_to(v)), extents.push_back(measure_text(s, kTickText).width);
+  for (const auto& [v, s] : xt) centres.push_back(L.x_to(v)), extents.push_back(measure_text(s, kTickLabelText).width);
   for (int i : place_labels(centres, extents, 6, {0, static_cast<int>(xt.size()) - 1}))
     L.x_ticks.push_back({centres[i], xt[i].second});
-  const double below = kTick + kTickGap + tick_h.height + kCaptionGap + cap.height;
+  const double below = kPlotTick + kPlotTickGap + tick_h.height + kPlotCaptionGap + cap.height;
 
   double width = 0, legend_h = 0;
   if (L.legend_below) {
     width = content_w;
-    L.legend_col_w = entry_w + kLegendColumnGap;
-    L.legend_columns = std::max(1, static_cast<int>((width - 2 * kFigureMargin + kLegendColumnGap) / L.legend_col_w));
+    L.legend_col_w = entry_w + kPlotLegendColumnGap;
+    L.legend_columns =
+        std::max(1, static_cast<int>((width - 2 * kFigureMargin + kPlotLegendColumnGap) / L.legend_col_w));
     L.legend_columns = std::min<int>(L.legend_columns, static_cast<int>(L.legend_text.size()));
     const int rows = (static_cast<int>(L.legend_text.size()) + L.legend_columns - 1) / L.legend_columns;
-    L.legend_x = (width - (L.legend_columns * L.legend_col_w - kLegendColumnGap)) / 2;
-    L.legend_y = L.plot.bottom() + below + kCaptionGap;
-    legend_h = (rows + (opt.legend_title.empty() ? 0 : 1)) * kLegendRow;
+    L.legend_x = (width - (L.legend_columns * L.legend_col_w - kPlotLegendColumnGap)) / 2;
+    L.legend_y = L.plot.bottom() + below + kPlotCaptionGap;
+    legend_h = (rows + (opt.legend_title.empty() ? 0 : 1)) * kPlotLegendRow;
   } else {  // at the right of the plot
-    L.legend_x = L.plot.right() + kLegendGap;
+    L.legend_x = L.plot.right() + kPlotLegendGap;
     L.legend_y = L.plot.y;
-    legend_h = (L.legend_text.size() + (opt.legend_title.empty() ? 0 : 1)) * kLegendRow;
+    legend_h = (L.legend_text.size() + (opt.legend_title.empty() ? 0 : 1)) * kPlotLegendRow;
     width = L.legend_x + (L.legend_text.empty() ? 0 : entry_w) + kFigureMargin;
   }
   width = std::max(width, measure_text(opt.title, L.title).width + 2 * kFigureMargin);
   double bottom = std::max(L.plot.bottom() + below, L.legend_y + legend_h);
   if (!opt.note.empty()) {
     L.note.wrap_width = std::max(40.0, width - 2 * kFigureMargin);
-    L.note_y = bottom + kCaptionGap;
+    L.note_y = bottom + kPlotCaptionGap;
     bottom = L.note_y + measure_text(opt.note, L.note).height;
   }
   L.size = {width, bottom + kFigureMargin};
@@ -250,8 +251,8 @@ void draw_line_plot(cairo_t* cr, const LinePlotLayout& L, std::span<const PlotSe
   const Box& P = L.plot;
   if (!opt.title.empty()) draw_text(cr, opt.title, L.size.width / 2, L.title_y, L.title, HAlign::center, VAlign::top);
   if (!opt.note.empty()) draw_text(cr, opt.note, L.size.width / 2, L.note_y, L.note, HAlign::center, VAlign::top);
-  for (const auto& t : L.y_ticks) line(cr, P.x, t.pos, P.right(), t.pos, kGrid, 0.5);
-  for (const auto& t : L.x_ticks) line(cr, t.pos, P.y, t.pos, P.bottom(), kGrid, 0.5);
+  for (const auto& t : L.y_ticks) line(cr, P.x, t.pos, P.right(), t.pos, kPlotGrid, 0.5);
+  for (const auto& t : L.x_ticks) line(cr, t.pos, P.y, t.pos, P.bottom(), kPlotGrid, 0.5);
 
   cairo_save(cr);
   cairo_rectangle(cr, P.x - 0.5, P.y - 0.5, P.w + 1, P.h + 1);
@@ -260,7 +261,7 @@ void draw_line_plot(cairo_t* cr, const LinePlotLayout& L, std::span<const PlotSe
   if (opt.reference) {
     cairo_save(cr);
     set_dash(cr, {6, 3});
-    line(cr, P.x, L.y_to(opt.reference->y), P.right(), L.y_to(opt.reference->y), kReference, 1.2);
+    line(cr, P.x, L.y_to(opt.reference->y), P.right(), L.y_to(opt.reference->y), kPlotReference, 1.2);
     cairo_restore(cr);
   }
   for (std::size_t si = 0; si < series.size(); ++si) {
@@ -277,8 +278,8 @@ void draw_line_plot(cairo_t* cr, const LinePlotLayout& L, std::span<const PlotSe
       double lo = L.y_to(s.y[i] - s.err[i]), hi = L.y_to(s.y[i] + s.err[i]);
       if (!std::isfinite(lo)) lo = P.bottom();
       cairo_move_to(cr, x, lo), cairo_line_to(cr, x, hi);
-      cairo_move_to(cr, x - kCap, lo), cairo_line_to(cr, x + kCap, lo);
-      cairo_move_to(cr, x - kCap, hi), cairo_line_to(cr, x + kCap, hi);
+      cairo_move_to(cr, x - kPlotCap, lo), cairo_line_to(cr, x + kPlotCap, lo);
+      cairo_move_to(cr, x - kPlotCap, hi), cairo_line_to(cr, x + kPlotCap, hi);
     }
     cairo_stroke(cr);
     cairo_set_line_width(cr, st.line_width);
@@ -296,43 +297,44 @@ void draw_line_plot(cairo_t* cr, const LinePlotLayout& L, std::span<const PlotSe
     cairo_stroke(cr);
     if (s.markers)
       for (std::size_t i = 0; i < s.x.size(); ++i)
-        if (ok(i)) draw_marker(cr, st.marker, L.x_of(si, s.x[i]), L.y_to(s.y[i]), kMarker);
+        if (ok(i)) draw_marker(cr, st.marker, L.x_of(si, s.x[i]), L.y_to(s.y[i]), kPlotMarker);
   }
   cairo_restore(cr);
 
-  stroke_box(cr, P, kFrame, 0.7);
+  stroke_box(cr, P, kFrameColor, 0.7);
   for (const auto& t : L.y_ticks) {
-    line(cr, P.x - kTick, t.pos, P.x, t.pos, kFrame, 0.7);
-    draw_text(cr, t.label, P.x - kTick - kTickGap, t.pos, kTickText, HAlign::right, VAlign::middle);
+    line(cr, P.x - kPlotTick, t.pos, P.x, t.pos, kFrameColor, 0.7);
+    draw_text(cr, t.label, P.x - kPlotTick - kPlotTickGap, t.pos, kTickLabelText, HAlign::right, VAlign::middle);
   }
   for (const auto& t : L.x_ticks) {
-    line(cr, t.pos, P.bottom(), t.pos, P.bottom() + kTick, kFrame, 0.7);
-    draw_text(cr, t.label, t.pos, P.bottom() + kTick + kTickGap, kTickText, HAlign::center, VAlign::top);
+    line(cr, t.pos, P.bottom(), t.pos, P.bottom() + kPlotTick, kFrameColor, 0.7);
+    draw_text(cr, t.label, t.pos, P.bottom() + kPlotTick + kPlotTickGap, kTickLabelText, HAlign::center, VAlign::top);
   }
-  const double tick_h = measure_text("0", kTickText).height;
-  draw_text(cr, opt.x_label, P.x + P.w / 2, P.bottom() + kTick + kTickGap + tick_h + kCaptionGap, caption_style(),
-            HAlign::center, VAlign::top);
+  const double tick_h = measure_text("0", kTickLabelText).height;
+  draw_text(cr, opt.x_label, P.x + P.w / 2, P.bottom() + kPlotTick + kPlotTickGap + tick_h + kPlotCaptionGap,
+            caption_style(), HAlign::center, VAlign::top);
   draw_text(cr, opt.y_label, kFigureMargin, P.y + P.h / 2, caption_style(), HAlign::center, VAlign::top, 90);
 
   double y = L.legend_y;
   if (!opt.legend_title.empty()) {
-    draw_text(cr, opt.legend_title, L.legend_x, y + kLegendRow / 2, TextStyle{.size = 8, .bold = true}, HAlign::left,
-              VAlign::middle);
-    y += kLegendRow;
+    draw_text(cr, opt.legend_title, L.legend_x, y + kPlotLegendRow / 2, TextStyle{.size = 8, .bold = true},
+              HAlign::left, VAlign::middle);
+    y += kPlotLegendRow;
   }
   for (std::size_t i = 0; i < L.legend_text.size(); ++i) {
     const int cols = std::max(1, L.legend_columns);
-    const double cy = y + (static_cast<int>(i) / cols) * kLegendRow + kLegendRow / 2;
+    const double cy = y + (static_cast<int>(i) / cols) * kPlotLegendRow + kPlotLegendRow / 2;
     const double lx = L.legend_x + (static_cast<int>(i) % cols) * L.legend_col_w;
     if (i < series.size()) {
       draw_swatch(cr, style_of(series, i), lx, cy, series[i].markers);
     } else {  // the reference line
       cairo_save(cr);
       set_dash(cr, {6, 3});
-      line(cr, lx, cy, lx + kSwatch, cy, kReference, 1.2);
+      line(cr, lx, cy, lx + kPlotSwatch, cy, kPlotReference, 1.2);
       cairo_restore(cr);
     }
-    draw_text(cr, L.legend_text[i], lx + kSwatch + kSwatchGap, cy, kLegendText, HAlign::left, VAlign::middle);
+    draw_text(cr, L.legend_text[i], lx + kPlotSwatch + kPlotSwatchGap, cy, kPlotLegendText, HAlign::left,
+              VAlign::middle);
   }
 }
 

@@ -13,6 +13,9 @@
 
 namespace kvscope {
 
+// Frames, axes and ticks of every figure.
+inline constexpr Rgb kFrameColor{70, 70, 70};
+
 enum class Marker { circle, square, triangle_up, diamond, triangle_down, plus, cross, star, pentagon, none };
 
 struct SeriesStyle {

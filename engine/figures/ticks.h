@@ -6,7 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "figures/text.h"
+
 namespace kvscope {
+
+// Tick labels on every axis and colorbar.
+inline const TextStyle kTickLabelText{.size = 8, .markup = true};
 
 // A step of 1, 2 or 5 x 10^n such that `span` holds at most max_ticks steps.
 double nice_step(double span, int max_ticks);

@@ -1,4 +1,5 @@
 #include "reports/exporter.h"
+#include "common/nan.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,7 +22,6 @@ namespace kvscope {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr const char* kExportFormat = "kvscope-export";
 
 struct Dims {

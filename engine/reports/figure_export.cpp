@@ -1,4 +1,5 @@
 #include "reports/figure_export.h"
+#include "common/nan.h"
 
 #include <cmath>
 #include <cstdio>
@@ -14,8 +15,6 @@
 
 namespace kvscope {
 namespace {
-
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 int rows_of(const Session& s, int up_to_row) {
   const int recorded = s.recorder().rows_recorded();
@@ -96,7 +95,7 @@ std::vector<HeatmapData> layer_heatmap_data(const Session& s, int layer, int up_
     HeatmapData& d = out[h];
     d.rows = rows;
     d.cols = P;
-    d.values.assign(std::size_t(rows) * P, kNaN);
+    d.values.assign(std::size_t(rows) * P, kNaNf);
     d.mask.assign(d.values.size(), kNotSeen);
     const int seg = rec.layout().segment_of(layer, h);
     for (int r = 0; r < rows; ++r)

@@ -1,4 +1,5 @@
 #include "reports/sweep_summary.h"
+#include "common/nan.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +7,6 @@
 
 namespace kvscope {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // One cell's values: per metric, each item's seed values summed and counted.
 struct CellValues {

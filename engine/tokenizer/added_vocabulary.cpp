@@ -10,15 +10,6 @@ namespace kvscope::tok {
 
 namespace {
 
-std::string in_quotes(std::string_view s) {
-  std::string r;
-  r.reserve(s.size() + 2);
-  r += '"';
-  r.append(s);
-  r += '"';
-  return r;
-}
-
 // Rust regex's \w (Unicode word characters, Join_Control included), which HF
 // uses for single_word. Compiled once, shared read-only.
 bool is_word_char(char32_t c) {

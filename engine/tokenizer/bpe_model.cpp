@@ -14,15 +14,6 @@ uint64_t pair_key(int a, int b) {
   return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
 }
 
-std::string in_quotes(std::string_view s) {
-  std::string r;
-  r.reserve(s.size() + 2);
-  r += '"';
-  r.append(s);
-  r += '"';
-  return r;
-}
-
 }  // namespace
 
 std::unique_ptr<BpeModel> BpeModel::parse(const JsonField& model) {

@@ -58,9 +58,9 @@ class Metaspace final : public Decoder {
   PrependScheme scheme_;
 };
 
-class Replace final : public Decoder {
+class ReplaceDecoder final : public Decoder {
  public:
-  Replace(Regex pattern, std::string content) : pattern_(std::move(pattern)), content_(std::move(content)) {}
+  ReplaceDecoder(Regex pattern, std::string content) : pattern_(std::move(pattern)), content_(std::move(content)) {}
   void decode_chain(std::vector<std::string>& tokens) const override {
     for (std::string& t : tokens) {
       std::vector<Match> matches = pattern_.find_all(t);
@@ -144,9 +144,9 @@ class Fuse final : public Decoder {
 
 // Removes up to `start` leading and `stop` trailing `content` characters
 // from every token.
-class Strip final : public Decoder {
+class StripDecoder final : public Decoder {
  public:
-  Strip(char32_t content, size_t start, size_t stop) : content_(content), start_(start), stop_(stop) {}
+  StripDecoder(char32_t content, size_t start, size_t stop) : content_(content), start_(start), stop_(stop) {}
   void decode_chain(std::vector<std::string>& tokens) const override {
     for (std::string& t : tokens) {
       std::vector<size_t> offsets;  // byte offset of every character, plus the end
@@ -210,9 +210,9 @@ class BpeSuffix final : public Decoder {
   std::string suffix_;
 };
 
-class Sequence final : public Decoder {
+class SequenceDecoder final : public Decoder {
  public:
-  explicit Sequence(std::vector<std::unique_ptr<const Decoder>> steps) : steps_(std::move(steps)) {}
+  explicit SequenceDecoder(std::vector<std::unique_ptr<const Decoder>> steps) : steps_(std::move(steps)) {}
   void decode_chain(std::vector<std::string>& tokens) const override {
     for (const auto& s : steps_) s->decode_chain(tokens);
   }
@@ -256,11 +256,11 @@ std::unique_ptr<const Decoder> parse_decoder(const JsonField& j) {
   const std::string type = j.type();
   if (type == "ByteLevel") return std::make_unique<ByteLevel>();
   if (type == "Metaspace") return std::make_unique<Metaspace>(j["replacement"].single_char(), read_prepend_scheme(j));
-  if (type == "Replace") return std::make_unique<Replace>(parse_pattern(j["pattern"]), j["content"].str());
+  if (type == "Replace") return std::make_unique<ReplaceDecoder>(parse_pattern(j["pattern"]), j["content"].str());
   if (type == "ByteFallback") return std::make_unique<ByteFallback>();
   if (type == "Fuse") return std::make_unique<Fuse>();
   if (type == "Strip")
-    return std::make_unique<Strip>(j["content"].single_char(), read_count(j, "start"), read_count(j, "stop"));
+    return std::make_unique<StripDecoder>(j["content"].single_char(), read_count(j, "start"), read_count(j, "stop"));
   if (type == "BPEDecoder") return std::make_unique<BpeSuffix>(j.get_string("suffix", "</w>"));
   if (type == "Sequence") {
     JsonField list = j["decoders"];
@@ -271,7 +271,7 @@ std::unique_ptr<const Decoder> parse_decoder(const JsonField& j) {
       if (item.is_null()) item.fail("expected a decoder, got null");
       steps.push_back(parse_decoder(item));
     }
-    return std::make_unique<Sequence>(std::move(steps));
+    return std::make_unique<SequenceDecoder>(std::move(steps));
   }
   j["type"].fail("unsupported decoder \"" + type +
                  "\" (supported: ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip, BPEDecoder, Sequence)");

@@ -118,4 +118,13 @@ std::string JsonField::get_string(std::string_view key, const std::string& fallb
 
 std::string JsonField::type() const { return (*this)["type"].str(); }
 
+std::string in_quotes(std::string_view s) {
+  std::string r;
+  r.reserve(s.size() + 2);
+  r += '"';
+  r.append(s);
+  r += '"';
+  return r;
+}
+
 }  // namespace kvscope::tok

@@ -16,6 +16,9 @@ namespace kvscope::tok {
 // few levels; this only stops hostile files from exhausting the stack).
 inline constexpr int kMaxNesting = 64;
 
+// `s` between double quotes, as messages name a token or a line.
+std::string in_quotes(std::string_view s);
+
 class JsonField {
  public:
   // `source` is the file name used in messages; both referents must outlive

@@ -106,9 +106,9 @@ class Lowercase final : public Normalizer {
   }
 };
 
-class Strip final : public Normalizer {
+class StripNormalizer final : public Normalizer {
  public:
-  Strip(bool left, bool right) : left_(left), right_(right) {}
+  StripNormalizer(bool left, bool right) : left_(left), right_(right) {}
   void normalize(std::string& text) const override {
     size_t begin = left_ ? utf8::leading_whitespace(text) : 0;
     size_t end = right_ ? begin + utf8::trailing_whitespace_start(std::string_view(text).substr(begin)) : text.size();
@@ -137,9 +137,9 @@ class StripAccents final : public Normalizer {
   }
 };
 
-class Replace final : public Normalizer {
+class ReplaceNormalizer final : public Normalizer {
  public:
-  Replace(Regex pattern, std::string content) : pattern_(std::move(pattern)), content_(std::move(content)) {}
+  ReplaceNormalizer(Regex pattern, std::string content) : pattern_(std::move(pattern)), content_(std::move(content)) {}
   // HF aligns a replacement with the last character it replaced, so a match
   // that runs past the origin prefix ends the prefix where it starts.
   size_t origin_after(const std::string& before, size_t origin_bytes) const override {
@@ -189,9 +189,9 @@ class ByteLevelNormalizer final : public Normalizer {
   void normalize(std::string& text) const override { text = byte_level::encode(text); }
 };
 
-class Sequence final : public Normalizer {
+class SequenceNormalizer final : public Normalizer {
  public:
-  explicit Sequence(std::vector<std::unique_ptr<const Normalizer>> steps) : steps_(std::move(steps)) {}
+  explicit SequenceNormalizer(std::vector<std::unique_ptr<const Normalizer>> steps) : steps_(std::move(steps)) {}
   size_t origin_after(const std::string& before, size_t origin_bytes) const override {
     std::string text = before;
     for (const auto& s : steps_) s->normalize_piece(text, origin_bytes);
@@ -222,9 +222,9 @@ std::unique_ptr<const Normalizer> parse_normalizer(const JsonField& j) {
   if (type == "StripAccents") return std::make_unique<StripAccents>();
   if (type == "ByteLevel") return std::make_unique<ByteLevelNormalizer>();
   if (type == "Strip")
-    return std::make_unique<Strip>(j.get_bool("strip_left", true), j.get_bool("strip_right", true));
+    return std::make_unique<StripNormalizer>(j.get_bool("strip_left", true), j.get_bool("strip_right", true));
   if (type == "Prepend") return std::make_unique<Prepend>(j["prepend"].str());
-  if (type == "Replace") return std::make_unique<Replace>(parse_pattern(j["pattern"]), j["content"].str());
+  if (type == "Replace") return std::make_unique<ReplaceNormalizer>(parse_pattern(j["pattern"]), j["content"].str());
   if (type == "Sequence") {
     JsonField list = j["normalizers"];
     list.require_array();
@@ -234,7 +234,7 @@ std::unique_ptr<const Normalizer> parse_normalizer(const JsonField& j) {
       if (item.is_null()) item.fail("expected a normalizer, got null");
       steps.push_back(parse_normalizer(item));
     }
-    return std::make_unique<Sequence>(std::move(steps));
+    return std::make_unique<SequenceNormalizer>(std::move(steps));
   }
   j["type"].fail("unsupported normalizer \"" + type +
                  "\" (supported: NFC, NFD, NFKC, NFKD, Lowercase, Strip, StripAccents, Replace, "

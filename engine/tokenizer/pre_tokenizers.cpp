@@ -186,9 +186,9 @@ class Punctuation final : public PreTokenizer {
   SplitBehavior behavior_;
 };
 
-class Sequence final : public PreTokenizer {
+class SequencePreTokenizer final : public PreTokenizer {
  public:
-  explicit Sequence(std::vector<std::unique_ptr<const PreTokenizer>> steps) : steps_(std::move(steps)) {}
+  explicit SequencePreTokenizer(std::vector<std::unique_ptr<const PreTokenizer>> steps) : steps_(std::move(steps)) {}
   void pre_tokenize(Pieces& pieces) const override {
     for (const auto& s : steps_) s->pre_tokenize(pieces);
   }
@@ -257,7 +257,7 @@ std::unique_ptr<const PreTokenizer> parse_pre_tokenizer(const JsonField& j) {
     std::vector<std::unique_ptr<const PreTokenizer>> steps;
     steps.push_back(std::make_unique<WhitespaceSplit>());
     steps.push_back(std::make_unique<Punctuation>(SplitBehavior::Isolated));
-    return std::make_unique<Sequence>(std::move(steps));
+    return std::make_unique<SequencePreTokenizer>(std::move(steps));
   }
   if (type == "Sequence") {
     JsonField list = j["pretokenizers"];
@@ -268,7 +268,7 @@ std::unique_ptr<const PreTokenizer> parse_pre_tokenizer(const JsonField& j) {
       if (item.is_null()) item.fail("expected a pre-tokenizer, got null");
       steps.push_back(parse_pre_tokenizer(item));
     }
-    return std::make_unique<Sequence>(std::move(steps));
+    return std::make_unique<SequencePreTokenizer>(std::move(steps));
   }
   j["type"].fail("unsupported pre-tokenizer \"" + type +
                  "\" (supported: ByteLevel, Split, Metaspace, Digits, Whitespace, WhitespaceSplit, "

@@ -15,10 +15,8 @@
 namespace kvscope {
 namespace {
 
-std::string model(const std::string& name) { return test::quote(test::model_dir(name).string()); }
-
 TEST(Cli, InspectJson) {
-  const auto r = test::run_cli("inspect " + model("llama_gqa") + " --json", false);
+  const auto r = test::run_cli("inspect " + test::model_arg("llama_gqa") + " --json", false);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(r.output);
   EXPECT_EQ(j["layers"], 2);
@@ -30,7 +28,7 @@ TEST(Cli, InspectJson) {
 }
 
 TEST(Cli, TokenizeJson) {
-  const auto r = test::run_cli("tokenize " + model("gpt2") + " --text 'Hello world' --json", false);
+  const auto r = test::run_cli("tokenize " + test::model_arg("gpt2") + " --text 'Hello world' --json", false);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(r.output);
   EXPECT_FALSE(j["ids"].empty());
@@ -41,7 +39,7 @@ TEST(Cli, TokenizeReadsAFileAndStdinAndDetokenizeInvertsIt) {
   test::TempDir dir;
   const std::string text = "Héllo wörld, 12 Ω\nsecond line";
   test::write_file(dir / "t.txt", text);
-  const std::string m = model("llama_gqa");
+  const std::string m = test::model_arg("llama_gqa");
   const auto direct = test::run_cli("tokenize " + m + " --json --text " + test::quote(text), false);
   const auto file = test::run_cli("tokenize " + m + " --json --text-file " + test::quote((dir / "t.txt").string()), false);
   const auto piped = test::run_shell("cat " + test::quote((dir / "t.txt").string()) + " | " + KVSCOPE_CLI_PATH +
@@ -61,7 +59,7 @@ TEST(Cli, TokenizeReadsAFileAndStdinAndDetokenizeInvertsIt) {
 
 TEST(Cli, AnEmptyValueDoesNotSwallowTheNextArgument) {
   // "--text=" is the empty text; "--json" after it is still the flag.
-  const auto r = test::run_cli("tokenize " + model("llama_gqa") + " --no-special --text= --json", false);
+  const auto r = test::run_cli("tokenize " + test::model_arg("llama_gqa") + " --no-special --text= --json", false);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(nlohmann::json::parse(r.output)["ids"].size(), 0u);
 }
@@ -72,7 +70,7 @@ TEST(Cli, LogitsMatchHuggingFace) {
   // instead: write logits and check shape and finiteness, then the first
   // row against a second run (determinism).
   test::TempDir dir;
-  const auto r = test::run_cli("logits " + model("mistral") + " --prompt 'The quick brown fox' --out " +
+  const auto r = test::run_cli("logits " + test::model_arg("mistral") + " --prompt 'The quick brown fox' --out " +
                                test::quote((dir / "l.npy").string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto a = read_npy(dir / "l.npy");
@@ -82,7 +80,8 @@ TEST(Cli, LogitsMatchHuggingFace) {
 }
 
 TEST(Cli, GenerateIsDeterministicAndSeeded) {
-  const std::string cmd = "generate " + model("llama_gqa") + " --prompt 'The quick' --max-new-tokens 8 --temperature 0.8 --seed ";
+  const std::string cmd =
+      "generate " + test::model_arg("llama_gqa") + " --prompt 'The quick' --max-new-tokens 8 --temperature 0.8 --seed ";
   const auto a = test::run_cli(cmd + "3"), b = test::run_cli(cmd + "3");
   ASSERT_EQ(a.exit_code, 0) << a.output;
   EXPECT_EQ(a.output.substr(0, a.output.find('[')), b.output.substr(0, b.output.find('[')));
@@ -91,13 +90,15 @@ TEST(Cli, GenerateIsDeterministicAndSeeded) {
 TEST(Cli, ScoreReportsPerplexity) {
   test::TempDir dir;
   test::write_file(dir / "t.txt", "The quick brown fox jumps over the lazy dog.");
-  const auto r = test::run_cli("score " + model("gpt2") + " --text-file " + test::quote((dir / "t.txt").string()) + " --json", false);
+  const auto r = test::run_cli(
+      "score " + test::model_arg("gpt2") + " --text-file " + test::quote((dir / "t.txt").string()) + " --json", false);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(r.output);
   EXPECT_NEAR(std::exp(j["mean_nll"].get<double>()), j["perplexity"].get<double>(), 1e-6);
   // With a policy, the second half is scored under eviction and compared with the full cache.
-  const auto p = test::run_cli("score " + model("gpt2") + " --text-file " + test::quote((dir / "t.txt").string()) +
-                               " --policy h2o --budget 50% --json", false);
+  const auto p = test::run_cli("score " + test::model_arg("gpt2") + " --text-file " +
+                                   test::quote((dir / "t.txt").string()) + " --policy h2o --budget 50% --json",
+                               false);
   ASSERT_EQ(p.exit_code, 0) << p.output;
   const auto jp = nlohmann::json::parse(p.output.substr(0, p.output.rfind('}') + 1));
   EXPECT_TRUE(jp.contains("mean_nll_full"));
@@ -114,9 +115,10 @@ TEST(Cli, ScoreReportsPerplexity) {
 
 TEST(Cli, GenerateWithPolicyExportsAndRunReplaysIt) {
   test::TempDir dir;
-  const auto r = test::run_cli("generate " + model("llama_gqa") +
+  const auto r = test::run_cli("generate " + test::model_arg("llama_gqa") +
                                " --prompt 'The quick brown fox jumps over the lazy dog' --max-new-tokens 6 --policy "
-                               "keyformer --budget 50% --export " + test::quote((dir / "a").string()));
+                               "keyformer --budget 50% --export " +
+                               test::quote((dir / "a").string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("keyformer k="), std::string::npos) << r.output;
   for (const char* f : {"masks.npy", "attention.npy", "scores.npy", "events.csv", "metrics.csv", "tokens.json", "session.json"})
@@ -144,7 +146,7 @@ TEST(Cli, GenerateWithPolicyExportsAndRunReplaysIt) {
 // the one of the count it resolves to.
 TEST(Cli, BudgetRatioKeepsWhatKvpressRoundingKeeps) {
   test::TempDir dir;
-  const std::string g = "generate " + model("llama_gqa") +
+  const std::string g = "generate " + test::model_arg("llama_gqa") +
                         " --prompt 'The quick brown fox jumps over the lazy dog' --max-new-tokens 4 --policy h2o ";
   const auto r = test::run_cli(g + "--budget-ratio 0.3 --export " + test::quote((dir / "a").string()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -248,7 +250,8 @@ TEST(Cli, ExportedSessionRerunsFromAnotherDirectory) {
 
 // One new token has no timed decode step: no made-up "decode 0.0 tok/s".
 TEST(Cli, GenerateReportsADecodeRateOnlyWhenOneWasTimed) {
-  const std::string g = "generate " + model("llama_gqa") + " --prompt 'The quick' --ignore-eos --max-new-tokens ";
+  const std::string g =
+      "generate " + test::model_arg("llama_gqa") + " --prompt 'The quick' --ignore-eos --max-new-tokens ";
   const auto one = test::run_cli(g + "1");
   ASSERT_EQ(one.exit_code, 0) << one.output;
   EXPECT_EQ(one.output.find("decode"), std::string::npos) << one.output;
@@ -348,7 +351,7 @@ TEST(Cli, PolicyBenchRunsOnAShapesRandomWeights) {
     EXPECT_GT(j[key].get<double>(), 0.0) << key;
   EXPECT_FALSE(j.contains("policy_metrics_decode_ms_per_token"));  // --no-metrics
   EXPECT_LT(j["kv_bytes_policy"].get<int64_t>(), j["kv_bytes_full"].get<int64_t>());
-  const auto both = test::run_cli("bench " + model("gpt2") + " --shape pythia-160m --policy h2o");
+  const auto both = test::run_cli("bench " + test::model_arg("gpt2") + " --shape pythia-160m --policy h2o");
   EXPECT_EQ(both.exit_code, 1);
   EXPECT_NE(both.output.find("give either a MODEL (directory or .gguf file) or --shape NAME"), std::string::npos)
       << both.output;
@@ -358,10 +361,11 @@ TEST(Cli, BenchFloorCountsTheWeightsAndTheKvCache) {
   // The floor of a decode step: the weights and the KV cache (fp32 on the
   // CPU) at the steps' mean length, read once at the measured bandwidth;
   // the weights-only roofline stays beside it.
-  const auto r = test::run_cli("bench " + model("llama_gqa") + " --prompt-tokens 20 --decode-tokens 5 --json");
+  const auto r =
+      test::run_cli("bench " + test::model_arg("llama_gqa") + " --prompt-tokens 20 --decode-tokens 5 --json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const auto j = nlohmann::json::parse(r.output);
-  const auto info = test::run_cli("inspect " + model("llama_gqa") + " --json");
+  const auto info = test::run_cli("inspect " + test::model_arg("llama_gqa") + " --json");
   ASSERT_EQ(info.exit_code, 0) << info.output;
   const double kv_row = nlohmann::json::parse(info.output)["kv_bytes_per_token_fp32"].get<double>();
   ASSERT_GT(kv_row, 0.0);

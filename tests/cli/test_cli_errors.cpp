@@ -14,8 +14,6 @@
 namespace kvscope {
 namespace {
 
-std::string model(const std::string& name) { return test::quote(test::model_dir(name).string()); }
-
 // Runs the CLI; expects exit 1 and exactly one line containing every needle.
 void expect_error(const std::string& args, std::initializer_list<std::string> needles) {
   const auto r = test::run_cli(args);
@@ -97,18 +95,21 @@ TEST(CliErrors, PickleCheckpoint) {
 TEST(CliErrors, PromptAndDevice) {
   std::string long_prompt;
   for (int i = 0; i < 200; ++i) long_prompt += "fox ";
-  expect_error("generate " + model("gpt2") + " --prompt '" + long_prompt + "'", {"--prompt", "maximum positions (128)"});
+  expect_error("generate " + test::model_arg("gpt2") + " --prompt '" + long_prompt + "'",
+               {"--prompt", "maximum positions (128)"});
   // A machine without a GPU names the missing device; one with a GPU runs.
   std::string why;
   if (!cuda_available(&why)) {
-    expect_error("generate " + model("gpt2") + " --prompt hi --device cuda", {"--device: no CUDA device"});
+    expect_error("generate " + test::model_arg("gpt2") + " --prompt hi --device cuda", {"--device: no CUDA device"});
   } else {
-    const auto r = test::run_cli("generate " + model("gpt2") + " --prompt hi --max-new-tokens 2 --device cuda");
+    const auto r =
+        test::run_cli("generate " + test::model_arg("gpt2") + " --prompt hi --max-new-tokens 2 --device cuda");
     EXPECT_EQ(r.exit_code, 0) << r.output;
   }
   expect_error("bench --shape gpt5", {"unknown shape 'gpt5'"});
-  expect_error("score " + model("gpt2") + " --text-file /nonexistent.txt", {"/nonexistent.txt", "cannot open"});
-  expect_error("generate " + model("gpt2") + " --prompt hi --top-p 0", {"--top-p"});
+  expect_error("score " + test::model_arg("gpt2") + " --text-file /nonexistent.txt",
+               {"/nonexistent.txt", "cannot open"});
+  expect_error("generate " + test::model_arg("gpt2") + " --prompt hi --top-p 0", {"--top-p"});
 }
 
 TEST(CliErrors, ASequenceLongerThanTheSlidingWindowIsRefusedBeforeAnyOutput) {
@@ -134,7 +135,8 @@ TEST(CliErrors, ASequenceLongerThanTheSlidingWindowIsRefusedBeforeAnyOutput) {
 }
 
 TEST(CliErrors, PolicyFlags) {
-  const std::string g = "generate " + model("llama_gqa") + " --prompt 'The quick brown fox jumps' --max-new-tokens 2 ";
+  const std::string g =
+      "generate " + test::model_arg("llama_gqa") + " --prompt 'The quick brown fox jumps' --max-new-tokens 2 ";
   expect_error(g + "--policy lru", {"--policy: unknown policy 'lru'", "h2o"});
   expect_error(g + "--policy h2o --budget 4 --window 3 --sinks 2", {"--budget: 4 is smaller than the recent window (3) plus the sinks (2)"});
   expect_error(g + "--policy a2sf --alpha 1.5", {"--alpha: must be in [0, 1]"});
@@ -243,12 +245,12 @@ TEST(CliErrors, ParseErrorsExitWithOne) {
 // --export, and nothing is written.
 TEST(CliErrors, ColormapCheckedBeforeTheRun) {
   test::TempDir dir;
-  const std::string g = "generate " + model("llama_gqa") + " --prompt 'The quick' --max-new-tokens 1 ";
+  const std::string g = "generate " + test::model_arg("llama_gqa") + " --prompt 'The quick' --max-new-tokens 1 ";
   expect_error(g + "--colormap jet --export " + test::quote((dir / "D").string()), {"--colormap", "'jet'", "viridis"});
   EXPECT_FALSE(fs::exists(dir / "D"));
   expect_error(g + "--colormap jet", {"--colormap", "'jet'"});
   test::write_file(dir / "t.txt", "The quick brown fox jumps over the lazy dog.");
-  expect_error("score " + model("gpt2") + " --text-file " + test::quote((dir / "t.txt").string()) +
+  expect_error("score " + test::model_arg("gpt2") + " --text-file " + test::quote((dir / "t.txt").string()) +
                    " --policy h2o --colormap Viridis --export " + test::quote((dir / "D").string()),
                {"--colormap", "'Viridis'"});
   EXPECT_FALSE(fs::exists(dir / "D"));
@@ -261,8 +263,8 @@ TEST(CliErrors, ColormapCheckedBeforeTheRun) {
 // work, and nothing is written.
 TEST(CliErrors, FigureFlagsCheckedBeforeTheRun) {
   test::TempDir dir;
-  const std::string g = "generate " + model("llama_gqa") + " --prompt 'The quick' --max-new-tokens 1 --export " +
-                        test::quote((dir / "D").string()) + " ";
+  const std::string g = "generate " + test::model_arg("llama_gqa") +
+                        " --prompt 'The quick' --max-new-tokens 1 --export " + test::quote((dir / "D").string()) + " ";
   expect_error(g + "--format png,gif", {"--format", "'gif'", "png, svg, pdf"});
   expect_error(g + "--dpi 5", {"--dpi", "between 36 and 600"});
   expect_error(g + "--dpi lots", {"--dpi", "'lots'"});
@@ -301,7 +303,8 @@ TEST(CliErrors, FigureFlagsCheckedBeforeTheRun) {
 // 3.3 x DPI pixels); --figure-positions past the last position is one line.
 TEST(CliErrors, FigureSizeColumnAndPositionsPastTheEnd) {
   test::TempDir dir;
-  const std::string g = "generate " + model("llama_gqa") + " --prompt 'The quick brown fox jumps' --max-new-tokens 2 ";
+  const std::string g =
+      "generate " + test::model_arg("llama_gqa") + " --prompt 'The quick brown fox jumps' --max-new-tokens 2 ";
   const auto ok = test::run_cli(g + "--figure-size column --dpi 100 --figure-positions 1:3 --export " +
                                 test::quote((dir / "D").string()));
   ASSERT_EQ(ok.exit_code, 0) << ok.output;
@@ -340,8 +343,9 @@ TEST(CliErrors, OutputDirectoryCheckedBeforeTheRun) {
                       {"model", test::model_dir("gpt2").string()}, {"prompt", "The quick brown fox"}, {"max_new_tokens", 1}};
   test::write_file(dir / "s.json", s.dump());
   const std::string file = test::quote((dir / "F").string()), under = test::quote((dir / "F" / "sub").string());
-  const std::string g = "generate " + model("gpt2") + " --prompt 'The quick' --max-new-tokens 1 --export ";
-  const std::string sc = "score " + model("gpt2") + " --text-file " + test::quote((dir / "t.txt").string()) + " --export ";
+  const std::string g = "generate " + test::model_arg("gpt2") + " --prompt 'The quick' --max-new-tokens 1 --export ";
+  const std::string sc =
+      "score " + test::model_arg("gpt2") + " --text-file " + test::quote((dir / "t.txt").string()) + " --export ";
   const std::string run = "run " + test::quote((dir / "s.json").string()) + " --export ";
   const std::string sw = "sweep " + test::quote((dir / "s.json").string()) + " --policies h2o --budgets 50% --out ";
   for (const std::string& cmd : {g, sc, run}) {
@@ -365,7 +369,7 @@ TEST(CliErrors, OutputDirectoryCheckedBeforeTheRun) {
 // --record-layers 99 is refused with or without --export, by generate
 // (full cache, no other eviction flag) and by run over a session file.
 TEST(CliErrors, RecordLayersCheckedWithoutExport) {
-  const std::string g = "generate " + model("gpt2") + " --prompt hi --max-new-tokens 1 ";
+  const std::string g = "generate " + test::model_arg("gpt2") + " --prompt hi --max-new-tokens 1 ";
   expect_error(g + "--record-layers 99", {"--record-layers: unknown layer 99"});
   test::TempDir dir;
   test::write_file(dir / "s.json", nlohmann::json({{"format", "kvscope-session"},
@@ -390,7 +394,7 @@ TEST(CliErrors, EvalItemTooLongIsNamed) {
   test::write_file(dir / "d.jsonl", "{\"prompt\": \"The quick\", \"answer\": \" fox\"}\n\n" +
                                         nlohmann::json({{"prompt", prompt}, {"answer", " x"}, {"id", "q7"}}).dump() +
                                         "\n");
-  const std::string ev = "eval " + model("gpt2") + " --dataset " + test::quote((dir / "d.jsonl").string());
+  const std::string ev = "eval " + test::model_arg("gpt2") + " --dataset " + test::quote((dir / "d.jsonl").string());
   expect_error(ev, {"d.jsonl:3 (item q7): ", " tokens (", " of answer), more than the model's 128 positions"});
   // Without an id or an answer: the line, and the tokens it would generate.
   test::write_file(dir / "d.jsonl", nlohmann::json({{"prompt", prompt}}).dump() + "\n");
@@ -405,7 +409,7 @@ TEST(CliErrors, LimitMustBePositive) {
                                                      {"model", test::model_dir("gpt2").string()},
                                                      {"prompt", "The quick"}}).dump());
   const std::string ds = " --dataset " + test::quote((dir / "d.jsonl").string());
-  const std::string ev = "eval " + model("gpt2") + ds;
+  const std::string ev = "eval " + test::model_arg("gpt2") + ds;
   const std::string sw = "sweep " + test::quote((dir / "s.json").string()) + " --policies h2o --budgets 50% --out " +
                          test::quote((dir / "out").string());
   for (const char* n : {"0", "-1"}) {
@@ -462,7 +466,7 @@ namespace {
 // not a count from 1 to 64 refused in one line (not silently replaced by
 // the default, which would measure something else).
 TEST(CliErrors, ThreadCounts) {
-  const std::string g = "generate " + model("gpt2") + " --prompt hi --max-new-tokens 1";
+  const std::string g = "generate " + test::model_arg("gpt2") + " --prompt hi --max-new-tokens 1";
   for (const char* bad : {"0", "abc", "-3", "65", ""}) {
     const auto r = test::run_shell("KVSCOPE_THREADS=" + test::quote(bad) + " " + KVSCOPE_CLI_PATH + " " + g + " 2>&1");
     EXPECT_EQ(r.exit_code, 1) << bad << ": " << r.output;
@@ -489,7 +493,7 @@ TEST(CliErrors, PromptFile) {
   test::TempDir dir;
   const std::string text = "The quick brown fox jumps over the lazy dog.";
   test::write_file(dir / "p.txt", text);
-  const std::string m = model("gpt2") + " --max-new-tokens 3";
+  const std::string m = test::model_arg("gpt2") + " --max-new-tokens 3";
   const auto by_flag = test::run_cli("generate " + m + " --prompt " + test::quote(text), false);
   const auto by_file =
       test::run_cli("generate " + m + " --prompt-file " + test::quote((dir / "p.txt").string()), false);

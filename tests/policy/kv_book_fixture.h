@@ -6,6 +6,7 @@
 
 #include "kv/kv_book.h"
 #include "kv/kv_layout.h"
+#include "policy/selection.h"
 
 namespace kvscope::test {
 
@@ -28,6 +29,13 @@ inline KvBook book_of(int n, int g = 1, int layers = 1) {
     b.append(p, rope);
   }
   return b;
+}
+
+// The positions a selection keeps in segment `seg`, in slot order.
+inline std::vector<int> kept_positions(const KvBook& b, const SlotChoice& c, int seg = 0) {
+  std::vector<int> out;
+  for (int j : c.keep[seg]) out.push_back(b.positions(seg)[j]);
+  return out;
 }
 
 }  // namespace kvscope::test

@@ -11,12 +11,7 @@ namespace kvscope {
 namespace {
 
 using test::book_of;
-
-std::vector<int> kept_positions(const KvBook& b, const SlotChoice& c, int seg = 0) {
-  std::vector<int> out;
-  for (int j : c.keep[seg]) out.push_back(b.positions(seg)[j]);
-  return out;
-}
+using test::kept_positions;
 
 TEST(Rescore, H2OMeanDividesByTheQueriesThatSawEachKey) {
   // 6 positions, newest 5: key j was seen by 6 - j queries. Sums favour

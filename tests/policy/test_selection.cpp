@@ -15,6 +15,7 @@ namespace kvscope {
 namespace {
 
 using test::book_of;
+using test::kept_positions;
 
 std::unique_ptr<Policy> policy(PolicyKind kind, const std::string& budget, int prompt_len,
                                std::optional<std::string> window = {}, std::optional<int> sinks = {},
@@ -26,12 +27,6 @@ std::unique_ptr<Policy> policy(PolicyKind kind, const std::string& budget, int p
   p.sinks = sinks;
   p.granularity = g;
   return make_policy(resolve_policy(p, prompt_len, 1000));
-}
-
-std::vector<int> kept_positions(const KvBook& b, const SlotChoice& c, int seg = 0) {
-  std::vector<int> out;
-  for (int j : c.keep[seg]) out.push_back(b.positions(seg)[j]);
-  return out;
 }
 
 TEST(Selection, H2OKeepsRecentWindowPlusHeavyHitters) {

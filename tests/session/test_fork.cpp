@@ -21,7 +21,7 @@ using test::expect_same_run;
 // Sampled so the draws matter, with each policy whose state lives somewhere
 // different: accumulated statistics (H2O), none (TOVA), per-step noise
 // (Keyformer), a discounted sum (A2SF).
-SessionConfig sampled(PolicyKind kind, const std::string& budget, const std::string& device = "cpu") {
+SessionConfig sampled_on(PolicyKind kind, const std::string& budget, const std::string& device = "cpu") {
   SessionConfig c = test::sampled_config(kind, budget, 14);
   c.device = device;
   return c;
@@ -30,7 +30,7 @@ SessionConfig sampled(PolicyKind kind, const std::string& budget, const std::str
 class ForkEveryPolicy : public ::testing::TestWithParam<PolicyKind> {};
 
 TEST_P(ForkEveryPolicy, ContinuedWithTheSameSettingsReproducesTheOriginalBitForBit) {
-  Session a(test::bundle("llama_gqa"), sampled(GetParam(), "40%"));
+  Session a(test::bundle("llama_gqa"), sampled_on(GetParam(), "40%"));
   a.prefill();
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(a.step());
   std::unique_ptr<Session> b = a.fork();
@@ -48,7 +48,7 @@ INSTANTIATE_TEST_SUITE_P(Policies, ForkEveryPolicy,
 
 TEST(Fork, IsIndependentOfTheOriginal) {
   // Stepping the fork must not move the original (no shared cache).
-  Session a(test::bundle("llama_gqa"), sampled(PolicyKind::H2O, "40%"));
+  Session a(test::bundle("llama_gqa"), sampled_on(PolicyKind::H2O, "40%"));
   a.prefill();
   a.step();
   auto b = a.fork();
@@ -63,7 +63,7 @@ TEST(Fork, IsIndependentOfTheOriginal) {
 TEST(Fork, WithANewPolicyEqualsTheSessionFileFork) {
   // The window's "fork at step 4 under TOVA" and a session file's
   // {"fork": {"at_step": 4, "policy": tova}} give the same run B.
-  SessionConfig cfg = sampled(PolicyKind::H2O, "40%");
+  SessionConfig cfg = sampled_on(PolicyKind::H2O, "40%");
   PolicyParams tova = cfg.policy;
   tova.kind = PolicyKind::TOVA;
   Session a(test::bundle("llama_gqa"), cfg);
@@ -86,7 +86,7 @@ TEST(Fork, WithANewPolicyEqualsTheSessionFileFork) {
 // branch off a running A (a snapshot at A's row, or a replay to an earlier
 // one) and the CLI's B run from the prompt are one run.
 TEST(ForkSession, TheWindowsBranchAndTheClisSessionAreOneRun) {
-  SessionConfig cfg = sampled(PolicyKind::H2O, "40%");
+  SessionConfig cfg = sampled_on(PolicyKind::H2O, "40%");
   PolicyParams tova = cfg.policy;
   tova.kind = PolicyKind::TOVA;
   cfg.fork = ForkConfig{3, tova};
@@ -106,7 +106,7 @@ TEST(ForkSession, TheWindowsBranchAndTheClisSessionAreOneRun) {
 }
 
 TEST(ForkSession, ChecksNameTheForkBlockForBothFrontEnds) {
-  SessionConfig cfg = sampled(PolicyKind::H2O, "40%");
+  SessionConfig cfg = sampled_on(PolicyKind::H2O, "40%");
   cfg.source = "s.json";
   Session a(test::bundle("llama_gqa"), cfg);
   auto message = [](const std::function<void()>& f) {
@@ -129,7 +129,7 @@ TEST(ForkSession, ChecksNameTheForkBlockForBothFrontEnds) {
 }
 
 TEST(ReplayTo, GivesTheStateOfThatRowAndGoesOnTheSameWay) {
-  SessionConfig cfg = sampled(PolicyKind::Keyformer, "40%");
+  SessionConfig cfg = sampled_on(PolicyKind::Keyformer, "40%");
   Session a(test::bundle("llama_gqa"), cfg);
   a.prefill();
   for (int i = 0; i < 3; ++i) a.step();
@@ -149,7 +149,7 @@ TEST(ReplayTo, GivesTheStateOfThatRowAndGoesOnTheSameWay) {
 }
 
 TEST(ReplayTo, DropsPolicyChangesAfterTheRow) {
-  SessionConfig cfg = sampled(PolicyKind::H2O, "40%");
+  SessionConfig cfg = sampled_on(PolicyKind::H2O, "40%");
   Session a(test::bundle("llama_gqa"), cfg);
   a.prefill();
   for (int i = 0; i < 8; ++i) a.step();
@@ -166,7 +166,7 @@ TEST(ReplayTo, DropsPolicyChangesAfterTheRow) {
 }
 
 TEST(ReplayTo, CanBeCancelledAndRefusesRowsNotRun) {
-  Session a(test::bundle("llama_gqa"), sampled(PolicyKind::H2O, "40%"));
+  Session a(test::bundle("llama_gqa"), sampled_on(PolicyKind::H2O, "40%"));
   a.prefill();
   for (int i = 0; i < 6; ++i) a.step();
   int calls = 0;
@@ -179,7 +179,7 @@ TEST(ReplayTo, CanBeCancelledAndRefusesRowsNotRun) {
 TEST(ForkCuda, ContinuedWithTheSameSettingsReproducesTheOriginalBitForBit) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << "no CUDA device: " << why;
-  Session a(test::bundle("llama_gqa"), sampled(PolicyKind::Keyformer, "40%", "cuda"));
+  Session a(test::bundle("llama_gqa"), sampled_on(PolicyKind::Keyformer, "40%", "cuda"));
   a.prefill();
   for (int i = 0; i < 5; ++i) a.step();
   auto b = a.fork();
@@ -189,7 +189,7 @@ TEST(ForkCuda, ContinuedWithTheSameSettingsReproducesTheOriginalBitForBit) {
 }
 
 TEST(SessionFileFork, RoundTripsAndIsValidated) {
-  SessionConfig cfg = sampled(PolicyKind::H2O, "40%");
+  SessionConfig cfg = sampled_on(PolicyKind::H2O, "40%");
   PolicyParams tova = cfg.policy;
   tova.kind = PolicyKind::TOVA;
   cfg.fork = ForkConfig{3, tova};

@@ -17,12 +17,11 @@
 #include <numeric>
 
 #include "backend/slot_stats.h"
+#include "common/nan.h"
 #include "session_fixture.h"
 
 namespace kvscope {
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // softmax((x + g) / tau) in double; -inf entries (absent or masked) get 0.
 std::vector<double> gumbel_softmax(const std::vector<double>& x, const std::vector<double>& g, double tau) {

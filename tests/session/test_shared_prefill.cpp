@@ -17,7 +17,7 @@ namespace {
 
 using test::expect_same_run;
 
-SessionConfig sampled(PolicyKind kind, const std::string& budget, uint64_t seed = 11) {
+SessionConfig sampled_seeded(PolicyKind kind, const std::string& budget, uint64_t seed = 11) {
   SessionConfig c = test::sampled_config(kind, budget, 10);
   c.seed = seed;
   return c;
@@ -29,18 +29,18 @@ class SharedPrefillEveryPolicy : public ::testing::TestWithParam<PolicyKind> {};
 // acts only after the forward pass, so the pass can be shared.
 TEST_P(SharedPrefillEveryPolicy, EqualsItsOwnPrefillBitForBit) {
   const auto b = test::bundle("llama_gqa");
-  Session own(b, sampled(GetParam(), "40%"));
+  Session own(b, sampled_seeded(GetParam(), "40%"));
   own.run_to_end();
-  Session waiting(b, sampled(GetParam(), "70%"));
+  Session waiting(b, sampled_seeded(GetParam(), "70%"));
   waiting.run_prompt_forward();
-  Session shared(b, sampled(GetParam(), "40%"));
+  Session shared(b, sampled_seeded(GetParam(), "40%"));
   ASSERT_TRUE(shared.can_share_prefill(waiting));
   shared.prefill_from(waiting);
   shared.run_to_end();
   expect_same_run(own, shared);
   // The waiting session is untouched: it goes on as its own run would.
   EXPECT_TRUE(waiting.prompt_forward_pending());
-  Session own70(b, sampled(GetParam(), "70%"));
+  Session own70(b, sampled_seeded(GetParam(), "70%"));
   own70.run_to_end();
   waiting.run_to_end();
   expect_same_run(own70, waiting);
@@ -55,12 +55,12 @@ INSTANTIATE_TEST_SUITE_P(Policies, SharedPrefillEveryPolicy,
 
 TEST(SharedPrefill, PoliciesWithoutAStatisticShareOnePass) {
   const auto b = test::bundle("llama_gqa");
-  Session waiting(b, sampled(PolicyKind::Full, "100%"));
+  Session waiting(b, sampled_seeded(PolicyKind::Full, "100%"));
   waiting.run_prompt_forward();
   for (PolicyKind k : {PolicyKind::Window, PolicyKind::Sink, PolicyKind::Random}) {
-    Session own(b, sampled(k, "50%"));
+    Session own(b, sampled_seeded(k, "50%"));
     own.run_to_end();
-    Session shared(b, sampled(k, "50%"));
+    Session shared(b, sampled_seeded(k, "50%"));
     ASSERT_TRUE(shared.can_share_prefill(waiting)) << policy_name(k);
     shared.prefill_from(waiting);
     shared.run_to_end();
@@ -70,25 +70,25 @@ TEST(SharedPrefill, PoliciesWithoutAStatisticShareOnePass) {
 
 TEST(SharedPrefill, RefusedWhereThePassWouldDiffer) {
   const auto b = test::bundle("llama_gqa");
-  Session h2o(b, sampled(PolicyKind::H2O, "50%"));
+  Session h2o(b, sampled_seeded(PolicyKind::H2O, "50%"));
   h2o.run_prompt_forward();
   // Another statistic (TOVA keeps only the last row), another seed of
   // Keyformer's noise, another prompt, a streaming prefill, and a session
   // that has not run its pass: none can stand for the other.
-  EXPECT_FALSE(Session(b, sampled(PolicyKind::TOVA, "50%")).can_share_prefill(h2o));
-  Session kf1(b, sampled(PolicyKind::Keyformer, "50%", 1));
+  EXPECT_FALSE(Session(b, sampled_seeded(PolicyKind::TOVA, "50%")).can_share_prefill(h2o));
+  Session kf1(b, sampled_seeded(PolicyKind::Keyformer, "50%", 1));
   kf1.run_prompt_forward();
-  EXPECT_FALSE(Session(b, sampled(PolicyKind::Keyformer, "50%", 2)).can_share_prefill(kf1));
-  EXPECT_TRUE(Session(b, sampled(PolicyKind::Keyformer, "30%", 1)).can_share_prefill(kf1));
-  SessionConfig other = sampled(PolicyKind::H2O, "50%");
+  EXPECT_FALSE(Session(b, sampled_seeded(PolicyKind::Keyformer, "50%", 2)).can_share_prefill(kf1));
+  EXPECT_TRUE(Session(b, sampled_seeded(PolicyKind::Keyformer, "30%", 1)).can_share_prefill(kf1));
+  SessionConfig other = sampled_seeded(PolicyKind::H2O, "50%");
   other.prompt = "Another prompt entirely, of other tokens.";
   EXPECT_FALSE(Session(b, other).can_share_prefill(h2o));
-  SessionConfig streaming = sampled(PolicyKind::H2O, "50%");
+  SessionConfig streaming = sampled_seeded(PolicyKind::H2O, "50%");
   streaming.policy.prefill = PrefillMode::Streaming;
   EXPECT_FALSE(Session(b, streaming).can_share_prefill(h2o));
   EXPECT_THROW(Session(b, streaming).run_prompt_forward(), Error);
   // The cache scores' own settings (LagKV's lag, CUR's window) are part of the pass.
-  SessionConfig lag8 = sampled(PolicyKind::LagKv, "50%");
+  SessionConfig lag8 = sampled_seeded(PolicyKind::LagKv, "50%");
   lag8.policy.extra["lag"] = 8;
   Session lag(b, lag8);
   lag.run_prompt_forward();
@@ -97,7 +97,7 @@ TEST(SharedPrefill, RefusedWhereThePassWouldDiffer) {
   EXPECT_FALSE(Session(b, lag4).can_share_prefill(lag));
   EXPECT_TRUE(Session(b, lag8).can_share_prefill(lag));
   // ExpectedAttention's future positions and sinks shape its scores.
-  SessionConfig ea = sampled(PolicyKind::Expected, "50%");
+  SessionConfig ea = sampled_seeded(PolicyKind::Expected, "50%");
   Session expected(b, ea);
   expected.run_prompt_forward();
   SessionConfig ea_future = ea;
@@ -106,9 +106,9 @@ TEST(SharedPrefill, RefusedWhereThePassWouldDiffer) {
   SessionConfig ea_sinks = ea;
   ea_sinks.policy.sinks = 2;
   EXPECT_FALSE(Session(b, ea_sinks).can_share_prefill(expected));
-  EXPECT_TRUE(Session(b, sampled(PolicyKind::Expected, "30%")).can_share_prefill(expected));
-  Session not_run(b, sampled(PolicyKind::H2O, "50%"));
-  Session tova(b, sampled(PolicyKind::TOVA, "50%"));
+  EXPECT_TRUE(Session(b, sampled_seeded(PolicyKind::Expected, "30%")).can_share_prefill(expected));
+  Session not_run(b, sampled_seeded(PolicyKind::H2O, "50%"));
+  Session tova(b, sampled_seeded(PolicyKind::TOVA, "50%"));
   EXPECT_FALSE(tova.can_share_prefill(not_run));
   EXPECT_THROW(tova.prefill_from(h2o), Error);
 }

@@ -12,17 +12,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_util.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvscope {
 namespace {
 
-const std::filesystem::path kDir = std::filesystem::path(KVSCOPE_TEST_DATA) / "tokenizers";
-
-Tokenizer load(const char* name) { return Tokenizer::load(kDir / name / "tokenizer.json"); }
+Tokenizer load(const char* name) {
+  return Tokenizer::load((test::data_dir() / "tokenizers") / name / "tokenizer.json");
+}
 
 std::string paragraph() {
-  std::ifstream in(kDir / "hard_strings.json");
+  std::ifstream in((test::data_dir() / "tokenizers") / "hard_strings.json");
   auto strings = nlohmann::json::parse(in);
   return strings.back().get<std::string>();  // the ~5 KB paragraph comes last
 }
@@ -78,7 +79,7 @@ TEST(TokenizerApi, CopiesAndMovesShareOneTokenizer) {
   Tokenizer b = a;
   Tokenizer c = std::move(a);
   EXPECT_EQ(b.encode("<|im_start|>hi"), c.encode("<|im_start|>hi"));
-  EXPECT_EQ(b.source(), (kDir / "qwen2_bytelevel" / "tokenizer.json").string());
+  EXPECT_EQ(b.source(), ((test::data_dir() / "tokenizers") / "qwen2_bytelevel" / "tokenizer.json").string());
 }
 
 TEST(TokenizerApi, ConcurrentEncodesAgree) {

@@ -12,35 +12,15 @@
 #include "tokenizer/json_field.h"
 #include "tokenizer/normalizers.h"
 #include "tokenizer/pre_tokenizers.h"
+#include "run_component.h"
 
 namespace kvscope::tok {
 namespace {
 
-using Strings = std::vector<std::string>;
-const std::string kSource = "components.json";
-
-std::string normalize(const nlohmann::json& cfg, std::string text) {
-  auto n = parse_normalizer(JsonField(cfg, kSource, "normalizer"));
-  n->normalize(text);
-  return text;
-}
-
-Strings pre_tokenize(const nlohmann::json& cfg, const std::string& text) {
-  auto p = parse_pre_tokenizer(JsonField(cfg, kSource, "pre_tokenizer"));
-  Pieces pieces{Piece{text, text.empty() ? 0u : 1u, -1}};
-  p->pre_tokenize(pieces);
-  Strings out;
-  for (const Piece& piece : pieces) out.push_back(piece.text);
-  return out;
-}
-
-std::string decode(const nlohmann::json& cfg, Strings tokens) {
-  auto d = parse_decoder(JsonField(cfg, kSource, "decoder"));
-  d->decode_chain(tokens);
-  std::string out;
-  for (const auto& t : tokens) out += t;
-  return out;
-}
+using test::decode;
+using test::normalize;
+using test::pre_tokenize;
+using test::Strings;
 
 TEST(Normalizers, UnicodeForms) {
   EXPECT_EQ(normalize({{"type", "NFC"}}, "cafe\u0301 A\u030a"), "caf\u00e9 \u00c5");

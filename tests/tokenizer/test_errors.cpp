@@ -137,19 +137,19 @@ nlohmann::json added(int id, const std::string& content, bool special = true) {
 
 TEST(BadInput, AddedTokenIds) {
   nlohmann::json doc = tiny_doc(kVocab, {"a b"});
-  doc["added_tokens"] = {added(1, "<s>")};  // id 1 is the model's "b"
+  doc["added_tokens"] = nlohmann::json::array({added(1, "<s>")});  // id 1 is the model's "b"
   expect_doc_error(doc, {"added_tokens[0].id", "collides", "\"b\""});
-  doc["added_tokens"] = {added(-1, "<s>")};
+  doc["added_tokens"] = nlohmann::json::array({added(-1, "<s>")});
   expect_doc_error(doc, {"added_tokens[0].id", "out of range"});
-  doc["added_tokens"] = {added(1 << 30, "<s>")};
+  doc["added_tokens"] = nlohmann::json::array({added(1 << 30, "<s>")});
   expect_doc_error(doc, {"added_tokens[0].id", "out of range"});
   doc["added_tokens"] = {added(3, "<s>"), added(3, "</s>")};
   expect_doc_error(doc, {"added_tokens[1].id", "two added tokens"});
-  doc["added_tokens"] = {added(7, "ab")};  // "ab" is model id 2
+  doc["added_tokens"] = nlohmann::json::array({added(7, "ab")});  // "ab" is model id 2
   expect_doc_error(doc, {"added_tokens[0].id", "\"ab\"", "2"});
   doc["added_tokens"] = {added(3, "<s>"), added(4, "<s>")};
   expect_doc_error(doc, {"added_tokens[1].content", "twice"});
-  doc["added_tokens"] = {{{"content", "<s>"}}};
+  doc["added_tokens"] = nlohmann::json::array({{{"content", "<s>"}}});
   expect_doc_error(doc, {"added_tokens[0].id", "missing"});
 }
 

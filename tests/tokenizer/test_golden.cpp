@@ -11,12 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "test_util.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvscope {
 namespace {
-
-const std::filesystem::path kDir = std::filesystem::path(KVSCOPE_TEST_DATA) / "tokenizers";
 
 nlohmann::json read_json(const std::filesystem::path& p) {
   std::ifstream in(p);
@@ -39,15 +38,16 @@ struct GoldenParam {
 class Golden : public ::testing::TestWithParam<GoldenParam> {
  protected:
   void SetUp() override {
-    tok_ = std::make_unique<Tokenizer>(Tokenizer::load(kDir / GetParam().name / "tokenizer.json"));
-    golden_ = read_json(kDir / GetParam().name / "golden.json");
+    tok_ = std::make_unique<Tokenizer>(
+        Tokenizer::load((test::data_dir() / "tokenizers") / GetParam().name / "tokenizer.json"));
+    golden_ = read_json((test::data_dir() / "tokenizers") / GetParam().name / "golden.json");
   }
   std::unique_ptr<Tokenizer> tok_;
   nlohmann::json golden_;
 };
 
 TEST_P(Golden, CoversTheHardStrings) {
-  auto strings = read_json(kDir / "hard_strings.json");
+  auto strings = read_json((test::data_dir() / "tokenizers") / "hard_strings.json");
   ASSERT_EQ(golden_["cases"].size(), strings.size());
   EXPECT_GE(strings.size(), 80u);
 }

@@ -18,27 +18,16 @@
 #include "tokenizer/normalizers.h"
 #include "tokenizer/pre_tokenizers.h"
 #include "tokenizer/regex.h"
+#include "run_component.h"
 #include "tiny_tokenizer.h"
 
 namespace kvscope::tok {
 namespace {
 
-using Strings = std::vector<std::string>;
+using test::pre_tokenize;
+using test::Strings;
 
-std::string normalize(const char* type, std::string text) {
-  auto n = parse_normalizer(JsonField(nlohmann::json{{"type", type}}, "unicode.json", "normalizer"));
-  n->normalize(text);
-  return text;
-}
-
-Strings pre_tokenize(const nlohmann::json& cfg, const std::string& text) {
-  auto p = parse_pre_tokenizer(JsonField(cfg, "unicode.json", "pre_tokenizer"));
-  Pieces pieces{Piece{text, text.empty() ? 0u : 1u, -1}};
-  p->pre_tokenize(pieces);
-  Strings out;
-  for (const Piece& piece : pieces) out.push_back(piece.text);
-  return out;
-}
+std::string normalize(const char* type, std::string text) { return test::normalize({{"type", type}}, std::move(text)); }
 
 // HF's Split with behavior Isolated: matches and the text between them.
 Strings split(const std::string& pattern, const std::string& text) {

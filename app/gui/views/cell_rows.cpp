@@ -1,4 +1,5 @@
 #include "views/cell_rows.h"
+#include "common/nan.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +9,6 @@
 
 namespace kvscope::gui {
 namespace {
-
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 uint8_t fork_code(uint8_t a, uint8_t b) {
   if (a == kNotSeen || b == kNotSeen) return kNotSeen;
@@ -88,21 +87,21 @@ RowFiller make_row_filler(CellKind kind, const CellInputs& in) {
         const float* row = att.row(r, head);
         for (int p = 0; p < P; ++p) {
           c[p] = rec.mask(r, seg, p);
-          v[p] = c[p] == kNotSeen || !row ? kNaN : row[p];
+          v[p] = c[p] == kNotSeen || !row ? kNaNf : row[p];
         }
       };
     case CellKind::Mask:
       return [&rec, P, seg](int r, float* v, uint8_t* c) {
         for (int p = 0; p < P; ++p) {
           c[p] = rec.mask(r, seg, p);
-          v[p] = kNaN;
+          v[p] = kNaNf;
         }
       };
     case CellKind::Statistic:
       return [&rec, P, seg](int r, float* v, uint8_t* c) {
         for (int p = 0; p < P; ++p) {
           c[p] = rec.mask(r, seg, p);
-          v[p] = c[p] == kNotSeen ? kNaN : rec.score(r, seg, p);
+          v[p] = c[p] == kNotSeen ? kNaNf : rec.score(r, seg, p);
         }
       };
     case CellKind::DiffFull: {
@@ -114,7 +113,7 @@ RowFiller make_row_filler(CellKind kind, const CellInputs& in) {
         for (int p = 0; p < P; ++p) {
           c[p] = rec.mask(r, seg, p);
           const bool seen = c[p] != kNotSeen && row && ref && p < full->positions;
-          v[p] = seen ? row[p] - ref[p] : kNaN;
+          v[p] = seen ? row[p] - ref[p] : kNaNf;
         }
       };
     }
@@ -129,7 +128,7 @@ RowFiller make_row_filler(CellKind kind, const CellInputs& in) {
         for (int p = 0; p < P; ++p) {
           const uint8_t ma = rec.mask(r, seg, p), mb = p < Pb ? rec_b.mask(r, seg_b, p) : uint8_t(kNotSeen);
           c[p] = fork_code(ma, mb);
-          v[p] = c[p] == kNotSeen || !ra || !rb ? kNaN : ra[p] - rb[p];
+          v[p] = c[p] == kNotSeen || !ra || !rb ? kNaNf : ra[p] - rb[p];
         }
       };
     }
@@ -140,7 +139,7 @@ RowFiller make_row_filler(CellKind kind, const CellInputs& in) {
         mask.resize(P);
         for (int p = 0; p < P; ++p) {
           mask[p] = rec.mask(r, seg, p);
-          v[p] = mask[p] == kNotSeen || !row ? kNaN : row[p];
+          v[p] = mask[p] == kNotSeen || !row ? kNaNf : row[p];
         }
         if (row) ideal_codes(mask.data(), row, P, c, scratch);
         else std::fill(c, c + P, uint8_t(kNotSeen));
