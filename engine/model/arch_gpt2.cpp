@@ -23,15 +23,12 @@ ModelWeights map_gpt2_weights(TensorPicker& pick, const ModelConfig& cfg) {
     L.attn_norm_b = pick.take(l + "ln_1.bias", {d}, dd);
     const WeightTensor qkv = transpose_2d(pick.take(l + "attn.c_attn.weight", {d, 3 * d}, dd));
     const WeightTensor qkv_b = pick.take(l + "attn.c_attn.bias", {3 * d}, dd);
-    std::vector<int64_t> rows[3];
-    for (int part = 0; part < 3; ++part)
-      for (int64_t r = 0; r < d; ++r) rows[part].push_back(part * d + r);
-    L.wq = take_rows(qkv, rows[0]);
-    L.wk = take_rows(qkv, rows[1]);
-    L.wv = take_rows(qkv, rows[2]);
-    L.bq = take_rows(qkv_b, rows[0]);
-    L.bk = take_rows(qkv_b, rows[1]);
-    L.bv = take_rows(qkv_b, rows[2]);
+    L.wq = take_row_range(qkv, 0, d);
+    L.wk = take_row_range(qkv, d, d);
+    L.wv = take_row_range(qkv, 2 * d, d);
+    L.bq = take_row_range(qkv_b, 0, d);
+    L.bk = take_row_range(qkv_b, d, d);
+    L.bv = take_row_range(qkv_b, 2 * d, d);
     L.wo = transpose_2d(pick.take(l + "attn.c_proj.weight", {d, d}, dd));
     L.bo = pick.take(l + "attn.c_proj.bias", {d}, dd);
     L.mlp_norm_w = pick.take(l + "ln_2.weight", {d}, dd);

@@ -1,7 +1,6 @@
 // MPT: no position table (ALiBi, in the attention), fused Wqkv ([q | k | v]
 // rows) split at load, LayerNorms with a weight only, an MLP of up_proj and
 // down_proj, no biases, tied head.
-#include <numeric>
 #include <string>
 
 #include "common/error.h"
@@ -16,19 +15,14 @@ ModelWeights map_mpt_weights(TensorPicker& pick, const ModelConfig& cfg) {
   const std::string dd = "d_model=" + std::to_string(d);
   ModelWeights w;
   w.tok_emb = pick.take(p + "wte.weight", {V, d}, "vocab_size, d_model");
-  std::vector<int64_t> rows[3];
-  for (int part = 0; part < 3; ++part) {
-    rows[part].resize(static_cast<std::size_t>(d));
-    std::iota(rows[part].begin(), rows[part].end(), part * d);
-  }
   for (int i = 0; i < cfg.n_layers; ++i) {
     const std::string l = p + "blocks." + std::to_string(i) + ".";
     LayerWeights L;
     L.attn_norm_w = pick.take(l + "norm_1.weight", {d}, dd);
     const WeightTensor qkv = pick.take(l + "attn.Wqkv.weight", {3 * d, d}, dd);
-    L.wq = take_rows(qkv, rows[0]);
-    L.wk = take_rows(qkv, rows[1]);
-    L.wv = take_rows(qkv, rows[2]);
+    L.wq = take_row_range(qkv, 0, d);
+    L.wk = take_row_range(qkv, d, d);
+    L.wv = take_row_range(qkv, 2 * d, d);
     L.wo = pick.take(l + "attn.out_proj.weight", {d, d}, dd);
     L.mlp_norm_w = pick.take(l + "norm_2.weight", {d}, dd);
     L.w_up = pick.take(l + "ffn.up_proj.weight", {ff, d}, dd + " (the MLP is 4 x d_model)");

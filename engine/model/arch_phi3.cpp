@@ -1,22 +1,12 @@
 // Phi-3: Llama's layers with q, k and v fused in qkv_proj ([q | k | v] rows)
 // and gate and up in gate_up_proj ([gate | up] rows), split at load; no
 // biases.
-#include <numeric>
 #include <string>
 
 #include "common/error.h"
 #include "model/architectures.h"
 
 namespace kvscope {
-namespace {
-
-std::vector<int64_t> row_range(int64_t first, int64_t count) {
-  std::vector<int64_t> rows(static_cast<std::size_t>(count));
-  std::iota(rows.begin(), rows.end(), first);
-  return rows;
-}
-
-}  // namespace
 
 ModelWeights map_phi3_weights(TensorPicker& pick, const ModelConfig& cfg) {
   pick.refuse_stored_mlkv();
@@ -34,14 +24,14 @@ ModelWeights map_phi3_weights(TensorPicker& pick, const ModelConfig& cfg) {
     LayerWeights L;
     L.attn_norm_w = pick.take(l + "input_layernorm.weight", {d}, dd);
     const WeightTensor qkv = pick.take(l + "self_attn.qkv_proj.weight", {q + 2 * kv, d}, qkvs);
-    L.wq = take_rows(qkv, row_range(0, q));
-    L.wk = take_rows(qkv, row_range(q, kv));
-    L.wv = take_rows(qkv, row_range(q + kv, kv));
+    L.wq = take_row_range(qkv, 0, q);
+    L.wk = take_row_range(qkv, q, kv);
+    L.wv = take_row_range(qkv, q + kv, kv);
     L.wo = pick.take(l + "self_attn.o_proj.weight", {d, q}, "hidden_size, num_attention_heads x head_dim");
     L.mlp_norm_w = pick.take(l + "post_attention_layernorm.weight", {d}, dd);
     const WeightTensor gate_up = pick.take(l + "mlp.gate_up_proj.weight", {2 * ff, d}, fs);
-    L.w_gate = take_rows(gate_up, row_range(0, ff));
-    L.w_up = take_rows(gate_up, row_range(ff, ff));
+    L.w_gate = take_row_range(gate_up, 0, ff);
+    L.w_up = take_row_range(gate_up, ff, ff);
     L.w_down = pick.take(l + "mlp.down_proj.weight", {d, ff}, dd + ", intermediate_size=" + std::to_string(ff));
     w.layers.push_back(std::move(L));
   }

@@ -312,6 +312,41 @@ void parse_neox(const JsonReader& r, ModelConfig& c) {
   c.sliding_window = undeclared_sliding_window(r, c.n_layers);
 }
 
+// The sizes Llama-family configs name alike: hidden_size, num_hidden_layers,
+// num_attention_heads, intermediate_size, max_position_embeddings.
+void parse_llama_sizes(const JsonReader& r, ModelConfig& c) {
+  c.hidden = positive_int(r, {"hidden_size"});
+  c.n_layers = positive_int(r, {"num_hidden_layers"});
+  c.n_heads = positive_int(r, {"num_attention_heads"});
+  c.intermediate = positive_int(r, {"intermediate_size"});
+  c.max_positions = positive_int(r, {"max_position_embeddings"});
+}
+
+// head_dim as config.json gives it; missing or null: `absent` where the
+// config class has a default of its own, else hidden_size /
+// num_attention_heads (what the attention takes then).
+void parse_head_dim(const JsonReader& r, ModelConfig& c, int absent = 0) {
+  if (r.has("head_dim") && !is_null(r, "head_dim")) {
+    c.head_dim = r.get_int("head_dim");
+    if (c.head_dim <= 0) r.fail("head_dim", "must be positive");
+  } else if (absent > 0) {
+    c.head_dim = absent;
+  } else {
+    if (c.hidden % c.n_heads != 0) r.fail("num_attention_heads", "does not divide hidden_size");
+    c.head_dim = c.hidden / c.n_heads;
+  }
+}
+
+// The gated MLP computes act(gate) * up with SiLU only; another act would
+// silently give other numbers than transformers, so it is refused.
+void parse_gated_silu(const JsonReader& r, ModelConfig& c) {
+  c.act = parse_activation(r, "hidden_act", "silu");
+  if (c.act != Activation::Silu)
+    r.fail("hidden_act", "'" + r.get_string("hidden_act") + "' is not supported for " + c.model_type +
+                             " (its gated MLP is implemented with silu only)");
+  c.gated_mlp = true;
+}
+
 // num_key_value_heads when config.json leaves it out: the class default in
 // transformers 5.23.0, which is not always num_attention_heads (an explicit
 // null does mean num_attention_heads for all three).
@@ -325,11 +360,7 @@ int default_kv_heads(const ModelConfig& c, const JsonReader& r) {
 void parse_llama(const JsonReader& r, ModelConfig& c) {
   c.arch = Arch::Llama;
   const bool is_llama = c.model_type == "llama";
-  c.hidden = positive_int(r, {"hidden_size"});
-  c.n_layers = positive_int(r, {"num_hidden_layers"});
-  c.n_heads = positive_int(r, {"num_attention_heads"});
-  c.intermediate = positive_int(r, {"intermediate_size"});
-  c.max_positions = positive_int(r, {"max_position_embeddings"});
+  parse_llama_sizes(r, c);
   c.n_kv_heads = r.has("num_key_value_heads") ? r.get_int("num_key_value_heads") : default_kv_heads(c, r);
   if (c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads != 0) {
     const std::string heads = "num_attention_heads (" + std::to_string(c.n_heads) + ")";
@@ -338,24 +369,11 @@ void parse_llama(const JsonReader& r, ModelConfig& c) {
                                         std::to_string(c.n_kv_heads) + ") does not divide " + heads);
     r.fail("num_key_value_heads", "must divide " + heads);
   }
-  if (r.has("head_dim")) {
-    c.head_dim = r.get_int("head_dim");
-    if (c.head_dim <= 0) r.fail("head_dim", "must be positive");
-  } else if (c.model_type == "qwen3") {
-    c.head_dim = 128;  // Qwen3Config's default, whatever hidden_size / num_attention_heads is
-  } else {
-    if (c.hidden % c.n_heads != 0) r.fail("num_attention_heads", "does not divide hidden_size");
-    c.head_dim = c.hidden / c.n_heads;
-  }
+  // Qwen3Config's default head_dim is 128, whatever hidden_size / num_attention_heads is.
+  parse_head_dim(r, c, c.model_type == "qwen3" ? 128 : 0);
   c.norm = NormKind::RMSNorm;
   c.norm_eps = r.get_number("rms_norm_eps", 1e-6);
-  c.act = parse_activation(r, "hidden_act", "silu");
-  // The gated MLP computes act(gate) * up with SiLU only; another act would
-  // silently give other numbers than transformers, so it is refused.
-  if (c.act != Activation::Silu)
-    r.fail("hidden_act", "'" + r.get_string("hidden_act") + "' is not supported for " + c.model_type +
-                             " (its gated MLP is implemented with silu only)");
-  c.gated_mlp = true;
+  parse_gated_silu(r, c);
   c.parallel_residual = false;
   c.rope = RopeStyle::Half;
   // Biases: LlamaConfig reads attention_bias (q, k, v and o) and mlp_bias;
@@ -613,31 +631,16 @@ void parse_opt(const JsonReader& r, ModelConfig& c) {
 // missing: none). longrope (and its old names su, yarn) is refused by name.
 void parse_phi3(const JsonReader& r, ModelConfig& c) {
   c.arch = Arch::Phi3;
-  c.hidden = positive_int(r, {"hidden_size"});
-  c.n_layers = positive_int(r, {"num_hidden_layers"});
-  c.n_heads = positive_int(r, {"num_attention_heads"});
-  c.intermediate = positive_int(r, {"intermediate_size"});
-  c.max_positions = positive_int(r, {"max_position_embeddings"});
+  parse_llama_sizes(r, c);
   c.n_kv_heads =
       r.has("num_key_value_heads") && !is_null(r, "num_key_value_heads") ? r.get_int("num_key_value_heads") : c.n_heads;
   if (c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads != 0)
     r.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(c.n_heads) + ")");
   // Phi3Config has no head_dim; the attention reads one config.json carries.
-  if (r.has("head_dim") && !is_null(r, "head_dim")) {
-    c.head_dim = r.get_int("head_dim");
-    if (c.head_dim <= 0) r.fail("head_dim", "must be positive");
-  } else {
-    if (c.hidden % c.n_heads != 0) r.fail("num_attention_heads", "does not divide hidden_size");
-    c.head_dim = c.hidden / c.n_heads;
-  }
+  parse_head_dim(r, c);
   c.norm = NormKind::RMSNorm;
   c.norm_eps = r.get_number("rms_norm_eps", 1e-5);
-  c.act = parse_activation(r, "hidden_act", "silu");
-  if (c.act != Activation::Silu)
-    r.fail("hidden_act", "'" + r.get_string("hidden_act") +
-                             "' is not supported for phi3 (its gated MLP is "
-                             "implemented with silu only)");
-  c.gated_mlp = true;
+  parse_gated_silu(r, c);
   c.parallel_residual = false;
   c.qkv_bias = c.o_bias = c.mlp_bias = false;
   for (const char* k : {"attention_bias", "mlp_bias"})

@@ -143,19 +143,11 @@ std::string hf_tensor_name(const std::string& g, GgufNames kind) {
        {"ffn_down.", "mlp.down_proj."}},
       "model.layers."};
   // Qwen3: llama's names plus the per-head q/k norms.
-  static const Names qwen3 = {llama.top,
-                              {{"attn_norm.", "input_layernorm."},
-                               {"ffn_norm.", "post_attention_layernorm."},
-                               {"attn_q_norm.", "self_attn.q_norm."},
-                               {"attn_k_norm.", "self_attn.k_norm."},
-                               {"attn_q.", "self_attn.q_proj."},
-                               {"attn_k.", "self_attn.k_proj."},
-                               {"attn_v.", "self_attn.v_proj."},
-                               {"attn_output.", "self_attn.o_proj."},
-                               {"ffn_gate.", "mlp.gate_proj."},
-                               {"ffn_up.", "mlp.up_proj."},
-                               {"ffn_down.", "mlp.down_proj."}},
-                              "model.layers."};
+  static const Names qwen3 = [] {
+    Names n = llama;
+    n.parts.insert(n.parts.end(), {{"attn_q_norm.", "self_attn.q_norm."}, {"attn_k_norm.", "self_attn.k_norm."}});
+    return n;
+  }();
   // Phi-3: q, k, v fused in attn_qkv, gate and up in ffn_up, as in its
   // Hugging Face checkpoints.
   static const Names phi3 = {llama.top,

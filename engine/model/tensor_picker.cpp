@@ -98,4 +98,10 @@ WeightTensor take_rows(const WeightTensor& t, const std::vector<int64_t>& rows) 
   return out;
 }
 
+WeightTensor take_row_range(const WeightTensor& t, int64_t first, int64_t count) {
+  std::vector<int64_t> rows(static_cast<std::size_t>(count));
+  for (int64_t i = 0; i < count; ++i) rows[static_cast<std::size_t>(i)] = first + i;
+  return take_rows(t, rows);
+}
+
 }  // namespace kvscope

@@ -49,5 +49,7 @@ class TensorPicker {
 // Load-time fix-ups (new owned tensors, same dtype).
 WeightTensor transpose_2d(const WeightTensor& t);                          // GPT-2 Conv1D [in, out] -> [out, in]
 WeightTensor take_rows(const WeightTensor& t, const std::vector<int64_t>& rows);  // rows of a 1-D or 2-D tensor
+// Rows first..first+count-1: one part of a fused projection ([q | k | v]).
+WeightTensor take_row_range(const WeightTensor& t, int64_t first, int64_t count);
 
 }  // namespace kvscope

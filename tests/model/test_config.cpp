@@ -290,6 +290,9 @@ TEST(ConfigAudit, Qwen3ReadsAttentionBiasAndNormsEachHead) {
   // Qwen3Config's head_dim defaults to 128, not hidden_size / heads (16 here).
   EXPECT_EQ(parse(as_type(std::string(kLlama) + "}", "qwen3")).head_dim, 128);
   EXPECT_EQ(parse(as_type(std::string(kLlama) + R"(,"head_dim":24})", "qwen3")).head_dim, 24);
+  // LlamaConfig reads a null head_dim as hidden_size / heads, as if missing.
+  EXPECT_EQ(parse(std::string(kLlama) + R"(,"head_dim":null})").head_dim, 16);
+  EXPECT_CONTAINS(error_of(std::string(kLlama) + R"(,"head_dim":0})"), "config.json: head_dim: must be positive");
   // Its window follows Qwen2Config's rules: only with use_sliding_window.
   EXPECT_EQ(parse(as_type(std::string(kLlama) + R"(,"sliding_window":32})", "qwen3")).sliding_window, 0);
 }
