@@ -93,14 +93,6 @@ inline bool cuda_supports(const ModelConfig& cfg, std::string* why) {
     *why = cfg.model_type +
            " runs on the CPU backend only for now (its output norms, GeGLU, per-layer "
            "windows and RoPE bases have no CUDA kernels yet); use --device cpu";
-  // MPT's ALiBi and clip_qkv have no CUDA kernels yet.
-  if (!missing && (!cfg.alibi_slopes.empty() || cfg.clip_qkv > 0)) {
-    if (why)
-      *why = cfg.model_type +
-             " runs on the CPU backend only for now (ALiBi and clip_qkv have no CUDA kernels "
-             "yet); use --device cpu";
-    return false;
-  }
   // OPT's embedding narrower than the model (word_embed_proj_dim, OPT-350m):
   // the CUDA embedding kernel writes hidden-wide rows and has no projection.
   if (!missing && cfg.word_embed_dim > 0) {

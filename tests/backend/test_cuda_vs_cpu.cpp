@@ -147,8 +147,6 @@ std::vector<std::string> cuda_models() {
   // (refused, tested below).
   std::erase(v, std::string("gemma3"));
   std::erase(v, std::string("opt_postnorm_proj_bf16"));
-  std::erase(v, std::string("mpt"));  // ALiBi: CPU only for now
-  std::erase(v, std::string("mpt_scale_bf16"));
   return v;
 }
 
@@ -166,9 +164,8 @@ TEST(CudaSupport, Gemma3IsCpuOnlyAndAutoStaysOnTheCpu) {
   // (post-norm aside) and GPT-J, Phi-3 run there.
   EXPECT_FALSE(cuda_supports(load_model_files(test::model_dir("opt_postnorm_proj_bf16")).config, &why));
   EXPECT_NE(why.find("word_embed_proj_dim"), std::string::npos) << why;
-  EXPECT_FALSE(cuda_supports(load_model_files(test::model_dir("mpt")).config, &why));
-  EXPECT_NE(why.find("ALiBi"), std::string::npos) << why;
-  for (const char* m : {"opt", "gptj_fp16", "phi3"})
+  // MPT's ALiBi and clip_qkv have their kernels (attention.cu, cuda::clamp).
+  for (const char* m : {"opt", "gptj_fp16", "phi3", "mpt", "mpt_scale_bf16"})
     EXPECT_TRUE(cuda_supports(load_model_files(test::model_dir(m)).config, nullptr)) << m;
 }
 
@@ -407,7 +404,10 @@ void expect_same_cache(Pair& p, int hd, double tol, const std::string& when) {
 // Eviction on llama_gqa, in the position mode of the parameter.
 class RetainCuda : public ::testing::TestWithParam<PositionMode> {
  protected:
+  explicit RetainCuda(const char* model = "llama_gqa")
+      : g(test::Golden::load(model)), m(load_model_files(test::model_dir(model))), tol(bound(m.config)) {}
   void SetUp() override { KVSCOPE_REQUIRE_CUDA(); }
+  void keys_attention_and_logits_match_cpu();
   // The CPU reference and the CUDA backend, each with `max_tokens` slots.
   Pair pair(int max_tokens) const {
     BackendOptions bo;
@@ -415,12 +415,25 @@ class RetainCuda : public ::testing::TestWithParam<PositionMode> {
     bo.positions = GetParam();
     return make_pair_of(m.config, m.weights, bo);
   }
-  const test::Golden g = test::Golden::load("llama_gqa");
-  const ModelFiles m = load_model_files(test::model_dir("llama_gqa"));
-  const double tol = bound(m.config);
+  const test::Golden g;
+  const ModelFiles m;
+  const double tol;
 };
 
-TEST_P(RetainCuda, KeysAttentionAndLogitsMatchCpu) {
+// MPT: ALiBi biases each score by a distance that, after eviction, is the
+// text's (original) or the cache's slots' (compacted): both against the CPU.
+class RetainCudaAlibi : public RetainCuda {
+ protected:
+  RetainCudaAlibi() : RetainCuda("mpt") {}
+};
+
+TEST_P(RetainCuda, KeysAttentionAndLogitsMatchCpu) { keys_attention_and_logits_match_cpu(); }
+TEST_P(RetainCudaAlibi, KeysAttentionAndLogitsMatchCpu) {
+  ASSERT_FALSE(m.config.alibi_slopes.empty());
+  keys_attention_and_logits_match_cpu();
+}
+
+void RetainCuda::keys_attention_and_logits_match_cpu() {
   Pair p = pair(64);
   ForwardOptions fo;
   ForwardOutput oc, og;
@@ -504,6 +517,10 @@ TEST_P(RetainCuda, WindowEvictionsMoveTheStartAndMatchCpu) {
   expect_same_cache(p, hd, tol, "at the end");
 }
 
+INSTANTIATE_TEST_SUITE_P(BothModes, RetainCudaAlibi, ::testing::Values(PositionMode::Original, PositionMode::Compacted),
+                         [](const auto& info) {
+                           return std::string(info.param == PositionMode::Original ? "Original" : "Compacted");
+                         });
 INSTANTIATE_TEST_SUITE_P(BothModes, RetainCuda, ::testing::Values(PositionMode::Original, PositionMode::Compacted),
                          [](const auto& info) {
                            return std::string(info.param == PositionMode::Original ? "Original" : "Compacted");

@@ -40,6 +40,11 @@ __global__ void relu_kernel(float* x, int64_t n) {
     x[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
+__global__ void clamp_kernel(float* x, int64_t n, float c) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    x[i] = x[i] < -c ? -c : (c < x[i] ? c : x[i]);  // std::clamp(v, -c, c); NaN passes through
+}
+
 // Row i of the fused projection holds gate (ff values) then up (ff values).
 __global__ void silu_mul_kernel(const float* gate_up, int n, int ff, float* act) {
   const int64_t total = int64_t(n) * ff;
@@ -76,6 +81,12 @@ void relu(float* x, int64_t n, Stream stream) {
   if (n == 0) return;
   relu_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(x, n);
   check_launch("relu_kernel");
+}
+
+void clamp(float* x, int64_t n, float c, Stream stream) {
+  if (n == 0) return;
+  clamp_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(x, n, c);
+  check_launch("clamp_kernel");
 }
 
 void silu_mul(const float* gate_up, int n, int ff, float* act, Stream stream) {

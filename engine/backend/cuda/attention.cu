@@ -2,7 +2,7 @@
 // query head and query of this call, each head over its own segment (heads
 // of a GQA group share one; kv-head eviction gives segments different
 // lengths). Per chunk of queries:
-//   scores_kernel   S = scale * q.k over the segment; causal and sliding-window masks -> -inf
+//   scores_kernel   S = scale * q.k (+ ALiBi) over the segment; causal and sliding-window masks -> -inf
 //   softmax_kernel  capture the logits, softmax (cpu::softmax_row), capture the probabilities;
 //                   Keyformer: also softmax((S + noise) / tau) into gumbel_rows
 //   stats_kernel    slot statistics (CpuBackend::accumulate_stats), when a rule is active
@@ -67,7 +67,13 @@ __global__ void __launch_bounds__(kThreads) scores_kernel(AttentionArgs a, int q
     if (lane == 0) {
       bool masked = j > base + i;                                        // causal: later new tokens
       if (a.window > 0 && qpos - pos[j] >= a.window) masked = true;  // sliding window
-      row[j] = masked ? -INFINITY : acc * a.scale;
+      float s = __fmul_rn(acc, a.scale);
+      if (a.alibi_slopes && !masked) {  // an integer distance times the fp32 slope, then added (no FMA)
+        const int q = base + i;
+        const int dist = a.alibi_slots ? j - q : pos[j] - pos[q];
+        s = __fadd_rn(s, __fmul_rn(static_cast<float>(dist), a.alibi_slopes[h]));
+      }
+      row[j] = masked ? -INFINITY : s;
     }
   }
 }

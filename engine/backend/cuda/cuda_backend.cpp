@@ -433,6 +433,7 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
     else norm(L.attn_norm_w, L.attn_norm_b, x, n, hbuf);
     linear(L.qkv, hbuf, n, s.qkv.as<float>(), false);
     const int stride = L.qkv.out;
+    if (cfg.clip_qkv > 0) cuda::clamp(s.qkv.as<float>(), int64_t(n) * stride, cfg.clip_qkv, st);  // MPT: q, k and v
     if (L.q_norm_w) {  // Qwen3: each head of q and k normalised before RoPE (and before the cache)
       cuda::rms_norm_heads(s.qkv.as<float>(), n, stride, 0, H, s.hd, L.q_norm_w, cfg.norm_eps, st);
       if (L.owns_kv && L.k_norm_w)
@@ -458,6 +459,8 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
     a.n = n;
     a.first_pos = first_pos;
     a.window = cfg.sliding_window;
+    a.alibi_slopes = model_->alibi_slopes;
+    a.alibi_slots = options().positions == PositionMode::Compacted;
     a.scale = scale;
     for (int kvh = 0; kvh < s.g; ++kvh) a.max_len = std::max(a.max_len, kv().len(seg0 + kvh));
     a.layer = l;

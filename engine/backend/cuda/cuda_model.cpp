@@ -217,6 +217,7 @@ void describe(CudaModel& m, const ModelWeights& w, Uploader& up) {
     d.down = up.matrix({&L.w_down}, {&L.b_down}, at + "down projection");
   }
   m.inv_freq = up.floats(m.inv_freq_host);
+  m.alibi_slopes = up.floats(c.alibi_slopes);
 }
 
 }  // namespace

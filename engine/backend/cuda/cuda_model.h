@@ -47,6 +47,7 @@ struct CudaModel {
   std::vector<Layer> layers;
   std::vector<float> inv_freq_host;  // rope_inv_freq(cfg)
   const float* inv_freq = nullptr;
+  const float* alibi_slopes = nullptr;  // [heads] (MPT); null: no ALiBi
 
   // Throws kvscope::Error("cuda", "memory", "needs X GB, Y GB free ...")
   // when the weights do not fit.

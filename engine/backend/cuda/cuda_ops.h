@@ -140,6 +140,8 @@ void gelu_tanh(float* x, int64_t n, Stream stream);
 void gelu_erf(float* x, int64_t n, Stream stream);
 void silu(float* x, int64_t n, Stream stream);
 void relu(float* x, int64_t n, Stream stream);
+// x clamped to [-c, c] in place (MPT's clip_qkv, as std::clamp on the CPU).
+void clamp(float* x, int64_t n, float c, Stream stream);
 // cpu::silu_mul on the fused gate|up projection: act[i][j] = silu(gu[i][j]) * gu[i][ff + j].
 void silu_mul(const float* gate_up, int n, int ff, float* act, Stream stream);
 
@@ -221,6 +223,11 @@ struct AttentionArgs {
   int n = 0;          // queries (this call's tokens)
   int first_pos = 0;  // absolute position of query 0
   int window = 0;     // sliding window; 0: none
+  // ALiBi (MPT): score + slope[h] x (key - query) distance, over the text's
+  // positions, or over the cache's slots when `alibi_slots` (compacted
+  // positions: the evicted tokens' gaps closed), as CpuBackend::finish_row.
+  const float* alibi_slopes = nullptr;
+  bool alibi_slots = false;
   float scale = 1;
   int max_len = 0;  // the longest segment this layer reads (grid size)
   int layer = 0;    // for Keyformer's noise
