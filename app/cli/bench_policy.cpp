@@ -98,7 +98,7 @@ void run_policy_bench(const PolicyBenchArgs& a) {
                            : a.model.empty() ? default_model_dir().string()
                                              : a.model;
   const ModelConfig& mc = bundle->config();
-  if (resolve_device(a.device, mc) == Device::Cpu) check_host_memory(what, bundle->files.weights.numel(), a.flags.weights);
+  if (resolve_device(a.device, mc) == Device::Cpu) check_host_memory(what, bundle->files.weights, a.flags.weights);
   if (a.prompt_tokens + a.decode_tokens > mc.max_positions)
     throw Error("bench", "", "--prompt-tokens + --decode-tokens exceed the model's maximum positions (" +
                                  std::to_string(mc.max_positions) + ")");

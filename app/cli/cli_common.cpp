@@ -24,11 +24,17 @@ void add_device_opt(CLI::App& cmd, std::string& device) {
 }
 
 void add_weights_opt(CLI::App& cmd, std::string& weights) {
-  cmd.add_option("--weights", weights,
-                 "CPU backend: f32 (the reference) or f16 (linear layers' matrices in IEEE half: half the bytes a "
-                 "decode step reads, computed in fp32)")
-      ->check(CLI::IsMember({"f32", "f16"}))
-      ->default_val("f32");
+  std::string help = "CPU backend's matrices:";
+  std::vector<std::string> names;
+  for (WeightFormat f : weight_formats()) {
+    help += std::string(" ") + weight_format_name(f) + " (" + weight_format_description(f) + ")" +
+            (f == kDefaultWeightFormat ? ", the default;" : ";");
+    names.push_back(weight_format_name(f));
+  }
+  help.pop_back();
+  cmd.add_option("--weights", weights, help)
+      ->check(CLI::IsMember(names))
+      ->default_val(weight_format_name(kDefaultWeightFormat));
 }
 
 std::vector<int> encode_prompt(const ModelBundle& b, const std::string& text, int extra, const std::string& flag) {

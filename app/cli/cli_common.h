@@ -23,7 +23,7 @@ namespace kvscope::cli {
 void add_model_arg(CLI::App& cmd, std::string& model);
 // --device cpu|cuda|auto.
 void add_device_opt(CLI::App& cmd, std::string& device);
-// --weights f32|f16 (the CPU backend's matrices), for commands without the
+// --weights stored|f32|f16 (the CPU backend's matrices), for commands without the
 // policy flags (which carry it).
 void add_weights_opt(CLI::App& cmd, std::string& weights);
 

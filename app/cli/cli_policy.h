@@ -34,7 +34,7 @@ struct PolicyFlags {
   std::string budget_ratio;
   // A parameter's value as typed, else the table's default ("100%" for budget).
   std::string text(const std::string& key) const;
-  std::string weights = "f32";  // --weights: the CPU backend's matrices in fp32 or IEEE half
+  std::string weights = weight_format_name(kDefaultWeightFormat);  // --weights (backend/weight_format.h)
   std::string export_dir;
   std::optional<int> export_layer, export_head;  // unset: the most informative head
   std::string colormap = "viridis", scale = "linear";

@@ -8,6 +8,7 @@
 
 #include "backend/parallel.h"
 #include "bench_policy.h"
+#include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_info.h"
 #include "cli_common.h"
 #include "common/error.h"
@@ -39,13 +40,6 @@ double now_s() {
 
 // Bytes of weights one decoded token reads: every matrix once (the embedding
 // only one row, ignored), in the backend's element size.
-int64_t weight_bytes_per_token(const ModelWeights& w, int elem) {
-  int64_t n = w.lm_head.numel();
-  for (const auto& l : w.layers)
-    for (const WeightTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_up, &l.w_gate, &l.w_down}) n += t->numel();
-  return n * elem;
-}
-
 void run_bench(const BenchArgs& a) {
   if (!a.model.empty() && !a.shape.empty())
     throw Error("bench", "", "give either a MODEL (directory or .gguf file) or --shape NAME");
@@ -85,7 +79,7 @@ void run_bench(const BenchArgs& a) {
     throw Error("bench", "", "--prompt-tokens + --decode-tokens exceed the model's maximum positions (" +
                                  std::to_string(cfg.max_positions) + ")");
   const int64_t params = weights.numel();
-  if (dev == Device::Cpu) check_host_memory(what, params, a.flags.weights);
+  if (dev == Device::Cpu) check_host_memory(what, weights, a.flags.weights);
   BackendOptions bo;
   bo.max_tokens = a.prompt_tokens + a.decode_tokens;
   bo.weights = parse_weight_format(a.flags.weights);
@@ -118,9 +112,10 @@ void run_bench(const BenchArgs& a) {
   }
   const double decode_s = now_s() - t0;
 
-  // What a decode step reads per weight: fp32 or fp16 on the CPU, 16 bits on CUDA.
-  const int elem = dev == Device::Cpu && bo.weights == WeightFormat::F32 ? 4 : 2;
-  const int64_t wbytes = weight_bytes_per_token(weights, elem);
+  // What a decode step reads: the CPU backend's matrices as it holds them,
+  // 16 bits a weight on CUDA.
+  const int64_t wbytes = dev == Device::Cpu ? CpuModel::decode_read_bytes(weights, bo.weights)
+                                            : CpuModel::decode_read_bytes(weights, WeightFormat::F16);
   double bw = 0;
   std::string bw_what;
   if (dev == Device::Cpu) {

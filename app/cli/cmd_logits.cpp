@@ -10,7 +10,7 @@ namespace kvscope::cli {
 namespace {
 
 struct LogitsArgs {
-  std::string model, prompt, out, device = "cpu", weights = "f32";
+  std::string model, prompt, out, device = "cpu", weights = weight_format_name(kDefaultWeightFormat);
 };
 
 void run_logits(const LogitsArgs& a) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <vector>
 
+#include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/simd_path.h"
 #include "backend/parallel.h"
 #include "common/error.h"
@@ -54,13 +55,16 @@ double available_memory_bytes() {
 
 }  // namespace
 
-void check_host_memory(const std::string& what, int64_t parameters, const std::string& weights) {
-  const double need = parameters * (weights == "f16" ? 6.0 : 4.0);  // f16: the fp32 copy lives while converting
+void check_host_memory(const std::string& what, const ModelWeights& weights, const std::string& format) {
+  const WeightFormat f = parse_weight_format(format);
+  // f16: the fp32 copy of a matrix lives while it is converted.
+  const double need = double(CpuModel::host_bytes(weights, f)) * (f == WeightFormat::F16 ? 1.5 : 1.0);
   const double avail = available_memory_bytes();
   if (need > 0.9 * avail)
-    throw Error("bench", "--device cpu", what + " needs " + std::to_string(int(need / 1e9)) +
-                                             " GB of fp32 weights; this machine has " +
-                                             std::to_string(int(avail / 1e9)) + " GB available");
+    throw Error("bench", "--device cpu",
+                what + " needs " + std::to_string(int(need / 1e9)) + " GB for its weights under --weights " + format +
+                    "; this machine has " + std::to_string(int(avail / 1e9)) + " GB available" +
+                    (f == WeightFormat::Stored ? "" : " (--weights stored keeps a GGUF file's blocks)"));
 }
 
 double host_read_bandwidth_gbs(int threads) {

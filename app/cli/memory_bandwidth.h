@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "model/weights.h"
+
 namespace kvscope::cli {
 
 // Host read bandwidth in GB/s with `threads` tasks of the decode pool
@@ -13,9 +15,10 @@ namespace kvscope::cli {
 // min(threads, its size) of them at once, as decode does.
 double host_read_bandwidth_gbs(int threads);
 
-// Throws kvscope::Error when the CPU backend's copy of `parameters` weights
-// (fp32, or f16 with the fp32 copy alive while converting) would take more
-// than 90% of the memory a new allocation can get; `what` names the model.
-void check_host_memory(const std::string& what, int64_t parameters, const std::string& weights);
+// Throws kvscope::Error when the CPU backend's copy of `weights` under
+// --weights `format` (CpuModel::host_bytes; f16 with the fp32 copy of a
+// matrix alive while converting) would take more than 90% of the memory a
+// new allocation can get; `what` names the model.
+void check_host_memory(const std::string& what, const ModelWeights& weights, const std::string& format);
 
 }  // namespace kvscope::cli

@@ -87,24 +87,19 @@ void draw_model_panel(AppState& s) {
     ImGui::TextDisabled("CUDA: not available");
     help_tooltip(cuda_why.c_str());
   }
-  // Weights of the CPU backend's matrices: fp32 (the reference the goldens
-  // check) or half (half the bytes a decode step reads).
+  // How the CPU backend holds its matrices (backend/weight_format.h): the
+  // file's own blocks, fp32, or half.
   if (s.editing.device != "cuda") {
     ImGui::TextUnformatted("Weights");
-    ImGui::SameLine();
-    bool f32 = s.editing.weights != "f16";
-    if (ImGui::RadioButton("f32", f32) && !f32) {
-      s.editing.weights = "f32";
-      action_open_model(s, s.shell.model_path);
+    for (WeightFormat f : weight_formats()) {
+      const char* name = weight_format_name(f);
+      ImGui::SameLine();
+      if (ImGui::RadioButton(name, s.editing.weights == name) && s.editing.weights != name) {
+        s.editing.weights = name;
+        action_open_model(s, s.shell.model_path);
+      }
+      help_tooltip(weight_format_description(f));
     }
-    help_tooltip("The linear layers' matrices in fp32: the reference, what the Hugging Face goldens check");
-    ImGui::SameLine();
-    if (ImGui::RadioButton("f16", !f32) && f32) {
-      s.editing.weights = "f16";
-      action_open_model(s, s.shell.model_path);
-    }
-    help_tooltip("The linear layers' matrices in IEEE half: half the bytes a decode step reads (about 1.6x faster "
-                 "decoding on SmolLM2-135M), computed in fp32; logits move by the weights' rounding");
   }
   if (s.a) ImGui::TextDisabled("running on %s", s.a->device.c_str());
 }

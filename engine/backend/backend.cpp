@@ -9,14 +9,6 @@
 
 namespace kvscope {
 
-WeightFormat parse_weight_format(const std::string& s) {
-  if (s == "f32") return WeightFormat::F32;
-  if (s == "f16") return WeightFormat::F16;
-  throw Error::setting("weights", "unknown weight format '" + s + "' (choose f32 or f16)");
-}
-
-const char* weight_format_name(WeightFormat f) { return f == WeightFormat::F16 ? "f16" : "f32"; }
-
 bool cuda_available(std::string* why) {
 #ifdef KVSCOPE_HAVE_CUDA
   return cuda_device_available(why);

@@ -14,6 +14,7 @@
 #include "backend/expected_attention.h"
 #include "backend/sampler.h"
 #include "backend/slot_stats.h"
+#include "backend/weight_format.h"
 #include "kv/kv_book.h"
 #include "model/config.h"
 #include "model/weights.h"
@@ -73,13 +74,6 @@ struct ForwardOutput {
 // Where rotary keys sit after eviction (docs/policies.md, "Positions after eviction").
 enum class PositionMode { Original, Compacted };
 
-// How the CPU backend stores the matrices of the linear layers: fp32 (the
-// reference, what the goldens check) or IEEE half (half the bytes a decode
-// step reads; computed in fp32 on the widened weights). The CUDA backend
-// always keeps 16-bit weights (cuda_ops.h, weight_type_for) and ignores it.
-enum class WeightFormat { F32, F16 };
-WeightFormat parse_weight_format(const std::string& s);  // "f32" | "f16"; throws Error::setting("weights", ...)
-
 // Whether the CUDA backend computes this model (Gemma 3's norms, GeGLU,
 // per-layer windows and RoPE bases have no kernels yet); `why` says what
 // it lacks. Host-only: no device is needed to ask. (Inline: the CUDA
@@ -104,12 +98,11 @@ inline bool cuda_supports(const ModelConfig& cfg, std::string* why) {
   }
   return !missing;
 }
-const char* weight_format_name(WeightFormat f);
 
 struct BackendOptions {
   int max_tokens = 0;  // KV capacity per segment (prompt + new tokens)
   PositionMode positions = PositionMode::Original;
-  WeightFormat weights = WeightFormat::F32;
+  WeightFormat weights = kDefaultWeightFormat;
 };
 
 // The base class holds what every backend does the same way around its

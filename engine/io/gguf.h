@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "io/ggml_type.h"
 #include "io/mapped_file.h"
 
 namespace kvscope {
@@ -41,19 +42,6 @@ struct GgufValue {
   bool is_array() const { return type == GgufValueType::Array; }
   std::size_t array_size() const;
 };
-
-// ggml tensor types kvscope can read (numbering from ggml).
-enum class GgmlType : uint32_t {
-  F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8,
-  Q4_K = 12, Q5_K = 13, Q6_K = 14, BF16 = 30,
-};
-// Name of any ggml type number ("Q2_K", "IQ4_NL", ...) for messages; "type N"
-// for numbers ggml does not define.
-std::string ggml_type_name(uint32_t type);
-bool ggml_type_supported(uint32_t type);
-// Elements per block and bytes per block of a supported type.
-int ggml_block_elements(GgmlType t);
-int ggml_block_bytes(GgmlType t);
 
 struct GgufTensorInfo {
   std::string name;

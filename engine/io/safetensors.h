@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "io/dtype.h"
+#include "io/ggml_type.h"
 #include "io/mapped_file.h"
 
 namespace kvscope {
@@ -19,6 +20,10 @@ struct TensorView {
   std::string name;
   std::string stored_dtype;    // as written in the header ("F16", "I64", ...)
   std::optional<DType> dtype;  // set for the float types kvscope computes with
+  // A GGUF matrix kept in its file's blocks (quantized, F16 or BF16; rows of
+  // whole blocks): `data` holds them and `dtype` is F32, what they
+  // dequantize to. Unset for plain arrays of `dtype`.
+  std::optional<GgmlType> blocks;
   std::vector<int64_t> shape;
   const std::byte* data = nullptr;  // inside the mapping; not necessarily aligned
   std::size_t nbytes = 0;

@@ -194,47 +194,51 @@ void transpose_in_place(std::vector<float>& w, int64_t rows, int64_t cols) {
 
 // llama.cpp's converter interleaves the two rotary halves of every head's
 // rows of q_proj and k_proj (for its RoPE kernel); transformers undoes it on
-// load, and so does this. Row 2p+h of a head came from row h*(hd/2)+p.
-void undo_rotary_interleave(std::vector<float>& w, int64_t rows, int64_t cols, int64_t heads,
-                            const std::string& source, const std::string& name) {
+// load, and so does this. Row h*hd + s*(hd/2) + p comes from row
+// h*hd + 2p + s. (order[i]: the stored row that becomes row i.)
+std::vector<int64_t> rotary_row_order(int64_t rows, int64_t heads, const std::string& source, const std::string& name) {
   if (heads <= 0 || rows % (2 * heads) != 0)
     throw Error(source, name, std::to_string(rows) + " rows cannot be split into " + std::to_string(heads) +
                                   " heads of even size");
   const int64_t hd = rows / heads, half = hd / 2;
-  std::vector<float> out(w.size());
+  std::vector<int64_t> order(static_cast<std::size_t>(rows));
   for (int64_t h = 0; h < heads; ++h)
     for (int64_t p = 0; p < half; ++p)
-      for (int64_t s = 0; s < 2; ++s) {
-        const float* src = w.data() + (h * hd + 2 * p + s) * cols;
-        std::copy(src, src + cols, out.data() + (h * hd + s * half + p) * cols);
-      }
-  w.swap(out);
+      for (int64_t s = 0; s < 2; ++s) order[h * hd + s * half + p] = h * hd + 2 * p + s;
+  return order;
 }
 
 // llama.cpp's converter regroups GPT-NeoX's fused query_key_value from
 // transformers' per-head order [head][q, k, v][head_dim] into [q | k | v],
 // each [head][head_dim] (rows of the weight, entries of the bias); this puts
-// the rows back where transformers keeps them. Row part*d + h*hd + r came
-// from row h*3*hd + part*hd + r.
-void undo_qkv_grouping(std::vector<float>& w, int64_t rows, int64_t cols, int64_t heads, const std::string& source,
-                       const std::string& name) {
+// the rows back where transformers keeps them. Row h*3*hd + part*hd + r
+// comes from row part*d + h*hd + r.
+std::vector<int64_t> qkv_row_order(int64_t rows, int64_t heads, const std::string& source, const std::string& name) {
   if (heads <= 0 || rows % (3 * heads) != 0)
     throw Error(source, name, std::to_string(rows) + " rows cannot be split into q, k and v of " +
                                   std::to_string(heads) + " heads");
   const int64_t hd = rows / (3 * heads), d = heads * hd;
-  std::vector<float> out(w.size());
+  std::vector<int64_t> order(static_cast<std::size_t>(rows));
   for (int64_t part = 0; part < 3; ++part)
     for (int64_t h = 0; h < heads; ++h)
-      for (int64_t r = 0; r < hd; ++r) {
-        const float* src = w.data() + (part * d + h * hd + r) * cols;
-        std::copy(src, src + cols, out.data() + (h * 3 * hd + part * hd + r) * cols);
-      }
-  w.swap(out);
+      for (int64_t r = 0; r < hd; ++r) order[h * 3 * hd + part * hd + r] = part * d + h * hd + r;
+  return order;
+}
+
+// Rows of `row_bytes` each, reordered: row i of the result is row order[i]
+// of `src`. Works alike on floats and on a row's GGUF blocks.
+template <class T>
+std::vector<T> permute_rows(const T* src, std::size_t row_elems, const std::vector<int64_t>& order) {
+  std::vector<T> out(order.size() * row_elems);
+  for (std::size_t i = 0; i < order.size(); ++i)
+    std::copy(src + order[i] * row_elems, src + (order[i] + 1) * row_elems, out.data() + i * row_elems);
+  return out;
 }
 
 struct OwnedTensors {
   std::shared_ptr<const MappedFile> mapping;
   std::vector<std::vector<float>> buffers;
+  std::vector<std::vector<std::byte>> block_buffers;  // reordered rows of blocks
 };
 
 // Every architecture: a tied head when the file has no output.weight, and
@@ -448,7 +452,7 @@ ModelFiles load_gguf_model(const GgufFile& f) {
     if (t.name == "rope_freqs.weight") continue;  // in the configuration (rope_freq_factors)
     TensorView v;
     v.name = hf_tensor_name(t.name, names);
-    v.stored_dtype = "F32";
+    v.stored_dtype = "F32";  // what the views hold (blocks: what they dequantize to)
     v.dtype = DType::F32;
     v.shape = t.torch_shape();
     v.file = f.source();
@@ -465,18 +469,31 @@ ModelFiles load_gguf_model(const GgufFile& f) {
     // back at run time), so the same subtraction is made here.
     const bool unit_offset = gemma3 && t.name.find("norm.weight") != std::string::npos;
     if (conv1d) std::swap(v.shape[0], v.shape[1]);
-    if (t.type == GgmlType::F32 && !rotary_rows && !conv1d && !grouped_qkv && !unit_offset) {
+    const int64_t rows = v.shape[0], cols = v.shape.size() == 2 ? v.shape[1] : 1;
+    std::vector<int64_t> order;  // empty: the stored row order is transformers'
+    if (rotary_rows)
+      order = rotary_row_order(rows, (is_q || v.name.ends_with("q_proj.bias")) ? cfg.n_heads : cfg.n_kv_heads,
+                               f.source(), t.name);
+    if (grouped_qkv) order = qkv_row_order(rows, cfg.n_heads, f.source(), t.name);
+    if (t.type == GgmlType::F32 && order.empty() && !conv1d && !unit_offset) {
       v.data = t.data;  // used in place, inside the mapping
+    } else if (t.type != GgmlType::F32 && v.shape.size() == 2 && !conv1d && !unit_offset) {
+      // A matrix whose rows are whole blocks: kept as the file stores it
+      // (the backends dequantize where they read it), rows reordered in a
+      // copy of the blocks when llama.cpp's order differs.
+      v.blocks = t.type;
+      v.nbytes = t.nbytes;
+      if (order.empty()) {
+        v.data = t.data;
+      } else {
+        owned->block_buffers.push_back(permute_rows(t.data, t.nbytes / static_cast<std::size_t>(rows), order));
+        v.data = owned->block_buffers.back().data();
+      }
     } else {
       std::vector<float> buf(static_cast<std::size_t>(t.numel()));
       dequantize_ggml(t.type, t.data, t.numel(), buf.data());
-      if (rotary_rows)
-        undo_rotary_interleave(buf, v.shape[0], v.shape.size() == 2 ? v.shape[1] : 1,
-                               (is_q || v.name.ends_with("q_proj.bias")) ? cfg.n_heads : cfg.n_kv_heads, f.source(),
-                               t.name);
       if (conv1d) transpose_in_place(buf, v.shape[1], v.shape[0]);  // stored [out, in] -> [in, out]
-      if (grouped_qkv)
-        undo_qkv_grouping(buf, v.shape[0], v.shape.size() == 2 ? v.shape[1] : 1, cfg.n_heads, f.source(), t.name);
+      if (!order.empty()) buf = permute_rows(buf.data(), static_cast<std::size_t>(cols), order);
       if (unit_offset)
         for (float& x : buf) x = x - 1.0f;
       owned->buffers.push_back(std::move(buf));

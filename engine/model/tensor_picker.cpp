@@ -37,6 +37,7 @@ WeightTensor TensorPicker::take(const std::string& name, const std::vector<int64
   WeightTensor t;
   t.shape = v->shape;
   t.dtype = *v->dtype;
+  t.blocks = v->blocks;
   t.data = v->data;
   t.keepalive = store_;
   return t;
@@ -56,6 +57,8 @@ void TensorPicker::check_all_used(const std::function<bool(const std::string&)>&
 }
 
 WeightTensor transpose_2d(const WeightTensor& t) {
+  // A block runs along a row: a transposed matrix cannot keep them.
+  if (t.blocks) return transpose_2d(WeightTensor::owned_f32(t.to_f32(), t.shape));
   const int64_t r = t.shape.at(0), c = t.shape.at(1);
   const std::size_t es = dtype_size(t.dtype);
   auto buf = std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(r * c) * es);
@@ -84,8 +87,7 @@ WeightTensor TensorPicker::take_head(const std::string& name, const WeightTensor
 }
 
 WeightTensor take_rows(const WeightTensor& t, const std::vector<int64_t>& rows) {
-  const int64_t cols = t.shape.size() == 1 ? 1 : t.shape.at(1);
-  const std::size_t row_bytes = static_cast<std::size_t>(cols) * dtype_size(t.dtype);
+  const std::size_t row_bytes = t.row_bytes();
   auto buf = std::make_shared<std::vector<std::byte>>(rows.size() * row_bytes);
   for (std::size_t i = 0; i < rows.size(); ++i)
     std::memcpy(buf->data() + i * row_bytes, t.data + rows[i] * row_bytes, row_bytes);
@@ -93,6 +95,7 @@ WeightTensor take_rows(const WeightTensor& t, const std::vector<int64_t>& rows) 
   out.shape = t.shape;
   out.shape[0] = static_cast<int64_t>(rows.size());
   out.dtype = t.dtype;
+  out.blocks = t.blocks;
   out.data = buf->data();
   out.keepalive = buf;
   return out;

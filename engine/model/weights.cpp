@@ -1,6 +1,7 @@
 #include "model/weights.h"
 
 #include "common/counter_random.h"
+#include "io/gguf_dequant.h"
 
 namespace kvscope {
 
@@ -30,7 +31,19 @@ void WeightTensor::to_f32(float* dst) const {
     for (int64_t i = 0; i < n; ++i) dst[i] = random_weight_value(random_seed, random_id, i, random_scale, random_offset);
     return;
   }
+  if (blocks) return dequantize_ggml(*blocks, data, n, dst);
   convert_to_f32(dtype, data, dst, static_cast<std::size_t>(n));
+}
+
+std::size_t WeightTensor::row_bytes() const {
+  const auto c = static_cast<std::size_t>(cols());
+  if (blocks) return c / ggml_block_elements(*blocks) * ggml_block_bytes(*blocks);
+  return c * dtype_size(dtype);
+}
+
+std::size_t WeightTensor::stored_bytes() const {
+  if (random || empty()) return 0;
+  return row_bytes() * static_cast<std::size_t>(numel() / cols());
 }
 
 std::vector<float> WeightTensor::to_f32() const {
@@ -62,25 +75,39 @@ WeightTensor WeightTensor::random_uniform(std::vector<int64_t> shape, uint64_t s
   return t;
 }
 
-int64_t ModelWeights::numel() const {
-  int64_t n = tok_emb.numel() + pos_emb.numel() + final_norm_w.numel() + final_norm_b.numel();
-  const bool tied = lm_head.data == tok_emb.data && lm_head.random == tok_emb.random &&
-                    lm_head.random_id == tok_emb.random_id;
-  if (!tied) n += lm_head.numel();
-  n += lm_head_b.numel() + project_in.numel() + project_out.numel();
-  for (const auto& l : layers) {
-    // GPT-J's one norm is stored once, though both branches hold it.
-    const bool shared_norm = !l.mlp_norm_w.empty() && l.mlp_norm_w.data == l.attn_norm_w.data &&
-                             l.mlp_norm_w.random == l.attn_norm_w.random &&
-                             l.mlp_norm_w.random_id == l.attn_norm_w.random_id;
-    if (shared_norm) n -= l.mlp_norm_w.numel() + l.mlp_norm_b.numel();
+namespace {
+
+bool same_tensor(const WeightTensor& a, const WeightTensor& b) {
+  return a.data == b.data && a.random == b.random && a.random_id == b.random_id;
+}
+
+// `measure` summed over every tensor the model stores, each once: a tied
+// head shares the embedding, GPT-J's one norm feeds both branches.
+template <class Measure>
+auto sum_stored(const ModelWeights& w, Measure measure) {
+  auto n = measure(w.tok_emb) + measure(w.pos_emb) + measure(w.final_norm_w) + measure(w.final_norm_b);
+  if (!same_tensor(w.lm_head, w.tok_emb)) n += measure(w.lm_head);
+  n += measure(w.lm_head_b) + measure(w.project_in) + measure(w.project_out);
+  for (const auto& l : w.layers) {
+    const bool shared_norm = !l.mlp_norm_w.empty() && same_tensor(l.mlp_norm_w, l.attn_norm_w);
+    if (shared_norm) n -= measure(l.mlp_norm_w) + measure(l.mlp_norm_b);
     for (const WeightTensor* t : {&l.attn_norm_w, &l.attn_norm_b, &l.wq, &l.bq, &l.wk, &l.bk, &l.wv, &l.bv, &l.wo,
                                   &l.bo, &l.mlp_norm_w, &l.mlp_norm_b, &l.w_up, &l.b_up, &l.w_gate, &l.b_gate,
                                   &l.w_down, &l.b_down, &l.q_norm_w, &l.k_norm_w, &l.post_attn_norm_w,
                                   &l.post_mlp_norm_w})
-      n += t->numel();
+      n += measure(*t);
   }
   return n;
+}
+
+}  // namespace
+
+int64_t ModelWeights::numel() const {
+  return sum_stored(*this, [](const WeightTensor& t) { return t.numel(); });
+}
+
+std::size_t ModelWeights::stored_bytes() const {
+  return sum_stored(*this, [](const WeightTensor& t) { return t.stored_bytes(); });
 }
 
 }  // namespace kvscope

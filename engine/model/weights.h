@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "io/dtype.h"
+#include "io/ggml_type.h"
 
 namespace kvscope {
 
@@ -18,6 +20,10 @@ namespace kvscope {
 struct WeightTensor {
   std::vector<int64_t> shape;
   DType dtype = DType::F32;
+  // Set when `data` holds a GGUF file's blocks of this type (a matrix whose
+  // rows are whole blocks: quantized, F16 or BF16); `dtype` is then F32,
+  // what they dequantize to, bit for bit as gguf-py does (io/gguf_dequant.h).
+  std::optional<GgmlType> blocks;
   const std::byte* data = nullptr;
   std::shared_ptr<const void> keepalive;  // the mapping or the owned buffer
   bool random = false;                    // uniform in [-scale, scale] from Philox(seed, id)
@@ -30,6 +36,10 @@ struct WeightTensor {
   int64_t numel() const;
   int64_t rows() const { return shape.empty() ? 0 : shape[0]; }
   int64_t cols() const { return shape.size() < 2 ? 1 : shape[1]; }
+  // Bytes of one row as stored (blocks, or cols x the dtype's size).
+  std::size_t row_bytes() const;
+  // Bytes of the whole tensor as stored; 0 for a random fill.
+  std::size_t stored_bytes() const;
   std::string shape_string() const;
   // All elements as float (converted or generated).
   void to_f32(float* dst) const;
@@ -72,6 +82,8 @@ struct ModelWeights {
   WeightTensor project_out;  // [e, d]
   // Parameters stored (a tied head counted once).
   int64_t numel() const;
+  // Their bytes as stored (GGUF blocks at their size), the same way.
+  std::size_t stored_bytes() const;
 };
 
 }  // namespace kvscope

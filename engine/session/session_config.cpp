@@ -221,7 +221,7 @@ nlohmann::json SessionConfig::to_json() const {
          return a;
        }()}};
   // Written only when set, so sessions without them keep their bytes.
-  if (weights != "f32") j["weights"] = weights;
+  if (weights != weight_format_name(kDefaultWeightFormat)) j["weights"] = weights;
   if (fork) j["fork"] = {{"at_step", fork->at_step}, {"policy", policy_to_json(fork->policy)}};
   if (view != ViewConfig{}) j["view"] = view_to_json(view);
   if (lesson) {
@@ -290,8 +290,12 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
   c.model = r.get_string("model", "");
   c.device = r.get_string("device", "cpu");
   if (c.device != "cpu" && c.device != "cuda" && c.device != "auto") r.fail("device", "must be cpu, cuda or auto");
-  c.weights = r.get_string("weights", "f32");
-  if (c.weights != "f32" && c.weights != "f16") r.fail("weights", "must be f32 or f16");
+  c.weights = r.get_string("weights", weight_format_name(kDefaultWeightFormat));
+  try {
+    parse_weight_format(c.weights);
+  } catch (const Error&) {
+    r.fail("weights", "must be " + weight_format_choices());
+  }
   if (given(r, "prompt_ids")) {
     // The ids alone are the prompt.
   } else if (given(r, "prompt_file")) {

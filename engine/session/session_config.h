@@ -15,6 +15,7 @@
 #include "common/error.h"
 
 #include "backend/sampler.h"
+#include "backend/weight_format.h"
 #include "kv/sharing.h"
 #include "policy/params.h"
 
@@ -106,7 +107,8 @@ int policy_since_row(const SessionConfig& c, int row);
 struct SessionConfig {
   std::string model;             // model directory; empty = the bundled default
   std::string device = "cpu";    // cpu, cuda, auto
-  std::string weights = "f32";   // the CPU backend's matrices: f32 or f16 (backend.h, WeightFormat)
+  std::string weights =
+      weight_format_name(kDefaultWeightFormat);  // the CPU backend's matrices (backend/weight_format.h)
   std::string prompt;
   std::optional<std::string> continuation;  // teacher-forced text instead of sampling
   // Token ids that replace the texts above when set (an exact split of a

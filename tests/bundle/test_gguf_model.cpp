@@ -9,9 +9,11 @@
 #include <chrono>
 #include <thread>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "backend/backend.h"
+#include "backend/cpu/cpu_backend.h"
 #include "bundle/downloaded_models.h"
 #include "bundle/gguf_tokenizer.h"
 #include "bundle/model_bundle.h"
@@ -161,6 +163,53 @@ TEST_P(GgufGolden, TokenizerFromMetadataMatchesTransformersOnTheHardStrings) {
     ++n;
   }
   EXPECT_GT(n, 50);
+}
+
+// --weights stored (the default) keeps the file's matrices in their blocks
+// and dequantizes inside each product; --weights f32 dequantizes them on
+// load. Prompt and decode logits are the same bits,
+// and the quantized files' matrices take the blocks' memory, not fp32's.
+TEST_P(GgufGolden, MatricesKeptInTheirBlocksRunBitForBitAsDequantizedOnes) {
+  const auto g = golden_of(GetParam());
+  const auto prompt = g.at("prompt").get<std::vector<int>>();
+  const auto b = load_model_bundle(gguf_path(GetParam()));
+  const ModelWeights& w = b.files.weights;
+  int in_blocks = 0;
+  for (const auto& L : w.layers)
+    for (const WeightTensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_up, &L.w_gate, &L.w_down})
+      in_blocks += t->blocks.has_value();
+  const GgufFile file = GgufFile::open(gguf_path(GetParam()));
+  int quantized_in_file = 0;
+  for (const auto& t : file.tensors())
+    quantized_in_file += t.type != GgmlType::F32 && t.dims.size() == 2 && t.name.rfind("blk.", 0) == 0;
+  // GPT-2's matrices are transposed to its Conv1D layout on load, which
+  // blocks along a row cannot follow: dequantized there.
+  if (GetParam() == "tiny_gpt2") EXPECT_EQ(in_blocks, 0);
+  else EXPECT_EQ(in_blocks > 0, quantized_in_file > 0) << in_blocks << " matrices in blocks";
+  if (in_blocks > 0)
+    EXPECT_LT(CpuModel::host_bytes(w, WeightFormat::Stored), CpuModel::host_bytes(w, WeightFormat::F32));
+
+  BackendOptions stored, f32;
+  stored.max_tokens = f32.max_tokens = static_cast<int>(prompt.size()) + 6;
+  stored.weights = WeightFormat::Stored;
+  f32.weights = WeightFormat::F32;
+  auto a = make_backend(Device::Cpu, b.config(), w, stored);
+  auto c = make_backend(Device::Cpu, b.config(), w, f32);
+  ForwardOptions fo;
+  fo.all_logits = true;
+  for (int l = 0; l < b.config().n_layers; ++l) fo.capture_layers.push_back(l);
+  ForwardOutput oa, oc;
+  a->forward(prompt, fo, oa);
+  c->forward(prompt, fo, oc);
+  EXPECT_TRUE(oa.logits == oc.logits && !oa.logits.empty()) << "prompt logits";
+  fo.all_logits = false;
+  for (int s = 0; s < 6; ++s) {
+    const int tok[1] = {prompt[s % prompt.size()]};
+    a->forward(tok, fo, oa);
+    c->forward(tok, fo, oc);
+    ASSERT_EQ(std::memcmp(oa.logits.data(), oc.logits.data(), oa.logits.size() * sizeof(float)), 0) << "step " << s;
+    ASSERT_EQ(oa.logits.size(), oc.logits.size());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, GgufGolden,

@@ -150,7 +150,8 @@ TEST(SessionFile, BadValuesNameFileAndField) {
             std::string::npos);
   EXPECT_NE(error_of(R"({"policy":{}})").find("s.json: prompt: missing"), std::string::npos);
   EXPECT_NE(error_of(R"({"prompt":"x","device":"tpu"})").find("device: must be cpu, cuda or auto"), std::string::npos);
-  EXPECT_NE(error_of(R"({"prompt":"x","weights":"int8"})").find("s.json: weights: must be f32 or f16"), std::string::npos);
+  EXPECT_NE(error_of(R"({"prompt":"x","weights":"int8"})").find("s.json: weights: must be stored, f32 or f16"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"prompt":"x","recording":{"layers":"some"}})").find("recording.layers"), std::string::npos);
   EXPECT_NE(error_of(R"({"prompt":"x","export":{"heatmaps":[[1]]}})").find("export.heatmaps"), std::string::npos);
   EXPECT_NE(error_of(R"({"prompt":"x","sampling":{"top_p":0}})").find("s.json: sampling.top_p: must be in (0, 1]"),

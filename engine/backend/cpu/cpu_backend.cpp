@@ -28,15 +28,17 @@ std::shared_ptr<const CpuModel> CpuModel::create(const ModelConfig& cfg, const M
   m->cfg = cfg;
   m->format = format;
   const bool half = format == WeightFormat::F16;
-  m->tok_emb = f32(w.tok_emb);
+  // The table stays fp32 under f16 (a lookup reads one row, not the table).
+  m->tok_emb = cpu::Linear::from(w.tok_emb, WeightTensor{}, half ? WeightFormat::F32 : format, "embed_tokens");
   m->pos_emb = f32(w.pos_emb);
   m->final_norm_w = f32(w.final_norm_w);
   m->final_norm_b = f32(w.final_norm_b);
   // A tied head shares the embedding's values; converting twice costs memory
-  // only, and keeps the head a plain Linear.
-  m->lm_head = cpu::Linear::from(w.lm_head, w.lm_head_b, half, "lm_head");
-  m->project_in = cpu::Linear::from(w.project_in, WeightTensor{}, half, "project_in");
-  m->project_out = cpu::Linear::from(w.project_out, WeightTensor{}, half, "project_out");
+  // only (none when both stay in the file's blocks), and keeps the head a
+  // plain Linear.
+  m->lm_head = cpu::Linear::from(w.lm_head, w.lm_head_b, format, "lm_head");
+  m->project_in = cpu::Linear::from(w.project_in, WeightTensor{}, format, "project_in");
+  m->project_out = cpu::Linear::from(w.project_out, WeightTensor{}, format, "project_out");
   for (const auto& L : w.layers) {
     CpuModel::Layer l;
     l.attn_norm_w = f32(L.attn_norm_w);
@@ -48,18 +50,58 @@ std::shared_ptr<const CpuModel> CpuModel::create(const ModelConfig& cfg, const M
     l.post_attn_norm_w = f32(L.post_attn_norm_w);
     l.post_mlp_norm_w = f32(L.post_mlp_norm_w);
     const std::string at = "layer " + std::to_string(m->layers.size()) + " ";
-    l.q = cpu::Linear::from(L.wq, L.bq, half, at + "q");
-    l.k = cpu::Linear::from(L.wk, L.bk, half, at + "k");
-    l.v = cpu::Linear::from(L.wv, L.bv, half, at + "v");
-    l.o = cpu::Linear::from(L.wo, L.bo, half, at + "o");
-    l.up = cpu::Linear::from(L.w_up, L.b_up, half, at + "up");
-    l.gate = cpu::Linear::from(L.w_gate, L.b_gate, half, at + "gate");
-    l.down = cpu::Linear::from(L.w_down, L.b_down, half, at + "down");
+    l.q = cpu::Linear::from(L.wq, L.bq, format, at + "q");
+    l.k = cpu::Linear::from(L.wk, L.bk, format, at + "k");
+    l.v = cpu::Linear::from(L.wv, L.bv, format, at + "v");
+    l.o = cpu::Linear::from(L.wo, L.bo, format, at + "o");
+    l.up = cpu::Linear::from(L.w_up, L.b_up, format, at + "up");
+    l.gate = cpu::Linear::from(L.w_gate, L.b_gate, format, at + "gate");
+    l.down = cpu::Linear::from(L.w_down, L.b_down, format, at + "down");
     m->layers.push_back(std::move(l));
   }
   m->inv_freq = rope_inv_freq(cfg);
   m->inv_freq_local = rope_inv_freq_local(cfg);
   return m;
+}
+
+namespace {
+
+// Bytes of one tensor as CpuModel holds it: a GGUF matrix's blocks under
+// stored, else fp32 (or half for f16's matrices).
+int64_t held_bytes(const WeightTensor& t, WeightFormat format, bool matrix) {
+  if (t.empty()) return 0;
+  if (format == WeightFormat::Stored && t.blocks && !t.random) return int64_t(t.stored_bytes());
+  return t.numel() * (format == WeightFormat::F16 && matrix ? 2 : 4);
+}
+
+}  // namespace
+
+int64_t CpuModel::host_bytes(const ModelWeights& w, WeightFormat format) {
+  int64_t n = held_bytes(w.tok_emb, format == WeightFormat::F16 ? WeightFormat::F32 : format, false) +
+              held_bytes(w.pos_emb, format, false) + held_bytes(w.project_in, format, true) +
+              held_bytes(w.project_out, format, true);
+  // A tied head read in place shares the table's blocks; converted, it is a copy.
+  const bool shared = w.lm_head.data == w.tok_emb.data && format == WeightFormat::Stored && w.lm_head.blocks;
+  if (!shared) n += held_bytes(w.lm_head, format, true);
+  // Norms and biases: fp32 whatever the format.
+  n += 4 * (w.final_norm_w.numel() + w.final_norm_b.numel() + w.lm_head_b.numel());
+  for (const auto& L : w.layers) {
+    for (const WeightTensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_up, &L.w_gate, &L.w_down})
+      n += held_bytes(*t, format, true);
+    for (const WeightTensor* t :
+         {&L.attn_norm_w, &L.attn_norm_b, &L.bq, &L.bk, &L.bv, &L.bo, &L.mlp_norm_w, &L.mlp_norm_b, &L.b_up, &L.b_gate,
+          &L.b_down, &L.q_norm_w, &L.k_norm_w, &L.post_attn_norm_w, &L.post_mlp_norm_w})
+      n += 4 * t->numel();
+  }
+  return n;
+}
+
+int64_t CpuModel::decode_read_bytes(const ModelWeights& w, WeightFormat format) {
+  int64_t n = held_bytes(w.lm_head, format, true);
+  for (const auto& L : w.layers)
+    for (const WeightTensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_up, &L.w_gate, &L.w_down})
+      n += held_bytes(*t, format, true);
+  return n;
 }
 
 CpuBackend::CpuBackend(std::shared_ptr<const CpuModel> model, const BackendOptions& opt)
@@ -235,13 +277,13 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
     emb_.resize(size_t(N) * e);
     for (const Lane& ln : lanes)
       for (int i = 0; i < ln.n; ++i)
-        std::memcpy(&emb_[size_t(ln.row0 + i) * e], &model_->tok_emb[size_t(ln.tokens[i]) * e], sizeof(float) * e);
+        model_->tok_emb.rows_to_f32(ln.tokens[i], ln.tokens[i] + 1, &emb_[size_t(ln.row0 + i) * e]);
     cpu::linear(emb_.data(), N, model_->project_in, x_.data());
   }
   for (const Lane& ln : lanes)
     for (int i = 0; i < ln.n; ++i) {
       float* xr = &x_[size_t(ln.row0 + i) * d];
-      if (model_->project_in.empty()) std::memcpy(xr, &model_->tok_emb[size_t(ln.tokens[i]) * d], sizeof(float) * d);
+      if (model_->project_in.empty()) model_->tok_emb.rows_to_f32(ln.tokens[i], ln.tokens[i] + 1, xr);
       if (cfg.learned_positions) {
         const float* p = &model_->pos_emb[size_t(ln.first_pos + i + cfg.position_offset) * d];
         for (int j = 0; j < d; ++j) xr[j] += p[j];
@@ -651,17 +693,22 @@ void CpuBackend::compute_value_weights(const std::vector<ValueWeightJob>& jobs) 
     const int layer = layout_.owners[job.seg / layout_.n_kv_heads];
     const int h = job.seg % layout_.n_kv_heads;
     const cpu::Linear& W = model_->layers[layer].o;
-    auto weight = [&](int o, int c) {
-      const std::size_t at = std::size_t(o) * W.in + c;
-      return W.half() ? f16_to_f32(W.w16[at]) : W.w[at];
-    };
+    // The columns of this KV head's query heads, W_o[o][hG hd, (h+1)G hd),
+    // in fp32 whichever way the matrix is held.
+    const int width = G * hd_;
+    std::vector<float> cols(std::size_t(W.out) * width), row(std::size_t(W.in));
+    for (int o = 0; o < W.out; ++o) {
+      W.rows_to_f32(o, o + 1, row.data());
+      std::copy_n(row.data() + std::size_t(h) * width, width, cols.data() + std::size_t(o) * width);
+    }
     for (int j = job.first; j < job.first + job.count; ++j) {
       const float* v = value(job.seg, j);
       float total = 0.0f;
-      for (int q = h * G; q < (h + 1) * G; ++q)
+      for (int q = 0; q < G; ++q)
         for (int o = 0; o < W.out; ++o) {
+          const float* w = cols.data() + std::size_t(o) * width + std::size_t(q) * hd_;
           float acc = 0.0f;
-          for (int d = 0; d < hd_; ++d) acc += v[d] * weight(o, q * hd_ + d);
+          for (int d = 0; d < hd_; ++d) acc += v[d] * w[d];
           total += std::fabs(acc);
         }
       value_weights_[job.seg][j] = total / static_cast<float>(G);

@@ -19,7 +19,10 @@ struct CpuModel : PreparedWeights {
     cpu::Linear q, k, v, o, up, gate, down;  // k, v empty in layers that own no KV
   };
   ModelConfig cfg;
-  std::vector<float> tok_emb, pos_emb, final_norm_w, final_norm_b;
+  // The embedding as a matrix [vocab, e]: a token's row is read with
+  // rows_to_f32, so a GGUF file's quantized table stays in its blocks.
+  cpu::Linear tok_emb;
+  std::vector<float> pos_emb, final_norm_w, final_norm_b;
   cpu::Linear lm_head;                  // with GPT-J's bias
   cpu::Linear project_in, project_out;  // OPT's word_embed_proj_dim; else empty
   std::vector<Layer> layers;
@@ -34,6 +37,13 @@ struct CpuModel : PreparedWeights {
 
   static std::shared_ptr<const CpuModel> create(const ModelConfig& cfg, const ModelWeights& w,
                                                 WeightFormat format = WeightFormat::F32);
+  // Bytes of host memory create() holds for `w` under `format`: fp32 or
+  // half copies, and a GGUF file's blocks read in place (pages of the
+  // mapping, resident once read). The CLI checks it against the memory free.
+  static int64_t host_bytes(const ModelWeights& w, WeightFormat format);
+  // Bytes of weights one decode step reads (every matrix, the head
+  // included), for the bandwidth floor.
+  static int64_t decode_read_bytes(const ModelWeights& w, WeightFormat format);
 };
 
 class CpuBackend final : public Backend {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <mutex>
 
@@ -11,17 +12,22 @@
 #include "backend/parallel.h"
 #include "common/error.h"
 #include "io/dtype.h"
+#include "io/gguf_dequant.h"
 
 namespace kvscope::cpu {
 
-Linear Linear::from(const WeightTensor& w, const WeightTensor& b, bool half, const std::string& name) {
+Linear Linear::from(const WeightTensor& w, const WeightTensor& b, WeightFormat format, const std::string& name) {
   Linear L;
   if (w.empty()) return L;
   L.out = static_cast<int>(w.rows());
   L.in = static_cast<int>(w.cols());
-  L.w = w.to_f32();
   if (!b.empty()) L.b = b.to_f32();
-  if (half) {
+  if (format == WeightFormat::Stored && w.blocks && !w.random) {
+    L.stored = w;  // shares the mapping (or the reordered copy) it points into
+    return L;
+  }
+  L.w = w.to_f32();
+  if (format == WeightFormat::F16) {
     if (const int64_t bad = first_beyond_half(DType::F32, L.w.data(), L.w.size()); bad >= 0)
       throw Error::setting("weights", name + ": weight " + std::to_string(L.w[bad]) + " is beyond half precision's range (f16)");
     L.w16.resize(L.w.size());
@@ -31,24 +37,44 @@ Linear Linear::from(const WeightTensor& w, const WeightTensor& b, bool half, con
   return L;
 }
 
+const uint16_t* Linear::halves() const {
+  if (!w16.empty()) return w16.data();
+  if (!stored.empty() && *stored.blocks == GgmlType::F16) return reinterpret_cast<const uint16_t*>(stored.data);
+  return nullptr;
+}
+
+void Linear::rows_to_f32(int r0, int r1, float* dst) const {
+  const int64_t n = int64_t(r1 - r0) * in;
+  if (!w.empty()) {
+    std::memcpy(dst, w.data() + int64_t(r0) * in, sizeof(float) * std::size_t(n));
+  } else if (const uint16_t* h = halves()) {
+    widen_halves(h + int64_t(r0) * in, n, dst);
+  } else {
+    // Whole rows of blocks: the same values the whole matrix dequantizes to.
+    dequantize_ggml(*stored.blocks, stored.data + std::size_t(r0) * stored.row_bytes(), n, dst);
+  }
+}
+
 namespace {
 
-// The output features [r0, r1) of y = x W^T (+ b) in one OpenBLAS call.
+// The output features [r0, r1) of y = x W^T (+ b): one or two rows through
+// kvscope's matvec, more in one OpenBLAS call.
 void linear_rows(const float* x, int n, const Linear& W, float* y, int r0, int r1) {
   if (n <= kMatvecMaxRows) {
-    if (W.half()) matvec_rows_f16(x, n, W.in, W.w16.data(), r0, r1, y, W.out);
-    else matvec_rows(x, n, W.in, W.w.data(), r0, r1, y, W.out);
+    if (!W.w.empty()) matvec_rows(x, n, W.in, W.w.data(), r0, r1, y, W.out);
+    else if (const uint16_t* h = W.halves()) matvec_rows_f16(x, n, W.in, h, r0, r1, y, W.out);
+    else matvec_rows_blocks(*W.stored.blocks, x, n, W.in, W.stored.data, r0, r1, y, W.out);
   } else {
     const float* w = nullptr;
-    if (!W.half()) {
+    if (!W.w.empty()) {
       w = W.w.data() + int64_t(r0) * W.in;
     } else {
-      // A prompt's product: the band widened to fp32 (exactly), then sgemm
-      // as for fp32 weights; the copy costs little next to the product.
+      // A prompt's product: the band widened to fp32 (exactly as on load),
+      // then sgemm as for fp32 weights; the copy costs little next to the
+      // product.
       thread_local std::vector<float> band;
       band.resize(size_t(r1 - r0) * W.in);
-      const uint16_t* h = W.w16.data() + int64_t(r0) * W.in;
-      widen_halves(h, int64_t(band.size()), band.data());
+      W.rows_to_f32(r0, r1, band.data());
       w = band.data();
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, r1 - r0, W.in, 1.0f, x, W.in, w, W.in, 0.0f, y + r0,

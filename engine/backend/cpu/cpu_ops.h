@@ -7,25 +7,38 @@
 #include <vector>
 
 #include "backend/cpu/simd_path.h"
+#include "backend/weight_format.h"
 #include "model/config.h"
 #include "model/weights.h"
 
 namespace kvscope::cpu {
 
-// A linear layer: y = x W^T + b, W stored [out, in] in fp32, or in IEEE
-// half (--weights f16: half the bytes a decode step reads; each product
-// computed in fp32 on the widened weights, so it equals the fp32 product
-// of the weights rounded to half). The bias stays fp32.
+// A linear layer: y = x W^T + b, W stored [out, in] in one of three ways:
+// fp32; IEEE half (--weights f16: half the bytes a decode step reads; each
+// product computed in fp32 on the widened weights, so it equals the fp32
+// product of the weights rounded to half); or a GGUF file's own rows
+// (--weights stored: blocks of a quantized type, F16 or BF16, read in place
+// from the mapping and dequantized inside the products exactly as on load,
+// so every result equals the fp32 one of the dequantized matrix). The bias
+// stays fp32.
 struct Linear {
-  std::vector<float> w;      // fp32 weights, or empty when stored in half
+  std::vector<float> w;       // fp32 weights, or empty
   std::vector<uint16_t> w16;  // half weights, or empty
-  std::vector<float> b;      // empty: no bias
+  WeightTensor stored;        // a GGUF matrix in its file's rows (blocks set), or empty
+  std::vector<float> b;       // empty: no bias
   int out = 0, in = 0;
-  bool empty() const { return w.empty() && w16.empty(); }
-  bool half() const { return !w16.empty(); }
-  // `half`: store the weights rounded to IEEE half (nearest even). A weight
-  // beyond half's range throws kvscope::Error naming `name`.
-  static Linear from(const WeightTensor& w, const WeightTensor& b, bool half = false, const std::string& name = "");
+  bool empty() const { return w.empty() && w16.empty() && stored.empty(); }
+  // Half weights to widen: --weights f16's, or a GGUF F16 matrix's in place.
+  const uint16_t* halves() const;
+  bool half() const { return halves() != nullptr; }
+  // Rows [r0, r1) as fp32, into dst ([r1 - r0][in]): the values every
+  // product of this layer multiplies with.
+  void rows_to_f32(int r0, int r1, float* dst) const;
+  // `format`: f32 widens every matrix; f16 rounds to half (a weight beyond
+  // half's range throws kvscope::Error naming `name`); stored keeps a GGUF
+  // matrix's blocks and widens any other matrix to fp32.
+  static Linear from(const WeightTensor& w, const WeightTensor& b, WeightFormat format = WeightFormat::F32,
+                     const std::string& name = "");
 };
 
 // OpenBLAS's own threads off: the backend's pool (parallel.h) splits the

@@ -12,9 +12,11 @@
 // baseline, AVX2 and AVX-512 copies (backend/cpu/simd_path.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "backend/cpu/simd_path.h"
+#include "io/ggml_type.h"
 
 namespace kvscope::cpu {
 
@@ -31,6 +33,15 @@ void matvec_rows(const float* x, int m, int in, const float* w, int r0, int r1, 
 void matvec_rows_f16(SimdPath path, const float* x, int m, int in, const uint16_t* w, int r0, int r1, float* y,
                      int64_t ldy);
 void matvec_rows_f16(const float* x, int m, int in, const uint16_t* w, int r0, int r1, float* y, int64_t ldy);
+// The same over rows of GGUF blocks (`type` quantized or BF16; a row is
+// in / block elements whole blocks, read in place): each block dequantized
+// as io/gguf_dequant.h does and summed as above, so the result is bit for
+// bit that of matvec_rows() on the dequantized fp32 matrix, on every path.
+bool matvec_reads_blocks(GgmlType type);  // the types these take (F16 rows go to matvec_rows_f16)
+void matvec_rows_blocks(SimdPath path, GgmlType type, const float* x, int m, int in, const std::byte* w, int r0, int r1,
+                        float* y, int64_t ldy);
+void matvec_rows_blocks(GgmlType type, const float* x, int m, int in, const std::byte* w, int r0, int r1, float* y,
+                        int64_t ldy);
 // f[i] = the float of half h[i], for i < n (exact; vectorised where F16C is).
 void widen_halves(const uint16_t* h, int64_t n, float* f);
 

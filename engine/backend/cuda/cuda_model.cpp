@@ -121,6 +121,9 @@ class Uploader {
   // infinity on the device and NaN the logits: refused first, by name (as
   // the CPU's --weights f16 does).
   void fill_matrix(const WeightTensor& t, char* dst, int64_t ld, const std::string& what) {
+    // A GGUF matrix kept in its file's blocks: dequantized on the host
+    // (exactly as the CPU reads it), then converted as an fp32 one.
+    if (t.blocks) return fill_matrix(WeightTensor::owned_f32(t.to_f32(), t.shape), dst, ld, what);
     const int64_t rows = t.rows(), cols = t.cols();
     if (!t.random && type_ == cuda::WType::F16) {
       const int64_t bad = first_beyond_half(t.dtype, t.data, std::size_t(rows * cols));
@@ -149,6 +152,7 @@ class Uploader {
   }
 
   void fill_vector(const WeightTensor& t, float* dst) {
+    if (t.blocks) return fill_vector(WeightTensor::owned_f32(t.to_f32(), t.shape), dst);
     const int64_t n = t.numel();
     if (t.random) {
       cuda::fill_random_f32(dst, n, t.random_seed, t.random_id, t.random_scale, t.random_offset, stream_);

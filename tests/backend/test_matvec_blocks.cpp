@@ -1,0 +1,138 @@
+// --weights stored: a GGUF matrix kept in its file's blocks and dequantized
+// inside the products. For every block type kvscope reads, on every
+// instruction set this CPU has, one or two input rows, in any band, and in
+// the prompt's sgemm path: the bits of the same product on the matrix
+// dequantized to fp32 on load (io/gguf_dequant.h, gguf-py's values).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "backend/cpu/cpu_ops.h"
+#include "backend/cpu/matvec.h"
+#include "float_rows.h"
+#include "io/dtype.h"
+#include "io/gguf_dequant.h"
+
+namespace kvscope::cpu {
+namespace {
+
+using testing_rows::randoms;
+using testing_rows::same_bits;
+
+struct BlockType {
+  GgmlType type;
+  std::vector<int> half_offsets;  // where a block keeps its fp16 scales (and mins)
+};
+
+// Every quantized type, its scales' places in a block (ggml's layouts).
+const BlockType kQuantized[] = {
+    {GgmlType::Q4_0, {0}}, {GgmlType::Q4_1, {0, 2}}, {GgmlType::Q5_0, {0}},    {GgmlType::Q5_1, {0, 2}},
+    {GgmlType::Q8_0, {0}}, {GgmlType::Q4_K, {0, 2}}, {GgmlType::Q5_K, {0, 2}}, {GgmlType::Q6_K, {208}},
+};
+
+// `rows` rows of `in` elements as random blocks: every quant, scale and min
+// bit arbitrary, the fp16 scales finite and of either sign (so products
+// and sums of both signs, subnormal-free).
+std::vector<std::byte> random_blocks(const BlockType& t, int rows, int in, uint32_t seed) {
+  const int be = ggml_block_elements(t.type), bb = ggml_block_bytes(t.type);
+  const std::size_t blocks = std::size_t(rows) * (in / be);
+  std::vector<std::byte> data(blocks * bb);
+  std::mt19937 g(seed);
+  for (auto& b : data) b = static_cast<std::byte>(g() & 0xFF);
+  std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
+  for (std::size_t i = 0; i < blocks; ++i)
+    for (int off : t.half_offsets) {
+      const uint16_t h = f32_to_f16(scale(g));
+      std::memcpy(data.data() + i * bb + off, &h, 2);
+    }
+  return data;
+}
+
+std::vector<float> dequantized(GgmlType type, const std::vector<std::byte>& data, int64_t n) {
+  std::vector<float> f(n);
+  dequantize_ggml(type, data.data(), n, f.data());
+  return f;
+}
+
+// Element counts for a row: one block, several, and SmolLM2's width (576,
+// K-quants: 512 and 1536).
+std::vector<int> widths(GgmlType type) {
+  return ggml_block_elements(type) == 256 ? std::vector<int>{256, 512, 1536} : std::vector<int>{32, 96, 576};
+}
+
+void expect_blocks_equal_the_dequantized_product(GgmlType type, const std::vector<std::byte>& data, int rows, int in) {
+  const std::vector<float> w = dequantized(type, data, int64_t(rows) * in);
+  const auto x = randoms(2 * std::size_t(in), 300 + in);
+  for (SimdPath p : supported_simd_paths())
+    for (int m = 1; m <= kMatvecMaxRows; ++m) {
+      SCOPED_TRACE(std::string(simd_path_name(p)) + ", " + std::to_string(m) + " input rows");
+      std::vector<float> want(m * std::size_t(rows)), got(want.size()), banded(want.size());
+      matvec_rows(p, x.data(), m, in, w.data(), 0, rows, want.data(), rows);
+      matvec_rows_blocks(p, type, x.data(), m, in, data.data(), 0, rows, got.data(), rows);
+      for (int r0 = 0; r0 < rows; r0 += 5)
+        matvec_rows_blocks(p, type, x.data(), m, in, data.data(), r0, std::min(rows, r0 + 5), banded.data(), rows);
+      EXPECT_TRUE(same_bits(got, want));
+      EXPECT_TRUE(same_bits(banded, want));
+    }
+}
+
+TEST(MatvecBlocks, EveryQuantizedTypeGivesTheBitsOfItsDequantizedMatrixOnEveryPath) {
+  const int rows = 23;
+  for (const BlockType& t : kQuantized) {
+    ASSERT_TRUE(matvec_reads_blocks(t.type));
+    for (int in : widths(t.type)) {
+      SCOPED_TRACE(ggml_type_name(uint32_t(t.type)) + " in " + std::to_string(in));
+      expect_blocks_equal_the_dequantized_product(t.type, random_blocks(t, rows, in, 17 + in), rows, in);
+    }
+  }
+}
+
+TEST(MatvecBlocks, Bf16RowsGiveTheBitsOfTheirFloats) {
+  const int rows = 19, in = 576;
+  const auto f = randoms(std::size_t(rows) * in, 5);
+  std::vector<std::byte> data(f.size() * 2);
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const uint16_t b = f32_to_bf16(f[i]);
+    std::memcpy(data.data() + 2 * i, &b, 2);
+  }
+  expect_blocks_equal_the_dequantized_product(GgmlType::BF16, data, rows, in);
+}
+
+// linear() under --weights stored, for a decode step (matvec), a pair, and
+// a prompt (the band dequantized, then sgemm), with a bias: the bits of
+// the same layer built from the dequantized matrix.
+TEST(MatvecBlocks, ALinearLayerInBlocksEqualsItsFp32TwinForEveryRowCount) {
+  for (const BlockType& t : kQuantized) {
+    SCOPED_TRACE(ggml_type_name(uint32_t(t.type)));
+    const int out = 300, in = 512;
+    auto data = std::make_shared<std::vector<std::byte>>(random_blocks(t, out, in, 99));
+    WeightTensor w;
+    w.shape = {out, in};
+    w.blocks = t.type;
+    w.data = data->data();
+    w.keepalive = data;
+    const WeightTensor bias = WeightTensor::owned_f32(randoms(out, 3), {out});
+    const Linear stored = Linear::from(w, bias, WeightFormat::Stored, "w");
+    const Linear f32 = Linear::from(w, bias, WeightFormat::F32, "w");
+    ASSERT_FALSE(stored.stored.empty());
+    ASSERT_TRUE(stored.w.empty());
+    ASSERT_EQ(f32.w.size(), std::size_t(out) * in);
+    for (int n : {1, 2, 3, 9}) {
+      SCOPED_TRACE(std::to_string(n) + " rows");
+      const auto x = randoms(std::size_t(n) * in, 40 + n);
+      std::vector<float> a(std::size_t(n) * out), b(a.size());
+      linear(x.data(), n, stored, a.data());
+      linear(x.data(), n, f32, b.data());
+      EXPECT_TRUE(same_bits(a, b));
+    }
+    std::vector<float> row(in), want(in);
+    stored.rows_to_f32(7, 8, row.data());
+    f32.rows_to_f32(7, 8, want.data());
+    EXPECT_TRUE(same_bits(row, want));
+  }
+}
+
+}  // namespace
+}  // namespace kvscope::cpu
