@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -33,8 +34,7 @@ const BlockType kQuantized[] = {
 };
 
 // `rows` rows of `in` elements as random blocks: every quant, scale and min
-// bit arbitrary, the fp16 scales finite and of either sign (so products
-// and sums of both signs, subnormal-free).
+// bit arbitrary, the fp16 scales finite and of either sign.
 std::vector<std::byte> random_blocks(const BlockType& t, int rows, int in, uint32_t seed) {
   const int be = ggml_block_elements(t.type), bb = ggml_block_bytes(t.type);
   const std::size_t blocks = std::size_t(rows) * (in / be);
@@ -42,9 +42,12 @@ std::vector<std::byte> random_blocks(const BlockType& t, int rows, int in, uint3
   std::mt19937 g(seed);
   for (auto& b : data) b = static_cast<std::byte>(g() & 0xFF);
   std::uniform_real_distribution<float> scale(-0.05f, 0.05f);
+  // Some scales subnormal, zero or negative zero, the largest half too:
+  // the in-product conversion of a scale must be exact for every half.
+  const uint16_t special[] = {0x0001, 0x03FF, 0x8200, 0x0000, 0x8000, 0x7BFF, 0x0400};
   for (std::size_t i = 0; i < blocks; ++i)
     for (int off : t.half_offsets) {
-      const uint16_t h = f32_to_f16(scale(g));
+      const uint16_t h = i % 5 == 4 ? special[(i / 5) % std::size(special)] : f32_to_f16(scale(g));
       std::memcpy(data.data() + i * bb + off, &h, 2);
     }
   return data;
@@ -75,6 +78,11 @@ void expect_blocks_equal_the_dequantized_product(GgmlType type, const std::vecto
         matvec_rows_blocks(p, type, x.data(), m, in, data.data(), r0, std::min(rows, r0 + 5), banded.data(), rows);
       EXPECT_TRUE(same_bits(got, want));
       EXPECT_TRUE(same_bits(banded, want));
+      if (m == 1) {  // a prompt's band, dequantized for sgemm
+        std::vector<float> values(w.size());
+        dequantize_blocks(p, type, data.data(), int64_t(w.size()), values.data());
+        EXPECT_TRUE(same_bits(values, w));
+      }
     }
 }
 

@@ -12,7 +12,6 @@
 #include "backend/parallel.h"
 #include "common/error.h"
 #include "io/dtype.h"
-#include "io/gguf_dequant.h"
 
 namespace kvscope::cpu {
 
@@ -51,7 +50,7 @@ void Linear::rows_to_f32(int r0, int r1, float* dst) const {
     widen_halves(h + int64_t(r0) * in, n, dst);
   } else {
     // Whole rows of blocks: the same values the whole matrix dequantizes to.
-    dequantize_ggml(*stored.blocks, stored.data + std::size_t(r0) * stored.row_bytes(), n, dst);
+    dequantize_blocks(*stored.blocks, stored.data + std::size_t(r0) * stored.row_bytes(), n, dst);
   }
 }
 

@@ -42,6 +42,10 @@ void matvec_rows_blocks(SimdPath path, GgmlType type, const float* x, int m, int
                         float* y, int64_t ldy);
 void matvec_rows_blocks(GgmlType type, const float* x, int m, int in, const std::byte* w, int r0, int r1, float* y,
                         int64_t ldy);
+// n elements (whole blocks of `type`, one of matvec_reads_blocks()) at src
+// -> their floats, the values io/gguf_dequant.h gives, on every path.
+void dequantize_blocks(SimdPath path, GgmlType type, const std::byte* src, int64_t n, float* dst);
+void dequantize_blocks(GgmlType type, const std::byte* src, int64_t n, float* dst);
 // f[i] = the float of half h[i], for i < n (exact; vectorised where F16C is).
 void widen_halves(const uint16_t* h, int64_t n, float* f);
 

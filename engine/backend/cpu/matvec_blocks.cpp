@@ -1,5 +1,9 @@
 #include <cstring>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #include "backend/cpu/matvec.h"
 #include "io/dtype.h"
 
@@ -10,65 +14,86 @@ constexpr int kLanes = 16;
 
 // See matvec.cpp: eight floats as one GCC vector, loads through memcpy.
 typedef float v8 __attribute__((vector_size(32)));
+typedef int32_t i32x8 __attribute__((vector_size(32)));
+typedef uint32_t u32x8 __attribute__((vector_size(32)));
+typedef uint16_t u16x8 __attribute__((vector_size(16)));
 
-#include "backend/cpu/dequant_blocks.inc"
+// The loops, included twice: once as plain code (the baseline copy), once
+// under the AVX2 target (the AVX2 and AVX-512 copies), each with its own
+// way of widening eight bytes to eight int32 lanes. (GCC turns the generic
+// vector form of that widening into byte-by-byte scalar code, the cost of
+// the whole product; the AVX2 copy says vpmovzxbd / vpmovsxbd.)
+namespace plain {
+[[gnu::always_inline]] inline i32x8 zext8(const std::byte* p) {
+  i32x8 v;
+  for (int i = 0; i < 8; ++i) v[i] = static_cast<uint8_t>(p[i]);
+  return v;
+}
+[[gnu::always_inline]] inline i32x8 sext8(const std::byte* p) {
+  i32x8 v;
+  for (int i = 0; i < 8; ++i) v[i] = static_cast<int8_t>(p[i]);
+  return v;
+}
 #include "backend/cpu/matvec_loops.inc"
+#include "backend/cpu/dequant_blocks.inc"
+#include "backend/cpu/matvec_blocks_body.inc"
+}  // namespace plain
 
-// The cache lines of the block at p, asked for ahead of their use: decode
-// streams a quantized matrix from memory as it does an fp32 one.
-template <class B>
-[[gnu::always_inline]] inline void prefetch_block(const std::byte* p) {
-  for (int off = 0; off < B::kBytes; off += 64) __builtin_prefetch(p + off);
-  if (B::kBytes % 64 != 0) __builtin_prefetch(p + B::kBytes - 1);
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(KVSCOPE_NO_SIMD_VARIANTS)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#endif
+namespace avx2 {
+[[gnu::always_inline]] inline i32x8 zext8(const std::byte* p) {
+  const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  i32x8 r;
+  std::memcpy(&r, &v, sizeof r);
+  return r;
 }
-
-// matvec_rows() over rows of blocks: each block dequantized into a small
-// buffer (in L1), then multiplied 16 elements at a time exactly as
-// matvec_loops.inc's rows_body does: element k in lane k mod 16, lanes
-// summed in the element order, no FMA, the same fixed tree at the end. So a
-// row of blocks gives the bits of the same row dequantized to fp32.
-template <class B, int M>
-[[gnu::always_inline]] inline void block_rows_body(const float* x, int in, const std::byte* w, int r0, int r1, float* y,
-                                                   int64_t ldy) {
-  static_assert(B::kElements % kLanes == 0);
-  const int blocks = in / B::kElements;
-  const int64_t row_bytes = int64_t(blocks) * B::kBytes;
-  alignas(32) float buf[B::kElements];
-  for (int r = r0; r < r1; ++r) {
-    const std::byte* row = w + int64_t(r) * row_bytes;
-    v8 lo[M] = {}, hi[M] = {};
-    for (int b = 0; b < blocks; ++b) {
-      const std::byte* block = row + int64_t(b) * B::kBytes;
-      prefetch_block<B>(block + 2 * row_bytes);
-      B::dequantize(block, buf);
-      const float* xb = x + int64_t(b) * B::kElements;
-      for (int k = 0; k < B::kElements; k += kLanes) {
-        const v8 wl = load8(buf + k), wh = load8(buf + k + 8);
-        for (int i = 0; i < M; ++i) {
-          lo[i] += wl * load8(xb + int64_t(i) * in + k);
-          hi[i] += wh * load8(xb + int64_t(i) * in + k + 8);
-        }
-      }
-    }
-    for (int i = 0; i < M; ++i) y[int64_t(i) * ldy + r] = reduce(lo[i], hi[i]);
-  }
+[[gnu::always_inline]] inline i32x8 sext8(const std::byte* p) {
+  const __m256i v = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  i32x8 r;
+  std::memcpy(&r, &v, sizeof r);
+  return r;
 }
-
-template <class B>
-[[gnu::always_inline]] inline void any_block_body(const float* x, int m, int in, const std::byte* w, int r0, int r1,
-                                                  float* y, int64_t ldy) {
-  if (m == 1) block_rows_body<B, 1>(x, in, w, r0, r1, y, ldy);
-  else block_rows_body<B, 2>(x, in, w, r0, r1, y, ldy);
-}
+#include "backend/cpu/matvec_loops.inc"
+#include "backend/cpu/dequant_blocks.inc"
+#include "backend/cpu/matvec_blocks_body.inc"
+}  // namespace avx2
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#else
+namespace avx2 = plain;
+#endif
 
 #define KVSCOPE_BLOCK_MATVEC(T)                                                                                     \
-  [[gnu::always_inline]] inline void matvec_##T##_body(const float* x, int m, int in, const std::byte* w, int r0,   \
-                                                       int r1, float* y, int64_t ldy) {                             \
-    any_block_body<T##Blocks>(x, m, in, w, r0, r1, y, ldy);                                                         \
+  KVSCOPE_TARGET_AVX512 void matvec_##T##_avx512(const float* x, int m, int in, const std::byte* w, int r0, int r1, \
+                                                 float* y, int64_t ldy) {                                           \
+    avx2::any_block_body<avx2::T##Blocks>(x, m, in, w, r0, r1, y, ldy);                                             \
   }                                                                                                                 \
-  KVSCOPE_SIMD_VARIANTS(void, matvec_##T,                                                                           \
-                        (const float* x, int m, int in, const std::byte* w, int r0, int r1, float* y, int64_t ldy), \
-                        (x, m, in, w, r0, r1, y, ldy))
+  KVSCOPE_TARGET_AVX2 void matvec_##T##_avx2(const float* x, int m, int in, const std::byte* w, int r0, int r1,     \
+                                             float* y, int64_t ldy) {                                               \
+    avx2::any_block_body<avx2::T##Blocks>(x, m, in, w, r0, r1, y, ldy);                                             \
+  }                                                                                                                 \
+  void matvec_##T##_baseline(const float* x, int m, int in, const std::byte* w, int r0, int r1, float* y,           \
+                             int64_t ldy) {                                                                         \
+    plain::any_block_body<plain::T##Blocks>(x, m, in, w, r0, r1, y, ldy);                                           \
+  }                                                                                                                 \
+  KVSCOPE_TARGET_AVX512 void dequantize_##T##_avx512(const std::byte* src, int64_t n, float* dst) {                 \
+    avx2::dequantize_body<avx2::T##Blocks>(src, n, dst);                                                            \
+  }                                                                                                                 \
+  KVSCOPE_TARGET_AVX2 void dequantize_##T##_avx2(const std::byte* src, int64_t n, float* dst) {                     \
+    avx2::dequantize_body<avx2::T##Blocks>(src, n, dst);                                                            \
+  }                                                                                                                 \
+  void dequantize_##T##_baseline(const std::byte* src, int64_t n, float* dst) {                                     \
+    plain::dequantize_body<plain::T##Blocks>(src, n, dst);                                                          \
+  }
 
 KVSCOPE_BLOCK_MATVEC(Q4_0)
 KVSCOPE_BLOCK_MATVEC(Q4_1)
@@ -82,10 +107,20 @@ KVSCOPE_BLOCK_MATVEC(BF16)
 #undef KVSCOPE_BLOCK_MATVEC
 
 using BlockMatvec = void (*)(const float*, int, int, const std::byte*, int, int, float*, int64_t);
+using BlockDequantize = void (*)(const std::byte*, int64_t, float*);
 
-#define KVSCOPE_PICK(T) simd_pick(path, matvec_##T##_avx512, matvec_##T##_avx2, matvec_##T##_baseline)
+struct BlockKernels {
+  BlockMatvec matvec = nullptr;
+  BlockDequantize dequantize = nullptr;
+};
 
-BlockMatvec block_matvec(SimdPath path, GgmlType type) {
+#define KVSCOPE_PICK(T)                                                                            \
+  BlockKernels {                                                                                   \
+    simd_pick(path, matvec_##T##_avx512, matvec_##T##_avx2, matvec_##T##_baseline),                \
+        simd_pick(path, dequantize_##T##_avx512, dequantize_##T##_avx2, dequantize_##T##_baseline) \
+  }
+
+BlockKernels block_kernels(SimdPath path, GgmlType type) {
   switch (type) {
     case GgmlType::Q4_0: return KVSCOPE_PICK(Q4_0);
     case GgmlType::Q4_1: return KVSCOPE_PICK(Q4_1);
@@ -99,22 +134,30 @@ BlockMatvec block_matvec(SimdPath path, GgmlType type) {
     case GgmlType::F32:
     case GgmlType::F16: break;
   }
-  return nullptr;
+  return {};
 }
 #undef KVSCOPE_PICK
 
 }  // namespace
 
-bool matvec_reads_blocks(GgmlType type) { return block_matvec(SimdPath::baseline, type) != nullptr; }
+bool matvec_reads_blocks(GgmlType type) { return block_kernels(SimdPath::baseline, type).matvec != nullptr; }
 
 void matvec_rows_blocks(SimdPath path, GgmlType type, const float* x, int m, int in, const std::byte* w, int r0, int r1,
                         float* y, int64_t ldy) {
-  block_matvec(path, type)(x, m, in, w, r0, r1, y, ldy);
+  block_kernels(path, type).matvec(x, m, in, w, r0, r1, y, ldy);
 }
 
 void matvec_rows_blocks(GgmlType type, const float* x, int m, int in, const std::byte* w, int r0, int r1, float* y,
                         int64_t ldy) {
   matvec_rows_blocks(simd_path(), type, x, m, in, w, r0, r1, y, ldy);
+}
+
+void dequantize_blocks(SimdPath path, GgmlType type, const std::byte* src, int64_t n, float* dst) {
+  block_kernels(path, type).dequantize(src, n, dst);
+}
+
+void dequantize_blocks(GgmlType type, const std::byte* src, int64_t n, float* dst) {
+  dequantize_blocks(simd_path(), type, src, n, dst);
 }
 
 }  // namespace kvscope::cpu
