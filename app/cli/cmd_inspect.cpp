@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/cpu/cpu_backend.h"
 #include "cli_common.h"
 #include "io/json_file.h"
 
@@ -78,6 +79,10 @@ void run_inspect(const InspectArgs& a) {
       {"bos_token_id", c.bos_id},
       {"tokenizer_vocab", b.tokenizer->vocab_size()},
   };
+  // What the CPU backend holds for the weights under each --weights.
+  nlohmann::json held = nlohmann::json::object();
+  for (WeightFormat f : weight_formats()) held[weight_format_name(f)] = CpuModel::host_bytes(b.files.weights, f);
+  j["cpu_weight_bytes"] = held;
   if (a.json) {
     std::printf("%s\n", json_text(j).c_str());
     return;
@@ -104,6 +109,10 @@ void run_inspect(const InspectArgs& a) {
                                 : (c.lm_head_bias ? ", head with a bias" : ""));
   std::printf("parameters       %lld (%.2fM)\n", static_cast<long long>(params), params / 1e6);
   std::printf("dtype            %s\n", dtype_name(c.dtype));
+  std::printf("CPU weights     ");
+  for (WeightFormat f : weight_formats())
+    std::printf(" %s %.1f MB%s", weight_format_name(f), held[weight_format_name(f)].get<int64_t>() / 1e6,
+                f == weight_formats().back() ? "\n" : ",");
   std::printf("KV bytes/token   %lld in %s (2 x %d layers x %d heads x %d dims x %zu bytes)\n",
               static_cast<long long>(c.kv_bytes_per_token(elem)), dtype_name(c.dtype), c.n_kv_layers, c.n_kv_heads,
               c.head_dim, elem);

@@ -27,7 +27,6 @@ TextStyle label_style(const AxisLabels& a, int item) {
 }
 
 constexpr double kSwatchW = 10, kSwatchH = 7, kSwatchGap = 3, kItemGap = 11, kLegendRow = 12;
-const TextStyle kLegendText{.size = 8};
 
 double item_width(const LegendItem& it) { return kSwatchW + kSwatchGap + measure_text(it.text, kLegendText).width; }
 

@@ -15,7 +15,6 @@ namespace {
 constexpr double kPlotLegendColumnGap = 10;
 constexpr double kPlotTick = 3, kPlotTickGap = 2, kPlotCaptionGap = 4, kPlotLegendGap = 14, kPlotLegendRow = 13,
                  kPlotSwatch = 24, kPlotSwatchGap = 5, kPlotMarker = 3.2, kPlotCap = 2.5;
-const TextStyle kPlotLegendText{.size = 8};
 const TextStyle kPlotNoteText{.size = 7.5};
 constexpr Rgb kPlotGrid{228, 228, 228}, kPlotReference{90, 90, 90};
 
@@ -193,9 +192,9 @@ LinePlotLayout layout_line_plot(std::span<const PlotSeries> series, const LinePl
   double legend_w = 0;
   for (const auto& s : series) L.legend_text.push_back(legend_label(s));
   if (opt.reference) L.legend_text.push_back(opt.reference->label);
-  for (const auto& t : L.legend_text) legend_w = std::max(legend_w, measure_text(t, kPlotLegendText).width);
+  for (const auto& t : L.legend_text) legend_w = std::max(legend_w, measure_text(t, kLegendText).width);
   if (!opt.legend_title.empty())
-    legend_w = std::max(legend_w, measure_text(opt.legend_title, kPlotLegendText).width - kPlotSwatch - kPlotSwatchGap);
+    legend_w = std::max(legend_w, measure_text(opt.legend_title, kLegendText).width - kPlotSwatch - kPlotSwatchGap);
   const double plot_x = kFigureMargin + cap.height + kPlotCaptionGap + ylab_w + kPlotTickGap + kPlotTick;
   // Fitted to a printed width, the legend goes under the plot (in as many
   // columns as fit) rather than taking the plot's width at its right.
@@ -333,8 +332,7 @@ void draw_line_plot(cairo_t* cr, const LinePlotLayout& L, std::span<const PlotSe
       line(cr, lx, cy, lx + kPlotSwatch, cy, kPlotReference, 1.2);
       cairo_restore(cr);
     }
-    draw_text(cr, L.legend_text[i], lx + kPlotSwatch + kPlotSwatchGap, cy, kPlotLegendText, HAlign::left,
-              VAlign::middle);
+    draw_text(cr, L.legend_text[i], lx + kPlotSwatch + kPlotSwatchGap, cy, kLegendText, HAlign::left, VAlign::middle);
   }
 }
 

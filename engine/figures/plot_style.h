@@ -9,12 +9,15 @@
 #include <cstddef>
 #include <vector>
 
+#include "figures/text.h"
 #include "io/colormap.h"
 
 namespace kvscope {
 
 // Frames, axes and ticks of every figure.
 inline constexpr Rgb kFrameColor{70, 70, 70};
+// The entries of every figure's legend (the heatmap's mask key, a plot's series).
+inline const TextStyle kLegendText{.size = 8};
 
 enum class Marker { circle, square, triangle_up, diamond, triangle_down, plus, cross, star, pentagon, none };
 

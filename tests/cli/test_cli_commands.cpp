@@ -1,6 +1,7 @@
 // kvscope-cli end to end, the way a user runs it, on the tiny checkpoints.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -25,6 +26,26 @@ TEST(Cli, InspectJson) {
   EXPECT_EQ(j["head_dim"], 16);
   EXPECT_EQ(j["kv_bytes_per_token"], 2 * 2 * 2 * 16 * 4);
   EXPECT_EQ(j["parameters"], 77040);
+  // An fp32 checkpoint: stored is f32; f16 halves the matrices.
+  const auto& held = j["cpu_weight_bytes"];
+  EXPECT_EQ(held["stored"], held["f32"]);
+  EXPECT_LT(held["f16"].get<int64_t>(), held["f32"].get<int64_t>());
+  EXPECT_GE(held["f32"].get<int64_t>(), 77040 * 4);
+}
+
+// A quantized GGUF file: its matrices stay in their blocks under stored,
+// which then holds less than the file (its norms are the rest) and far
+// less than f32.
+TEST(Cli, InspectForecastsTheWeightsMemoryOfEachFormat) {
+  const auto file = test::data_dir() / "gguf" / "tiny_llama.gguf";
+  const auto r = test::run_cli("inspect " + test::quote(file.string()) + " --json", false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto held = nlohmann::json::parse(r.output)["cpu_weight_bytes"];
+  const auto stored = held["stored"].get<int64_t>(), f32 = held["f32"].get<int64_t>();
+  EXPECT_LT(stored, int64_t(std::filesystem::file_size(file)));
+  EXPECT_LT(3 * stored, f32);
+  const auto text = test::run_cli("inspect " + test::quote(file.string()), false);
+  EXPECT_NE(text.output.find("CPU weights      stored "), std::string::npos) << text.output;
 }
 
 TEST(Cli, TokenizeJson) {
