@@ -108,6 +108,36 @@ TEST(MatvecBlocks, Bf16RowsGiveTheBitsOfTheirFloats) {
   expect_blocks_equal_the_dequantized_product(GgmlType::BF16, data, rows, in);
 }
 
+// A BF16 matrix whose width is not a multiple of the 16 elements its rows
+// are read in is widened to fp32 instead, so it still computes exactly.
+TEST(MatvecBlocks, Bf16RowsOfAnyWidthEqualTheirFp32Twin) {
+  for (int in : {40, 576}) {
+    SCOPED_TRACE("in " + std::to_string(in));
+    const int out = 9;
+    const auto f = randoms(std::size_t(out) * in, 8 + in);
+    auto data = std::make_shared<std::vector<std::byte>>(f.size() * 2);
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      const uint16_t b = f32_to_bf16(f[i]);
+      std::memcpy(data->data() + 2 * i, &b, 2);
+    }
+    WeightTensor w;
+    w.shape = {out, in};
+    w.blocks = GgmlType::BF16;
+    w.data = data->data();
+    w.keepalive = data;
+    const Linear stored = Linear::from(w, WeightTensor{}, WeightFormat::Stored, "w");
+    const Linear f32 = Linear::from(w, WeightTensor{}, WeightFormat::F32, "w");
+    EXPECT_EQ(stored.stored.empty(), in % 16 != 0);
+    for (int n : {1, 2, 5}) {
+      const auto x = randoms(std::size_t(n) * in, 60 + n);
+      std::vector<float> a(std::size_t(n) * out), b(a.size());
+      linear(x.data(), n, stored, a.data());
+      linear(x.data(), n, f32, b.data());
+      EXPECT_TRUE(same_bits(a, b)) << n << " rows";
+    }
+  }
+}
+
 // linear() under --weights stored, for a decode step (matvec), a pair, and
 // a prompt (the band dequantized, then sgemm), with a bias: the bits of
 // the same layer built from the dequantized matrix.

@@ -21,7 +21,10 @@ Linear Linear::from(const WeightTensor& w, const WeightTensor& b, WeightFormat f
   L.out = static_cast<int>(w.rows());
   L.in = static_cast<int>(w.cols());
   if (!b.empty()) L.b = b.to_f32();
-  if (format == WeightFormat::Stored && w.blocks && !w.random) {
+  // BF16 rows are read 16 elements at a time (matvec_blocks.cpp): a width
+  // that is not a multiple of 16 is widened to fp32 instead.
+  const bool readable = w.blocks && (*w.blocks != GgmlType::BF16 || L.in % 16 == 0);
+  if (format == WeightFormat::Stored && readable && !w.random) {
     L.stored = w;  // shares the mapping (or the reordered copy) it points into
     return L;
   }
