@@ -169,6 +169,27 @@ TEST(MatvecBlocks, ALinearLayerInBlocksEqualsItsFp32TwinForEveryRowCount) {
     stored.rows_to_f32(7, 8, row.data());
     f32.rows_to_f32(7, 8, want.data());
     EXPECT_TRUE(same_bits(row, want));
+    // Column ranges (CriticalKV reads one KV head's columns of W_o): on
+    // block edges, inside one block and across several.
+    // (fp16 from small fp32 weights: the random blocks reach past half's range)
+    const Linear half = Linear::from(WeightTensor::owned_f32(randoms(std::size_t(out) * in, 5), {out, in}), bias,
+                                     WeightFormat::F16, "w");
+    for (const auto& [c0, c1] : std::vector<std::pair<int, int>>{{0, 512}, {256, 512}, {64, 192}, {5, 6}, {31, 289}}) {
+      SCOPED_TRACE("columns " + std::to_string(c0) + ".." + std::to_string(c1));
+      std::vector<float> cols(std::size_t(out) * (c1 - c0)), want_cols(cols.size()), half_cols(cols.size());
+      stored.columns_to_f32(c0, c1, cols.data());
+      f32.columns_to_f32(c0, c1, want_cols.data());
+      EXPECT_TRUE(same_bits(cols, want_cols));
+      for (int o = 0; o < out; ++o)
+        for (int c = c0; c < c1; ++c)
+          ASSERT_EQ(want_cols[std::size_t(o) * (c1 - c0) + (c - c0)], f32.w[std::size_t(o) * in + c]);
+      half.columns_to_f32(c0, c1, half_cols.data());
+      std::vector<float> half_rows(std::size_t(out) * in);
+      half.rows_to_f32(0, out, half_rows.data());
+      for (int o = 0; o < out; ++o)
+        for (int c = c0; c < c1; ++c)
+          ASSERT_EQ(half_cols[std::size_t(o) * (c1 - c0) + (c - c0)], half_rows[std::size_t(o) * in + c]);
+    }
   }
 }
 

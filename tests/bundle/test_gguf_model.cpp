@@ -197,6 +197,7 @@ TEST_P(GgufGolden, MatricesKeptInTheirBlocksRunBitForBitAsDequantizedOnes) {
   auto c = make_backend(Device::Cpu, b.config(), w, f32);
   ForwardOptions fo;
   fo.all_logits = true;
+  fo.value_weights = true;  // CriticalKV's, from W_o's columns of each KV head
   for (int l = 0; l < b.config().n_layers; ++l) fo.capture_layers.push_back(l);
   ForwardOutput oa, oc;
   a->forward(prompt, fo, oa);
@@ -209,6 +210,10 @@ TEST_P(GgufGolden, MatricesKeptInTheirBlocksRunBitForBitAsDequantizedOnes) {
     c->forward(tok, fo, oc);
     ASSERT_EQ(std::memcmp(oa.logits.data(), oc.logits.data(), oa.logits.size() * sizeof(float)), 0) << "step " << s;
     ASSERT_EQ(oa.logits.size(), oc.logits.size());
+  }
+  for (int seg = 0; seg < a->kv().layout().n_segments(); ++seg) {
+    ASSERT_FALSE(a->value_weights(seg).empty());
+    EXPECT_EQ(a->value_weights(seg), c->value_weights(seg)) << "segment " << seg;
   }
 }
 

@@ -694,19 +694,26 @@ void CpuBackend::compute_value_weights(const std::vector<ValueWeightJob>& jobs) 
     const int h = job.seg % layout_.n_kv_heads;
     const cpu::Linear& W = model_->layers[layer].o;
     // The columns of this KV head's query heads, W_o[o][hG hd, (h+1)G hd),
-    // in fp32 whichever way the matrix is held.
+    // in fp32: read in place from an fp32 matrix, else widened once per job.
     const int width = G * hd_;
-    std::vector<float> cols(std::size_t(W.out) * width), row(std::size_t(W.in));
-    for (int o = 0; o < W.out; ++o) {
-      W.rows_to_f32(o, o + 1, row.data());
-      std::copy_n(row.data() + std::size_t(h) * width, width, cols.data() + std::size_t(o) * width);
+    const float* cols = nullptr;
+    std::size_t stride = 0;
+    std::vector<float> widened;
+    if (!W.w.empty()) {
+      cols = W.w.data() + std::size_t(h) * width;
+      stride = std::size_t(W.in);
+    } else {
+      widened.resize(std::size_t(W.out) * width);
+      W.columns_to_f32(h * width, (h + 1) * width, widened.data());
+      cols = widened.data();
+      stride = std::size_t(width);
     }
     for (int j = job.first; j < job.first + job.count; ++j) {
       const float* v = value(job.seg, j);
       float total = 0.0f;
       for (int q = 0; q < G; ++q)
         for (int o = 0; o < W.out; ++o) {
-          const float* w = cols.data() + std::size_t(o) * width + std::size_t(q) * hd_;
+          const float* w = cols + std::size_t(o) * stride + std::size_t(q) * hd_;
           float acc = 0.0f;
           for (int d = 0; d < hd_; ++d) acc += v[d] * w[d];
           total += std::fabs(acc);

@@ -57,6 +57,28 @@ void Linear::rows_to_f32(int r0, int r1, float* dst) const {
   }
 }
 
+void Linear::columns_to_f32(int c0, int c1, float* dst) const {
+  const int width = c1 - c0;
+  if (!w.empty()) {
+    for (int o = 0; o < out; ++o)
+      std::memcpy(dst + int64_t(o) * width, w.data() + int64_t(o) * in + c0, sizeof(float) * width);
+    return;
+  }
+  if (const uint16_t* h = halves()) {
+    for (int o = 0; o < out; ++o) widen_halves(h + int64_t(o) * in + c0, width, dst + int64_t(o) * width);
+    return;
+  }
+  // The whole blocks around [c0, c1) of each row, then the columns asked for.
+  const int per = ggml_block_elements(*stored.blocks), bytes = ggml_block_bytes(*stored.blocks);
+  const int b0 = c0 / per, b1 = (c1 + per - 1) / per;
+  std::vector<float> blocks(std::size_t(b1 - b0) * per);
+  for (int o = 0; o < out; ++o) {
+    dequantize_blocks(*stored.blocks, stored.data + std::size_t(o) * stored.row_bytes() + std::size_t(b0) * bytes,
+                      int64_t(b1 - b0) * per, blocks.data());
+    std::memcpy(dst + int64_t(o) * width, blocks.data() + (c0 - b0 * per), sizeof(float) * width);
+  }
+}
+
 namespace {
 
 // The output features [r0, r1) of y = x W^T (+ b): one or two rows through

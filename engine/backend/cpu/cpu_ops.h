@@ -34,6 +34,9 @@ struct Linear {
   // Rows [r0, r1) as fp32, into dst ([r1 - r0][in]): the values every
   // product of this layer multiplies with.
   void rows_to_f32(int r0, int r1, float* dst) const;
+  // Columns [c0, c1) of every row as fp32, into dst ([out][c1 - c0]): for
+  // a GGUF matrix only the blocks that hold them are dequantized.
+  void columns_to_f32(int c0, int c1, float* dst) const;
   // `format`: f32 widens every matrix; f16 rounds to half (a weight beyond
   // half's range throws kvscope::Error naming `name`); stored keeps a GGUF
   // matrix's blocks and widens any other matrix to fp32.

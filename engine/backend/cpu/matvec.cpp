@@ -6,19 +6,13 @@
 #include <immintrin.h>
 #endif
 
+#include "backend/cpu/matvec_target.h"
 #include "io/dtype.h"
 
 namespace kvscope::cpu {
 namespace {
 
-constexpr int kLanes = 16;
-
-// Eight floats as one GCC vector: a ymm register in the AVX2 and AVX-512
-// copies, two xmm registers in the baseline one. Loads go through memcpy
-// (rows need not be 32-byte aligned).
-typedef float v8 __attribute__((vector_size(32)));
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(KVSCOPE_NO_SIMD_VARIANTS)
+#if KVSCOPE_HAVE_TARGET_PRAGMAS
 // vcvtph2ps, for the AVX2 (with F16C) and AVX-512 copies.
 struct F16RowsF16c {
   using T = uint16_t;
@@ -43,21 +37,12 @@ namespace plain {
 using F16RowsF16c = plain::F16RowsScalar;
 #endif
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(KVSCOPE_NO_SIMD_VARIANTS)
-#if defined(__clang__)  // clang ignores GCC's target pragma; its own attribute pragma does the same
-#pragma clang attribute push(__attribute__((target("avx2,f16c"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,f16c")
-#endif
+#if KVSCOPE_HAVE_TARGET_PRAGMAS
+KVSCOPE_TARGET_PUSH("avx2,f16c")
 namespace f16c {
 #include "backend/cpu/matvec_loops.inc"
 }  // namespace f16c
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+KVSCOPE_TARGET_POP
 #else
 namespace f16c = plain;
 #endif

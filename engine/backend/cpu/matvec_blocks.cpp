@@ -5,15 +5,12 @@
 #endif
 
 #include "backend/cpu/matvec.h"
+#include "backend/cpu/matvec_target.h"
 #include "io/dtype.h"
 
 namespace kvscope::cpu {
 namespace {
 
-constexpr int kLanes = 16;
-
-// See matvec.cpp: eight floats as one GCC vector, loads through memcpy.
-typedef float v8 __attribute__((vector_size(32)));
 typedef int32_t i32x8 __attribute__((vector_size(32)));
 typedef uint32_t u32x8 __attribute__((vector_size(32)));
 typedef uint16_t u16x8 __attribute__((vector_size(16)));
@@ -39,13 +36,8 @@ namespace plain {
 #include "backend/cpu/matvec_blocks_body.inc"
 }  // namespace plain
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(KVSCOPE_NO_SIMD_VARIANTS)
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2")
-#endif
+#if KVSCOPE_HAVE_TARGET_PRAGMAS
+KVSCOPE_TARGET_PUSH("avx2")
 namespace avx2 {
 [[gnu::always_inline]] inline i32x8 zext8(const std::byte* p) {
   const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
@@ -63,11 +55,7 @@ namespace avx2 {
 #include "backend/cpu/dequant_blocks.inc"
 #include "backend/cpu/matvec_blocks_body.inc"
 }  // namespace avx2
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+KVSCOPE_TARGET_POP
 #else
 namespace avx2 = plain;
 #endif
