@@ -7,7 +7,8 @@ same prompt tokens, interleaved repetitions, median and spread.
     python3 bench/compare_cpu.py [--model smollm2-135m] [--threads 2] [--reps 3]
         [--prompts 128,512,2048] [--decode 32] [--out bench/results/compare_cpu.json]
         [--random-llama 1b]
-        [--engines kvscope,kvscope_h2o,kvscope_f16,llamacpp,llamacpp_f32kv,llamacpp_f16,transformers]
+        [--engines kvscope,kvscope_h2o,kvscope_f16,llamacpp,llamacpp_f32kv,llamacpp_f16,transformers,
+                   kvscope_stored,llamacpp_stored]
 
 The model is a GGUF file (or a name fetched by tools/get-model.sh). kvscope
 reads it directly and dequantizes to F32; transformers loads the same file
@@ -23,6 +24,12 @@ IEEE half, computed in fp32, F32 KV cache) and `llamacpp_f16` llama.cpp on
 an F16 GGUF written from the same file (2-D tensors in half, as
 convert_hf_to_gguf.py --outtype f16 writes them) with an F32 KV cache: the
 same bytes per token for both.
+
+The file's own blocks: `kvscope_stored` is kvscope with `--weights stored`
+(a quantized file's matrices kept in their blocks, dequantized inside the
+products, activations in fp32) and `llamacpp_stored` llama.cpp on the same
+file as it is (its quantized kernels, activations rounded to 8 bits), with
+an F32 KV cache like kvscope's. Their floor counts the file's bytes per token.
 
 --random-llama SHAPE swaps the model for a larger Llama-shaped one with
 random F32 weights (written once into ~/.cache/kvscope/bench; SmolLM2's
@@ -262,7 +269,12 @@ def main():
         model = write_random_llama(model, a.random_llama, os.path.join(cache, f"random-llama-{a.random_llama}.gguf"))
     prompts = [int(p) for p in a.prompts.split(",")]
     engines = a.engines.split(",")
-    info = kvscope_run(model, 16, 4, a.threads)
+    # The machine's bandwidth and the bytes a token reads (in fp32, unless
+    # only the file's blocks are timed: an 8B file's fp32 copy needs 32 GB).
+    only_stored = all(e.endswith("_stored") for e in engines)
+    info = kvscope_run(model, 16, 4, a.threads, weights="stored" if only_stored else "f32")
+    stored = any(e.endswith("_stored") for e in engines)
+    info_stored = kvscope_run(model, 16, 4, a.threads, weights="stored") if stored and not only_stored else info
     shape = json.loads(subprocess.run([CLI, "inspect", model, "--json"], check=True, capture_output=True,
                                       text=True).stdout)
     vocab = shape["vocab_size"]
@@ -270,11 +282,14 @@ def main():
     # whole KV cache read once, at the measured bandwidth.
     # llama.cpp's default cache holds F16 (half the KV bytes): its floor is
     # computed with the bytes it actually reads.
-    def floor_at(p, kv_scale=1.0, weight_scale=1.0):
+    def floor_at(p, kv_scale=1.0, weight_scale=1.0, weight_bytes=None):
         kv = shape["kv_bytes_per_token_fp32"] * kv_scale * (p + a.decode / 2)
-        return info["bandwidth_gbs"] * 1e9 / (info["weight_bytes_per_token"] * weight_scale + kv)
+        weights = (weight_bytes or info["weight_bytes_per_token"]) * weight_scale
+        return info["bandwidth_gbs"] * 1e9 / (weights + kv)
 
-    def engine_floor(e, p):  # with the bytes each engine reads: half weights, half KV
+    def engine_floor(e, p):  # with the bytes each engine reads: half weights, half KV, the file's blocks
+        if e.endswith("_stored"):
+            return floor_at(p, weight_bytes=info_stored["weight_bytes_per_token"])
         return floor_at(p, 0.5 if e == "llamacpp" else 1.0, 0.5 if e.endswith("_f16") else 1.0)
     # kvscope_h2o's run also times the same session with the metrics on
     # (their full-cache reference stepped together with the policy run).
@@ -283,21 +298,24 @@ def main():
     tf = Transformers(model, a.threads) if "transformers" in engines else None
     lc = {}
     if any(e.startswith("llamacpp") for e in engines):
-        f32 = model if all_f32(model) else write_f32_gguf(model, os.path.join(cache, "f32-" + os.path.basename(model)))
+        needs_f32 = any(e in ("llamacpp", "llamacpp_f32kv") for e in engines)
+        f32 = model if all_f32(model) or not needs_f32 else write_f32_gguf(
+            model, os.path.join(cache, "f32-" + os.path.basename(model)))
         f16 = None
         if "llamacpp_f16" in engines:
             f16 = write_f32_gguf(model, os.path.join(cache, "f16-" + os.path.basename(model)), half=True)
+        files = {"llamacpp_f16": f16, "llamacpp_stored": model}
         for e in engines:
             if e.startswith("llamacpp"):
-                lc[e] = LlamaCpp(f16 if e == "llamacpp_f16" else f32, a.threads, max(prompts) + a.decode + 16,
-                                 kv_f32=e != "llamacpp")
+                lc[e] = LlamaCpp(files.get(e, f32), a.threads, max(prompts) + a.decode + 16, kv_f32=e != "llamacpp")
     floor = {p: floor_at(p) for p in prompts}
     for rep in range(a.reps):
         for p in prompts:
             ids = prompt_ids(vocab, p)
             for e in engines:  # interleaved: every engine once per repetition and size
-                if e in ("kvscope", "kvscope_f16"):
-                    j = kvscope_run(model, p, a.decode, a.threads, weights="f16" if e == "kvscope_f16" else "f32")
+                if e in ("kvscope", "kvscope_f16", "kvscope_stored"):
+                    j = kvscope_run(model, p, a.decode, a.threads, weights={"kvscope_f16": "f16",
+                                                                            "kvscope_stored": "stored"}.get(e, "f32"))
                     pre, dec = j["prefill_tokens_per_s"], j["decode_tokens_per_s"]
                 elif e == "kvscope_h2o":
                     j = kvscope_run(model, p, a.decode, a.threads, policy="h2o")
@@ -335,7 +353,8 @@ def main():
             print(f"| {e} | {p} | {pre_s} | {dec['median']:.2f} ({dec['lo']:.2f}-{dec['hi']:.2f}) | "
                   f"{dec['median'] / fl:.0%} |")
     # kvscope's speed over each other engine: ratios of medians, where both engines ran.
-    pairs = [("kvscope", "llamacpp_f32kv", "F32 weights, F32 KV"), ("kvscope", "llamacpp", "llama.cpp's F16 KV"),
+    pairs = [("kvscope_stored", "llamacpp_stored", "the file's blocks, F32 KV"),
+             ("kvscope", "llamacpp_f32kv", "F32 weights, F32 KV"), ("kvscope", "llamacpp", "llama.cpp's F16 KV"),
              ("kvscope_f16", "llamacpp_f16", "F16 weights, F32 KV"), ("kvscope", "transformers", "fp32"),
              ("kvscope_f16", "transformers", "kvscope f16 vs transformers fp32")]
     print("\n| kvscope | against | prompt | decode ratio | prefill ratio |")

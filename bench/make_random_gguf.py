@@ -15,7 +15,11 @@ and q8_0. Norm weights are F32 ones.
 The blocks are random bytes with f16 scales chosen so that a weight is
 about +-0.02 (no quantizer is needed: any bytes are a valid block). Needs
 the gguf package (pip install gguf numpy). The file has no tokenizer: bench
-draws its prompt's ids, which is all it needs.
+draws its prompt's ids, which is all it needs. --placeholder-vocab adds a
+SentencePiece-style vocabulary of the shape's size (<unk>, <s>, </s>, the
+256 byte tokens, then "t<i>" placeholders, every score 0) so that llama.cpp,
+which will not open a file without one, can be timed on the same file
+(bench/compare_cpu.py --engines kvscope_stored,llamacpp_stored).
 """
 
 import argparse
@@ -55,6 +59,8 @@ def main():
     ap.add_argument("--mix", choices=["q4_k_m", "q8_0"], required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--placeholder-vocab", action="store_true",
+                    help="write a placeholder SentencePiece vocabulary (for llama.cpp)")
     a = ap.parse_args()
     s = SHAPES[a.shape]
     rng = np.random.default_rng(a.seed)
@@ -80,6 +86,18 @@ def main():
     w.add_layer_norm_rms_eps(1e-5)
     w.add_vocab_size(s["vocab"])
     w.add_rope_dimension_count(hd)
+    if a.placeholder_vocab:
+        special = ["<unk>", "<s>", "</s>"]
+        byte_tokens = [f"<0x{b:02X}>" for b in range(256)]
+        rest = [f"t{i}" for i in range(s["vocab"] - len(special) - len(byte_tokens))]
+        w.add_tokenizer_model("llama")
+        w.add_token_list(special + byte_tokens + rest)
+        w.add_token_scores([0.0] * s["vocab"])
+        # gguf's token types: 1 normal, 2 unknown, 3 control, 6 byte
+        w.add_token_types([2, 3, 3] + [6] * len(byte_tokens) + [1] * len(rest))
+        w.add_unk_token_id(0)
+        w.add_bos_token_id(1)
+        w.add_eos_token_id(2)
 
     def matrix(name, rows, cols, layer=-1):
         qt = kind(name.split(".")[-2] if layer >= 0 else name.split(".")[0], layer)
