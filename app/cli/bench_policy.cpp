@@ -126,6 +126,10 @@ void run_policy_bench(const PolicyBenchArgs& a) {
     for (int l : a.flags.record_layers) recorded += " " + std::to_string(l);
     recorded += " recorded";
   }
+  if (!a.flags.record_heads.empty()) {
+    recorded += a.flags.record_heads.size() == 1 ? ", head" : ", heads";
+    for (int h : a.flags.record_heads) recorded += " " + std::to_string(h);
+  }
   policy_cfg.recording.memory_mb = 1e6;  // all of the chosen layers recorded, as the overhead target asks
   SessionConfig full_cfg = policy_cfg;
   full_cfg.policy = PolicyParams{};

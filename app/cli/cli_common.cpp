@@ -109,12 +109,21 @@ std::string read_text_file(const std::string& path, const std::string& flag) {
 }
 
 std::string flag_for_field(const std::string& field) {
-  static const std::pair<const char*, const char*> kFlags[] = {
-      {"policy.name", "--policy"},       {"sharing", "--sharing"},         {"device", "--device"},
-      {"weights", "--weights"},          {"max_new_tokens", "--max-new-tokens"},
-      {"sampling.temperature", "--temperature"}, {"sampling.top_k", "--top-k"}, {"sampling.top_p", "--top-p"},
-      {"prompt", "--prompt"},            {"shape", "--shape"},             {"export.layer", "--export-layer"},
-      {"export.head", "--export-head"},  {"recording.layers", "--record-layers"}};
+  static const std::pair<const char*, const char*> kFlags[] = {{"policy.name", "--policy"},
+                                                               {"sharing", "--sharing"},
+                                                               {"device", "--device"},
+                                                               {"weights", "--weights"},
+                                                               {"max_new_tokens", "--max-new-tokens"},
+                                                               {"sampling.temperature", "--temperature"},
+                                                               {"sampling.top_k", "--top-k"},
+                                                               {"sampling.top_p", "--top-p"},
+                                                               {"prompt", "--prompt"},
+                                                               {"shape", "--shape"},
+                                                               {"export.layer", "--export-layer"},
+                                                               {"export.head", "--export-head"},
+                                                               {"recording.layers", "--record-layers"},
+                                                               {"recording.heads", "--record-heads"},
+                                                               {"recording.memory_mb", "--record-mb"}};
   for (const auto& [f, flag] : kFlags)
     if (field == f) return flag;
   const std::string policy = "policy.";

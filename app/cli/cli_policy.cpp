@@ -65,10 +65,10 @@ bool PolicyFlags::needs_session() const {
   // Any eviction flag typed also goes through the session, whose settings
   // check names a flag the policy would ignore.
   const bool eviction_flag = std::any_of(options.begin(), options.end(), [](const CLI::Option* o) { return o->count() > 0; });
-  // --record-layers too: the Session checks the layers, so 99 is refused
-  // with or without --export.
+  // --record-* too: the Session checks the layers and heads, so 99 is
+  // refused with or without --export, and plans the recorder's memory.
   return policy != "full" || sharing != "native" || !export_dir.empty() || eviction_flag || given("--budget-ratio") ||
-         !record_layers.empty();
+         !record_layers.empty() || !record_heads.empty() || given("--record-mb");
 }
 
 void add_figure_flags(CLI::App& cmd, FigureFlags& f) {
@@ -146,9 +146,18 @@ void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export) {
   cmd.add_option("--sharing", f.sharing, "KV layout: native, mha, gqa:G, mqa, mlkv:M, mlkv:M:G (averaged K/V)")
       ->default_val("native");
   add_weights_opt(cmd, f.weights);
-  cmd.add_option("--record-layers", f.record_layers, "Layers whose attention is recorded (default: all that fit)");
+  cmd.add_option("--record-layers", f.record_layers,
+                 "Layers whose attention is recorded (default: all that fit --record-mb and the memory available)");
+  cmd.add_option("--record-heads", f.record_heads, "Query heads recorded in those layers (default: every head)");
+  char record_mb_help[160];
+  std::snprintf(record_mb_help, sizeof record_mb_help,
+                "Memory for recorded attention when the layers are not named; the others are replayed on demand "
+                "(default %g)",
+                RecordingConfig{}.memory_mb);
+  cmd.add_option("--record-mb", f.record_mb, record_mb_help)->check(CLI::PositiveNumber);
   cmd.add_flag("--no-metrics", f.no_metrics, "Skip the shadow full-cache run and its metrics");
-  for (const char* name : {"--policy", "--budget-ratio", "--sharing", "--record-layers", "--no-metrics", "--weights"})
+  for (const char* name : {"--policy", "--budget-ratio", "--sharing", "--record-layers", "--record-heads",
+                           "--record-mb", "--no-metrics", "--weights"})
     f.other_options.push_back(cmd.get_option(name));
   if (!with_export) return;
   cmd.add_option("--export", f.export_dir, "Write masks, attention, scores, CSVs and heatmaps to this directory")
@@ -211,6 +220,8 @@ void set_policy_fields(const PolicyFlags& f, SessionConfig& cfg, bool only_typed
   if (take("--sharing")) cfg.sharing = SharingLayout::parse(f.sharing);
   if (take("--weights")) cfg.weights = f.weights;
   if (take("--record-layers")) cfg.recording.layers = f.record_layers;
+  if (take("--record-heads")) cfg.recording.heads = f.record_heads;
+  if (f.given("--record-mb")) cfg.recording.memory_mb = f.record_mb;  // else the file's, or the session's default
   if (take("--no-metrics")) cfg.recording.metrics = !f.no_metrics;
 }
 

@@ -39,12 +39,14 @@ struct PolicyFlags {
   std::optional<int> export_layer, export_head;  // unset: the most informative head
   std::string colormap = "viridis", scale = "linear";
   std::vector<int> record_layers;
+  std::vector<int> record_heads;
+  double record_mb = 0;  // --record-mb (0: the session's default)
   bool no_metrics = false;
   FigureFlags figures;
   // The eviction flags the user typed (filled by add_policy_flags), so a
   // flag that the chosen policy ignores is named instead of dropped.
   std::vector<CLI::Option*> options;
-  std::vector<CLI::Option*> other_options;  // --policy, --sharing, --record-layers, --no-metrics, --weights
+  std::vector<CLI::Option*> other_options;  // --policy, --sharing, --record-*, --no-metrics, --weights
   bool given(const std::string& flag) const;
 
   // True when any flag asks for more than plain full-cache decoding.

@@ -46,7 +46,7 @@ void run_generate(GenerateArgs a) {
     apply_policy_flags(a.flags, cfg);
     resolve_device(a.device);
     auto s = make_flag_session(bundle_for(cfg.model), cfg);
-    note_recorded_layers(*s, "the recorder's memory budget");
+    note_recording(*s, "--record-mb");
     run_session(*s, true, out ? out->folder.get() : nullptr);
     return;
   }

@@ -49,7 +49,7 @@ void run_run(const RunArgs& a) {
   // (Fork.WithANewPolicyEqualsTheSessionFileFork).
   std::unique_ptr<Session> b;
   if (f.cfg.fork) b = fork_session_from_prompt(f.bundle, s);
-  note_recorded_layers(s, a.session + ": recording.memory_mb");
+  note_recording(s, a.session + ": recording.memory_mb");
   run_session(s, !a.quiet, out ? out->folder.get() : nullptr);
   if (b) {
     if (!a.quiet) std::printf("--- fork at step %d ---\n", f.cfg.fork->at_step);

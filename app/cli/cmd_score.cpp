@@ -50,7 +50,7 @@ void run_score_session(const ScoreArgs& a) {
   resolve_device(a.device);
   auto sp = make_flag_session(bundle, cfg);
   Session& s = *sp;
-  note_recorded_layers(s, "the recorder's memory budget");
+  note_recording(s, "--record-mb");
   s.run_to_end();
   double nll = 0, nll_full = 0;
   int scored = 0;

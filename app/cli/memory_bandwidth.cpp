@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/simd_path.h"
 #include "backend/parallel.h"
 #include "common/error.h"
+#include "io/host_memory.h"
 
 namespace kvscope::cli {
 namespace {
@@ -38,20 +38,6 @@ typedef float v8 __attribute__((vector_size(32)));
 }
 
 KVSCOPE_SIMD_VARIANTS(float, stream_sum, (const float* p, std::size_t n), (p, n))
-
-// Memory a new allocation can get: the kernel's MemAvailable (free pages
-// plus the page cache it can drop), else the free pages alone. Free pages
-// alone refused a 4 GB model on a machine whose 12 GB of page cache held the
-// files just read.
-double available_memory_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  long long kb = 0;
-  std::string unit;
-  while (in >> key >> kb >> unit)
-    if (key == "MemAvailable:") return double(kb) * 1024.0;
-  return double(sysconf(_SC_AVPHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
-}
 
 }  // namespace
 

@@ -19,7 +19,11 @@ std::unique_ptr<Session> make_flag_session(std::shared_ptr<const ModelBundle> bu
   }
 }
 
-void note_recorded_layers(const Session& s, const std::string& budget_name) {
+void note_recording(const Session& s, const std::string& budget_name) {
+  const MemoryForecast& f = s.memory_forecast();
+  // Small runs stay quiet; at 7-8B scale the recorder is the run's biggest
+  // allocation and the user sees it before the first step.
+  if (double(f.total()) >= kNoteRecordingBytes) std::fprintf(stderr, "kvscope-cli: memory: %s\n", f.summary().c_str());
   if (!s.config().recording.layers.empty()) return;  // chosen explicitly
   const auto& rec = s.recorder().attention_layers();
   const int L = s.model_config().n_layers;
@@ -28,10 +32,16 @@ void note_recorded_layers(const Session& s, const std::string& budget_name) {
   for (int l : rec) list += (list.empty() ? "" : ", ") + std::to_string(l);
   char mb[64];
   std::snprintf(mb, sizeof(mb), "%g MB", s.config().recording.memory_mb);
-  std::fprintf(stderr,
-               "kvscope-cli: note: %s (%s) holds the attention of layer%s %s of %d; the other layers are "
-               "replayed on demand\n",
-               budget_name.c_str(), mb, rec.size() == 1 ? "" : "s", list.c_str(), L);
+  if (rec.empty())
+    std::fprintf(stderr,
+                 "kvscope-cli: note: no layer's attention fits beside the masks, scores and KV caches (%s); every "
+                 "layer is replayed on demand\n",
+                 f.summary().c_str());
+  else
+    std::fprintf(stderr,
+                 "kvscope-cli: note: %s (%s) holds the attention of layer%s %s of %d; the other layers are "
+                 "replayed on demand\n",
+                 budget_name.c_str(), mb, rec.size() == 1 ? "" : "s", list.c_str(), L);
 }
 
 namespace {

@@ -27,9 +27,12 @@ std::string session_summary(const Session& s);
 // the flags the user typed (--export-layer, ...).
 std::unique_ptr<Session> make_flag_session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg);
 
-// One note on stderr when the recorder's memory budget left layers out of
-// the recording (they are replayed on demand). `budget_name` says where the
-// budget came from (e.g. "s.json: recording.memory_mb").
-void note_recorded_layers(const Session& s, const std::string& budget_name);
+// Before a run: the memory it was planned with (Session::memory_forecast)
+// on stderr when it reaches kNoteRecordingBytes, and one note when the
+// recorder's memory budget left layers out of the recording (they are
+// replayed on demand). `budget_name` says where the budget came from (e.g.
+// "s.json: recording.memory_mb").
+constexpr double kNoteRecordingBytes = 256.0 * 1024 * 1024;
+void note_recording(const Session& s, const std::string& budget_name);
 
 }  // namespace kvscope::cli

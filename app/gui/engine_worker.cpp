@@ -190,7 +190,8 @@ std::shared_ptr<const PublishedRun> EngineWorker::Impl::snapshot(const std::shar
   p->kv_element_bytes = s->backend().kv_element_bytes();
   p->last_step_ms = ms;
   p->device = s->backend().name();
-  p->recorded_layers = s->recorder().attention_layers();
+  for (int l : s->recorder().attention_layers())
+    if (s->recorder().records_layer(l)) p->recorded_layers.push_back(l);  // every head of it
   p->informative_layer = head.layer;
   p->informative_head = head.head;
   return p;

@@ -9,6 +9,7 @@
 #include "app_state.h"
 #include "error_words.h"
 #include "imgui.h"
+#include "io/host_memory.h"  // format_bytes
 
 namespace kvscope::gui {
 
@@ -27,6 +28,9 @@ void record_item_rect(AppState& s, const std::string& name);
 void record_rect(AppState& s, const std::string& name, ImVec2 pos, ImVec2 size);
 // Hover help for the last item: "what it does" and where it comes from.
 void help_tooltip(const char* text);
+
+// Text that reports a problem (a setting that does not work, a run that will not fit).
+inline const ImVec4 kProblemColour{1.0f, 0.45f, 0.4f, 1.0f};
 
 // ---- controls (left column) ----
 void draw_model_panel(AppState& s);      // model directory, recent, summary, device
@@ -74,8 +78,5 @@ SessionConfig config_from_panels(const AppState& s);
 
 // Lessons in assets/lessons, sorted by file name.
 std::vector<LessonEntry> find_lessons();
-
-// "12.3 KiB", "4.0 MiB".
-std::string format_bytes(double bytes);
 
 }  // namespace kvscope::gui

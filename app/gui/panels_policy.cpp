@@ -11,8 +11,6 @@ namespace kvscope::gui {
 
 namespace {
 
-const ImVec4 kProblemColour{1.0f, 0.45f, 0.4f, 1.0f};
-
 // The KV-sharing layout and the bytes it implies at the current length.
 bool edit_sharing(AppState& s, SharingLayout& l) {
   bool changed = false;

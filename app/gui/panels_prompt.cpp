@@ -1,12 +1,58 @@
 // The prompt panel: the prompt, an optional teacher-forced continuation
 // (the run then feeds that text instead of sampling, so NLL is measured on
-// it), the number of new tokens and the sampling settings.
+// it), the number of new tokens with the memory the run will need, and the
+// sampling settings.
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
 #include "panels.h"
+#include "session/memory_forecast.h"
+#include "session/session_file.h"
 
 namespace kvscope::gui {
+namespace {
+
+// What a run of the edited settings will hold (the recorder and the KV
+// caches), planned as the Session will plan it, with the open run's model;
+// red with the reason when it will not fit. Recomputed only when a setting
+// changes (it tokenizes the prompt).
+void draw_memory_forecast(AppState& s) {
+  if (!s.a || !s.a->session) return;
+  const Session& run = *s.a->session;
+  const SessionConfig cfg = config_from_panels(s);
+  ShellState::MemoryNote& note = s.shell.memory_note;
+  const std::string key = cfg.to_json().dump() + "\n" + run.config().model;
+  if (note.key != key) {
+    note.key = key;
+    note.fits = true;
+    try {
+      if (absolute_model_path(cfg.model) != absolute_model_path(run.config().model)) {
+        // Another model in the field: its plan needs its shape, known once it is open.
+        note.line = "memory: open the model to plan a run";
+        note.detail = "The memory a run needs is planned with the model's shape, known once the model is open.";
+      } else {
+        const MemoryForecast f = forecast_session_memory(run.bundle(), cfg);
+        note.line = "memory: " + format_bytes(double(f.total())) + " of " + format_bytes(f.available) + " available";
+        note.detail = f.summary() + ". Layers the recorder does not keep are replayed when a view needs them.";
+      }
+    } catch (const Error& e) {
+      note.fits = false;
+      note.line = "will not run: " + in_window_words(e);
+      note.detail = note.line;
+    }
+  }
+  if (note.fits) {
+    ImGui::TextDisabled("%s", note.line.c_str());
+  } else {
+    ImGui::PushStyleColor(ImGuiCol_Text, kProblemColour);
+    ImGui::TextWrapped("%s", note.line.c_str());
+    ImGui::PopStyleColor();
+  }
+  record_item_rect(s, "text.memory");
+  help_tooltip(note.detail.c_str());
+}
+
+}  // namespace
 
 void draw_prompt_panel(AppState& s) {
   SessionConfig& c = s.editing;
@@ -25,7 +71,9 @@ void draw_prompt_panel(AppState& s) {
 
   ImGui::SetNextItemWidth(line * 7);
   if (ImGui::InputInt("max new tokens", &c.max_new_tokens, 1, 16)) c.max_new_tokens = std::clamp(c.max_new_tokens, 1, 8192);
+  record_item_rect(s, "field.max_new_tokens");
   help_tooltip("How many tokens the run generates (or teacher-forces) after the prompt.");
+  draw_memory_forecast(s);
 
   if (!s.presenter && ImGui::TreeNode("Sampling")) {
     SamplingParams& p = c.sampling;

@@ -39,7 +39,7 @@ struct PublishedRun {
   int kv_element_bytes = 4;           // bytes of one cached K or V element (the backend's: fp32 CPU, fp16 CUDA)
   double last_step_ms = 0;            // wall time of the last step (prefill for row 0)
   std::string device;                 // "CPU (2 threads)", "CUDA: NVIDIA H100"
-  // Recorded layers (the recorder's attention_layers()): views of other
+  // Layers recorded with every head (Recorder::records_layer): views of other
   // layers ask the worker for a replay (EngineWorker::fill_layer).
   std::vector<int> recorded_layers;
   int informative_layer = 0, informative_head = 0;  // reports/informative_head.h, after prefill

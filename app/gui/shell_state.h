@@ -56,6 +56,14 @@ struct ShellState {
   bool export_png = true, export_svg = true, export_pdf = false;
   std::string save_path;
 
+  // The prompt panel's memory line for the edited settings, kept until one
+  // of them changes (`key`: the settings as JSON).
+  struct MemoryNote {
+    std::string key, line, detail;
+    bool fits = true;
+  };
+  MemoryNote memory_note;
+
   // Errors and messages from the worker, shown until dismissed.
   uint64_t error_serial_seen = 0;
   std::string error_banner;

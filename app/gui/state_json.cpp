@@ -31,6 +31,8 @@ nlohmann::json state_json(const AppState& s, int fb_w, int fb_h) {
   j["playing"] = s.status.playing;
   j["busy"] = s.status.busy;
   j["error"] = s.shell.error_banner;
+  // The prompt panel's plan for the edited settings (panels_prompt.cpp).
+  j["memory"] = {{"line", s.shell.memory_note.line}, {"fits", s.shell.memory_note.fits}};
   j["window_over_error"] = s.shell.window_over_error;  // "##error" when the banner is on top
   j["presenter"] = s.presenter;
   j["partial_present"] = s.shell.partial_present;

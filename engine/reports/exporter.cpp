@@ -59,15 +59,17 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir, con
   write_npy_u8(path("masks.npy"), masks, {d.rows, d.m, d.g, d.P});
   write_npy_f32(path("scores.npy"), scores, {d.rows, d.m, d.g, d.P});
 
-  // attention.npy: [rows, recorded layers, heads, positions].
+  // attention.npy: [rows, recorded layers, recorded heads, positions].
   const auto& layers = rec.attention_layers();
-  std::vector<float> attn(size_t(d.rows) * layers.size() * d.H * d.P);
+  const auto& heads = rec.attention_heads();
+  const std::size_t nh = heads.size();
+  std::vector<float> attn(size_t(d.rows) * layers.size() * nh * d.P);
   for (int r = 0; r < d.rows; ++r)
     for (std::size_t li = 0; li < layers.size(); ++li)
-      for (int h = 0; h < d.H; ++h)
+      for (std::size_t hi = 0; hi < nh; ++hi)
         for (int p = 0; p < d.P; ++p)
-          attn[((size_t(r) * layers.size() + li) * d.H + h) * d.P + p] = rec.attention(r, layers[li], h, p);
-  write_npy_f32(path("attention.npy"), attn, {d.rows, int64_t(layers.size()), d.H, d.P});
+          attn[((size_t(r) * layers.size() + li) * nh + hi) * d.P + p] = rec.attention(r, layers[li], heads[hi], p);
+  write_npy_f32(path("attention.npy"), attn, {d.rows, int64_t(layers.size()), int64_t(nh), d.P});
 
   // CSV twins for the chosen layer / head (its KV segment for masks and scores).
   const int seg = lay.segment_of(eo.csv_layer(), eo.csv_head());
@@ -150,17 +152,28 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir, con
     write_text_file(path("session.json"), json_text(j) + "\n");
   }
   {
-    nlohmann::json m = {
-        {"masks.npy", {{"dtype", "uint8"}, {"axes", {"step", "kv_layer", "kv_head", "position"}},
-                       {"codes", {{"0", "not yet seen"}, {"1", "kept"}, {"2", "kept, protected (sink or recent window)"},
-                                  {"3", "evicted at this step (row 0: during the prefill)"}, {"4", "evicted earlier"},
-                                  {"5", "in the cache, outside the top k (ideal, which never evicts)"}}},
-                       {"kv_layers", lay.owners}}},
-        {"scores.npy", {{"dtype", "float32"}, {"axes", {"step", "kv_layer", "kv_head", "position"}},
-                        {"nan", "no statistic (policy keeps none, or slot absent)"}}},
-        {"attention.npy", {{"dtype", "float32"}, {"axes", {"step", "layer", "head", "position"}},
-                           {"layers", layers}, {"zero", "position absent from the cache or not yet seen"}}},
-        {"rows", "row 0 is the state after the prompt; row t after the t-th new token"}};
+    nlohmann::json m = {{"masks.npy",
+                         {{"dtype", "uint8"},
+                          {"axes", {"step", "kv_layer", "kv_head", "position"}},
+                          {"codes",
+                           {{"0", "not yet seen"},
+                            {"1", "kept"},
+                            {"2", "kept, protected (sink or recent window)"},
+                            {"3", "evicted at this step (row 0: during the prefill)"},
+                            {"4", "evicted earlier"},
+                            {"5", "in the cache, outside the top k (ideal, which never evicts)"}}},
+                          {"kv_layers", lay.owners}}},
+                        {"scores.npy",
+                         {{"dtype", "float32"},
+                          {"axes", {"step", "kv_layer", "kv_head", "position"}},
+                          {"nan", "no statistic (policy keeps none, or slot absent)"}}},
+                        {"attention.npy",
+                         {{"dtype", "float32"},
+                          {"axes", {"step", "layer", "head", "position"}},
+                          {"layers", layers},
+                          {"heads", heads},
+                          {"zero", "position absent from the cache or not yet seen"}}},
+                        {"rows", "row 0 is the state after the prompt; row t after the t-th new token"}};
     manifest = m;
   }
 

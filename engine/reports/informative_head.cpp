@@ -17,7 +17,7 @@ constexpr int kLocal = 4;
 
 double head_informativeness(const Session& s, int layer, int head) {
   const Recorder& rec = s.recorder();
-  if (!rec.records_layer(layer)) return std::numeric_limits<double>::quiet_NaN();
+  if (!rec.records_head(layer, head)) return std::numeric_limits<double>::quiet_NaN();
   const int rows = rec.rows_recorded(), P = static_cast<int>(s.tokens().size());
   double total = 0;
   int counted = 0;
@@ -49,9 +49,8 @@ double head_informativeness(const Session& s, int layer, int head) {
 HeadChoice informative_head(const Session& s) {
   HeadChoice best;
   best.score = -1;
-  const int H = s.model_config().n_heads;
   for (int layer : s.recorder().attention_layers())
-    for (int h = 0; h < H; ++h) {
+    for (int h : s.recorder().attention_heads()) {
       const double v = head_informativeness(s, layer, h);
       if (v > best.score || (v == best.score && (layer < best.layer || (layer == best.layer && h < best.head))))
         best = {layer, h, v};

@@ -9,14 +9,23 @@
 
 namespace kvscope {
 
-Recorder::Recorder(const KvLayout& layout, int rows, int positions, std::vector<int> attention_layers)
-    : layout_(layout), rows_(rows), positions_(positions), attn_layers_(std::move(attention_layers)) {
+Recorder::Recorder(const KvLayout& layout, int rows, int positions, std::vector<int> attention_layers,
+                   std::vector<int> attention_heads)
+    : layout_(layout),
+      rows_(rows),
+      positions_(positions),
+      attn_layers_(std::move(attention_layers)),
+      attn_heads_(std::move(attention_heads)) {
   attn_index_.assign(layout_.n_layers, -1);
   for (std::size_t i = 0; i < attn_layers_.size(); ++i) attn_index_[attn_layers_[i]] = static_cast<int>(i);
+  if (attn_heads_.empty())
+    for (int h = 0; h < layout_.n_heads; ++h) attn_heads_.push_back(h);
+  head_index_.assign(layout_.n_heads, -1);
+  for (std::size_t i = 0; i < attn_heads_.size(); ++i) head_index_[attn_heads_[i]] = static_cast<int>(i);
   const size_t cells = size_t(rows) * layout_.n_segments() * positions;
   masks_.assign(cells, kNotSeen);
   scores_.assign(cells, std::numeric_limits<float>::quiet_NaN());
-  attn_.assign(size_t(rows) * attn_layers_.size() * layout_.n_heads * positions, 0.0f);
+  attn_.assign(size_t(rows) * attn_layers_.size() * attn_heads_.size() * positions, 0.0f);
 }
 
 namespace {
@@ -34,16 +43,28 @@ inline uint8_t mask_of(uint8_t slot_state, uint8_t dropped_code) {
 
 }  // namespace
 
-bool Recorder::records_layer(int layer) const { return layer >= 0 && layer < int(attn_index_.size()) && attn_index_[layer] >= 0; }
+bool Recorder::records_layer(int layer) const {
+  return layer >= 0 && layer < int(attn_index_.size()) && attn_index_[layer] >= 0 &&
+         static_cast<int>(attn_heads_.size()) == layout_.n_heads;
+}
+
+bool Recorder::records_head(int layer, int head) const {
+  return layer >= 0 && layer < int(attn_index_.size()) && attn_index_[layer] >= 0 && head >= 0 &&
+         head < int(head_index_.size()) && head_index_[head] >= 0;
+}
+
+std::size_t Recorder::attention_offset(int row, int layer, int head) const {
+  return ((size_t(row) * attn_layers_.size() + attn_index_[layer]) * attn_heads_.size() + head_index_[head]) *
+         positions_;
+}
 
 float Recorder::attention(int row, int layer, int head, int pos) const {
-  const int li = attn_index_[layer];
-  return attn_[((size_t(row) * attn_layers_.size() + li) * layout_.n_heads + head) * positions_ + pos];
+  return attn_[attention_offset(row, layer, head) + pos];
 }
 
 const float* Recorder::attention_row(int row, int layer, int head) const {
-  if (!records_layer(layer) || row < 0 || row >= recorded_ || head < 0 || head >= layout_.n_heads) return nullptr;
-  return &attn_[((size_t(row) * attn_layers_.size() + attn_index_[layer]) * layout_.n_heads + head) * positions_];
+  if (!records_head(layer, head) || row < 0 || row >= recorded_) return nullptr;
+  return &attn_[attention_offset(row, layer, head)];
 }
 
 float Recorder::entropy(int row, int layer, int head) const {
@@ -102,10 +123,11 @@ void Recorder::record(int row, const KvBook& book, const SlotChoice& choice, boo
   for (const auto& a : captures) {
     const int li = attn_index_[a.layer];
     if (li < 0) continue;  // captured for the metrics only
-    const int H = layout_.n_heads;
-    parallel_runs(H, runs_for(H, int64_t(H) * positions_), [&](int, int h) {
-      float* dst = &attn_[((size_t(row) * attn_layers_.size() + li) * H + h) * positions_];
-      held_[layout_.segment_of(a.layer, h)].expand(a.prob_row(h, a.n_queries - 1), dst);
+    const int H = static_cast<int>(attn_heads_.size());
+    parallel_runs(H, runs_for(H, int64_t(H) * positions_), [&](int, int i) {
+      const int h = attn_heads_[i];
+      held_[layout_.segment_of(a.layer, h)].expand(a.prob_row(h, a.n_queries - 1),
+                                                   &attn_[attention_offset(row, a.layer, h)]);
     });
   }
   recorded_ = std::max(recorded_, row + 1);

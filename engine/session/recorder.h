@@ -36,15 +36,21 @@ struct EvictionEvent {
 class Recorder {
  public:
   Recorder() = default;
-  // rows: 1 + planned new tokens; positions: prompt + planned new tokens.
-  Recorder(const KvLayout& layout, int rows, int positions, std::vector<int> attention_layers);
+  // rows: 1 + planned new tokens; positions: prompt + planned new tokens;
+  // the attention of `attention_heads` (empty: every query head) in each of
+  // `attention_layers` is kept (session/memory_forecast.h chooses them).
+  Recorder(const KvLayout& layout, int rows, int positions, std::vector<int> attention_layers,
+           std::vector<int> attention_heads = {});
 
   const KvLayout& layout() const { return layout_; }
   int rows() const { return rows_; }
   int rows_recorded() const { return recorded_; }
   int positions() const { return positions_; }
   const std::vector<int>& attention_layers() const { return attn_layers_; }
+  const std::vector<int>& attention_heads() const { return attn_heads_; }
+  // Every head of `layer` recorded (what a view of the whole layer needs).
   bool records_layer(int layer) const;
+  bool records_head(int layer, int head) const;
 
   // Records row `row` from the cache as the step's attention saw it
   // (`book` before eviction), the policy's choice, the statistics and the
@@ -62,10 +68,10 @@ class Recorder {
 
   uint8_t mask(int row, int seg, int pos) const { return masks_[(size_t(row) * layout_.n_segments() + seg) * positions_ + pos]; }
   float score(int row, int seg, int pos) const { return scores_[(size_t(row) * layout_.n_segments() + seg) * positions_ + pos]; }
-  // Attention of query head `head` in recorded layer `layer` at `row`, by position (0 where absent).
+  // Attention of a recorded query head (records_head) of `layer` at `row`, by position (0 where absent).
   float attention(int row, int layer, int head, int pos) const;
   // Entropy (nats) and maximum of a recorded head's attention row; NaN for
-  // a layer that is not recorded.
+  // a head that is not recorded.
   float entropy(int row, int layer, int head) const;
   float max_attention(int row, int layer, int head) const;
 
@@ -73,22 +79,25 @@ class Recorder {
   const std::vector<float>& scores() const { return scores_; }  // [rows][segments][positions]
   const std::vector<EvictionEvent>& events() const { return events_; }
   const std::vector<StepMetrics>& metrics() const { return metrics_; }
-  // Attention of every recorded layer as [rows][recorded layers][heads][positions].
+  // Attention as [rows][recorded layers][recorded heads][positions].
   const std::vector<float>& attention_rows() const { return attn_; }
   std::size_t bytes() const;
 
-  // Bytes one recorded layer costs for `rows` x `positions`.
+  // Bytes one recorded layer of `heads` heads costs for `rows` x `positions`.
   static std::size_t layer_bytes(int rows, int heads, int positions) {
     return size_t(rows) * heads * positions * sizeof(float);
   }
 
  private:
   const float* attention_row(int row, int layer, int head) const;  // nullptr if not recorded
+  std::size_t attention_offset(int row, int layer, int head) const;
 
   KvLayout layout_;
   int rows_ = 0, positions_ = 0, recorded_ = 0;
   std::vector<int> attn_layers_;
   std::vector<int> attn_index_;  // layer -> index into attn_layers_, or -1
+  std::vector<int> attn_heads_;  // recorded query heads, ascending
+  std::vector<int> head_index_;  // head -> index into attn_heads_, or -1
   std::vector<uint8_t> masks_;
   std::vector<float> scores_;
   std::vector<float> attn_;

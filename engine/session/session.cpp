@@ -35,6 +35,29 @@ void prompt_pass_check(int layer) {
 
 }  // namespace
 
+RunTokens plan_run_tokens(const ModelBundle& bundle, const SessionConfig& cfg) {
+  const int vocab = bundle.config().vocab_size;
+  RunTokens run;
+  run.prompt = cfg.prompt_ids.empty() ? bundle.tokenizer->encode(cfg.prompt, true) : cfg.prompt_ids;
+  if (run.prompt.empty()) throw Error::setting("prompt", "the prompt has no tokens");
+  for (int t : run.prompt)
+    if (t < 0 || t >= vocab)
+      throw Error::setting("prompt_ids", "token id " + std::to_string(t) + " outside the vocabulary");
+  if (!cfg.continuation_ids.empty()) {
+    run.continuation = cfg.continuation_ids;
+    for (int t : run.continuation)
+      if (t < 0 || t >= vocab)
+        throw Error::setting("continuation_ids", "token id " + std::to_string(t) + " outside the vocabulary");
+    run.planned_new = static_cast<int>(run.continuation.size());
+  } else if (cfg.continuation) {
+    run.continuation = bundle.tokenizer->encode(*cfg.continuation, false);
+    run.planned_new = static_cast<int>(run.continuation.size());
+  } else {
+    run.planned_new = cfg.max_new_tokens;
+  }
+  return run;
+}
+
 Session::Session(std::shared_ptr<const ModelBundle> bundle, SessionConfig cfg)
     : bundle_(std::move(bundle)), cfg_(std::move(cfg)) {
   try {
@@ -56,23 +79,11 @@ void Session::build() {
   convert_sharing(model_cfg_, weights_, cfg_.sharing);
   const int L = model_cfg_.n_layers, H = model_cfg_.n_heads;
 
-  tokens_ = cfg_.prompt_ids.empty() ? bundle_->tokenizer->encode(cfg_.prompt, true) : cfg_.prompt_ids;
-  if (tokens_.empty()) throw Error::setting("prompt", "the prompt has no tokens");
+  RunTokens run = plan_run_tokens(*bundle_, cfg_);
+  tokens_ = std::move(run.prompt);
+  continuation_ = std::move(run.continuation);
   prompt_len_ = static_cast<int>(tokens_.size());
-  for (int t : tokens_)
-    if (t < 0 || t >= model_cfg_.vocab_size) throw Error::setting("prompt_ids", "token id " + std::to_string(t) + " outside the vocabulary");
-  if (!cfg_.continuation_ids.empty()) {
-    continuation_ = cfg_.continuation_ids;
-    for (int t : continuation_)
-      if (t < 0 || t >= model_cfg_.vocab_size)
-        throw Error::setting("continuation_ids", "token id " + std::to_string(t) + " outside the vocabulary");
-    planned_new_ = static_cast<int>(continuation_.size());
-  } else if (cfg_.continuation) {
-    continuation_ = bundle_->tokenizer->encode(*cfg_.continuation, false);
-    planned_new_ = static_cast<int>(continuation_.size());
-  } else {
-    planned_new_ = cfg_.max_new_tokens;
-  }
+  planned_new_ = run.planned_new;
   if (prompt_len_ + planned_new_ > model_cfg_.max_positions)
     throw Error::setting("prompt", std::to_string(prompt_len_) + " tokens + " + std::to_string(planned_new_) +
                                   " new tokens exceed the model's maximum positions (" +
@@ -112,7 +123,6 @@ void Session::build() {
     if (h < 0 || h >= H)
       throw Error::setting(field, "unknown head " + std::to_string(h) + " (the model has heads 0.." + std::to_string(H - 1) + ")");
   };
-  for (int l : cfg_.recording.layers) check_layer(l, "recording.layers");
   check_layer(cfg_.export_opts.csv_layer(), "export.layer");
   check_head(cfg_.export_opts.csv_head(), "export.head");
   for (const auto& [l, h] : cfg_.export_opts.heatmaps) {
@@ -121,24 +131,16 @@ void Session::build() {
   }
 
   const int rows = 1 + planned_new_, positions = prompt_len_ + planned_new_;
-  std::vector<int> layers = cfg_.recording.layers;
-  const std::size_t per_layer = Recorder::layer_bytes(rows, H, positions);
-  const std::size_t budget = static_cast<std::size_t>(cfg_.recording.memory_mb * 1024 * 1024);
-  if (layers.empty()) {
-    // All layers when they fit the budget, else evenly spaced ones that do;
-    // any other layer is replayed on demand.
-    const int fit = static_cast<int>(std::clamp<std::size_t>(budget / std::max<std::size_t>(per_layer, 1), 1, L));
-    for (int i = 0; i < fit; ++i) layers.push_back(fit == 1 ? 0 : static_cast<int>(int64_t(i) * (L - 1) / (fit - 1)));
-  }
-  std::sort(layers.begin(), layers.end());
-  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+  const Device device = resolve_device(cfg_.device, model_cfg_);
+  forecast_ =
+      plan_recording(model_cfg_, prompt_len_, planned_new_, cfg_.recording,
+                     host_kv_configs(device == Device::Cpu, model_cfg_, bundle_->config(), cfg_.recording.metrics));
   metrics_ = cfg_.recording.metrics;
 
   BackendOptions bo;
   bo.max_tokens = positions + 1;
   bo.positions = cfg_.policy.positions;
   bo.weights = parse_weight_format(cfg_.weights);
-  const Device device = resolve_device(cfg_.device, model_cfg_);
   backend_ = make_backend(device, model_cfg_, weights_, bo, prepared_weights(device, bo.weights));
   if (metrics_) {
     BackendOptions so = bo;
@@ -148,7 +150,7 @@ void Session::build() {
     if (native.n_kv_heads != model_cfg_.n_kv_heads || native.n_kv_layers != model_cfg_.n_kv_layers)
       native_ = make_backend(resolve_device(cfg_.device, native), native, bundle_->files.weights, so);
   }
-  recorder_ = Recorder(KvLayout::from_config(model_cfg_), rows, positions, layers);
+  recorder_ = Recorder(KvLayout::from_config(model_cfg_), rows, positions, forecast_.layers, forecast_.heads);
 }
 
 // The bundle's prepared weights when they were made for this device,
@@ -582,6 +584,7 @@ std::vector<float> Session::layer_attention(int layer) const {
     // Deterministic replay: same tokens, same draws, this layer recorded.
     SessionConfig c = cfg_;
     c.recording.layers = {layer};
+    c.recording.heads.clear();
     c.recording.metrics = false;
     replay = std::make_unique<Session>(bundle_, c);
     replay->prefill();

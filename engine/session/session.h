@@ -13,10 +13,20 @@
 #include "bundle/model_bundle.h"
 #include "policy/policy.h"
 #include "policy/selection.h"
+#include "session/memory_forecast.h"
 #include "session/recorder.h"
 #include "session/session_config.h"
 
 namespace kvscope {
+
+// A run's tokens before it starts: the prompt's, the teacher-forced
+// continuation's (empty when sampling) and how many new tokens it plans.
+// Throws kvscope::Error for an empty prompt or an id outside the vocabulary.
+struct RunTokens {
+  std::vector<int> prompt, continuation;
+  int planned_new = 0;
+};
+RunTokens plan_run_tokens(const ModelBundle& bundle, const SessionConfig& cfg);
 
 class Session {
  public:
@@ -57,6 +67,8 @@ class Session {
 
   const SessionConfig& config() const { return cfg_; }
   const ModelConfig& model_config() const { return model_cfg_; }
+  // The memory the run was planned with: what the recorder keeps and holds.
+  const MemoryForecast& memory_forecast() const { return forecast_; }
   const ModelBundle& bundle() const { return *bundle_; }
   const Backend& backend() const { return *backend_; }
   const Policy& policy() const { return *policy_; }
@@ -143,6 +155,7 @@ class Session {
   bool finished_ = false;
   bool prompt_forward_pending_ = false;  // run_prompt_forward() done, row 0 not chosen yet
   bool metrics_ = false;
+  MemoryForecast forecast_;
   ForwardOutput out_, shadow_out_, native_out_;
   LogitsNorm norm_, shadow_norm_, native_norm_;
   // Last logits of each run (the native model's: the shadow's without a conversion).

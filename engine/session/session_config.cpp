@@ -222,6 +222,7 @@ nlohmann::json SessionConfig::to_json() const {
        }()}};
   // Written only when set, so sessions without them keep their bytes.
   if (weights != weight_format_name(kDefaultWeightFormat)) j["weights"] = weights;
+  if (!recording.heads.empty()) j["recording"]["heads"] = recording.heads;
   if (fork) j["fork"] = {{"at_step", fork->at_step}, {"policy", policy_to_json(fork->policy)}};
   if (view != ViewConfig{}) j["view"] = view_to_json(view);
   if (lesson) {
@@ -337,20 +338,26 @@ SessionConfig SessionConfig::from_json(const nlohmann::json& j, const std::strin
   if (r.has("sharing")) c.sharing = with_field(source, "sharing", [&] { return SharingLayout::parse(r.get_string("sharing")); });
   if (r.has("recording")) {
     const JsonReader rec = r.child("recording");
-    reject_unknown_keys(rec, {"layers", "memory_mb", "metrics"});
-    if (rec.has("layers")) {
-      const auto& l = rec.raw("layers");
+    reject_unknown_keys(rec, {"layers", "heads", "memory_mb", "metrics"});
+    // "all" or a list of numbers; the Session checks them against the model.
+    auto read_list = [&](const char* key, const char* what, std::vector<int>& out) {
+      if (!rec.has(key)) return;
+      const auto& l = rec.raw(key);
       if (l.is_string() && l.get<std::string>() == "all") {
-        c.recording.layers.clear();
+        out.clear();
       } else if (l.is_array()) {
+        out.clear();
         for (const auto& v : l) {
-          if (!v.is_number_integer() || v.get<int>() < 0) rec.fail("layers", "expected layer numbers, got " + l.dump());
-          c.recording.layers.push_back(v.get<int>());
+          if (!v.is_number_integer() || v.get<int>() < 0)
+            rec.fail(key, std::string("expected ") + what + " numbers, got " + l.dump());
+          out.push_back(v.get<int>());
         }
       } else {
-        rec.fail("layers", "expected \"all\" or a list of layer numbers");
+        rec.fail(key, std::string("expected \"all\" or a list of ") + what + " numbers");
       }
-    }
+    };
+    read_list("layers", "layer", c.recording.layers);
+    read_list("heads", "head", c.recording.heads);
     c.recording.memory_mb = rec.get_number("memory_mb", c.recording.memory_mb);
     if (!(c.recording.memory_mb > 0)) rec.fail("memory_mb", "must be positive");
     c.recording.metrics = rec.get_bool("metrics", c.recording.metrics);

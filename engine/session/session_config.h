@@ -25,6 +25,7 @@ inline constexpr int kSessionFormatVersion = 1;
 
 struct RecordingConfig {
   std::vector<int> layers;      // layers whose attention rows are recorded; empty = all that fit the budget
+  std::vector<int> heads;       // query heads recorded in those layers; empty = every head
   double memory_mb = 512;       // recorder budget for attention rows
   bool metrics = true;          // shadow full-cache run and per-step metrics
 };

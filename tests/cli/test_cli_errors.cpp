@@ -385,6 +385,34 @@ TEST(CliErrors, RecordLayersCheckedWithoutExport) {
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
 }
 
+// The recorder's heads are checked like its layers, and a run that will not
+// fit the memory (KVSCOPE_MEMORY_MB stands in for a small machine) is
+// refused before any output, naming the flag and what fits.
+TEST(CliErrors, RecordingThatWillNotFitNamesTheFlag) {
+  const std::string g = "generate " + test::model_arg("llama_gqa") + " --prompt 'The quick brown fox' ";
+  expect_error(g + "--max-new-tokens 1 --record-heads 4",
+               {"--record-heads: unknown head 4 (the model has heads 0..3)"});
+  expect_error(g + "--max-new-tokens 1 --record-mb 0", {"--record-mb"});
+  test::TempDir dir;
+  const auto tight = test::run_shell("KVSCOPE_MEMORY_MB=0.2 " + std::string(KVSCOPE_CLI_PATH) + " " + g +
+                                     "--max-new-tokens 100 --export " + test::quote((dir / "out").string()) + " 2>&1");
+  EXPECT_EQ(tight.exit_code, 1) << tight.output;
+  EXPECT_EQ(tight.output.rfind("kvscope-cli: error: --max-new-tokens: the masks and policy scores of 4 KV segments", 0),
+            0u)
+      << tight.output;
+  EXPECT_NE(tight.output.find("new tokens fit\n"), std::string::npos) << tight.output;
+  EXPECT_EQ(std::count(tight.output.begin(), tight.output.end(), '\n'), 1) << tight.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "out")) << "refused before any output";
+  // Heads named: only those are recorded, and attention.npy holds them.
+  const auto ok = test::run_cli(g + "--max-new-tokens 3 --policy h2o --budget 50% --record-heads 2 0 --export " +
+                                test::quote((dir / "heads").string()));
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  const auto manifest = read_json_file(dir / "heads" / "manifest.json");
+  EXPECT_EQ(manifest["attention.npy"]["heads"], nlohmann::json({0, 2})) << manifest.dump();
+  const std::string npy = test::read_file(dir / "heads" / "attention.npy");
+  EXPECT_NE(npy.find("'shape': (4,2,2,"), std::string::npos) << npy.substr(0, 128);
+}
+
 // An item longer than the model's positions is named by file, line and id,
 // before any item runs (eval and sweep read the same sets).
 TEST(CliErrors, EvalItemTooLongIsNamed) {

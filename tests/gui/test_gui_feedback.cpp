@@ -1,10 +1,12 @@
 // The window is never silent: an error shows on top of every panel, the
 // second time as the first; an edit of the policy says it is not applied
-// yet until Apply, and the run then takes it. Driven with xdotool; the
+// yet until Apply, and the run then takes it; a number of new tokens that
+// will not fit the memory says so before the run is opened. Driven with xdotool; the
 // state file says what is drawn (the window on top at the banner's centre,
 // the "Not applied yet" line's rectangle).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -109,6 +111,42 @@ TEST(GuiFeedback, EditsSayNotAppliedUntilApply) {
   EXPECT_FALSE(has_rect(s, "note.unapplied"));
   EXPECT_NE(s["policy"], policy0) << "Apply did not change the run's policy";
   EXPECT_EQ(s["policy_changes"], changes0 + 1) << "from this step on: one policy change in effect";
+}
+
+// The prompt panel plans the memory of the edited settings: a number of
+// new tokens that will not fit (KVSCOPE_MEMORY_MB stands in for a 5 MiB
+// machine) turns the line into the reason, naming the control and what fits.
+TEST(GuiFeedback, TooManyNewTokensSayTheyWillNotFitBeforeTheRun) {
+  REQUIRE_DISPLAY();
+  ASSERT_FALSE(kvscope::test::find_on_path("xdotool").empty()) << "install xdotool";
+  TempDir tmp;
+  ::setenv("KVSCOPE_MEMORY_MB", "5", 1);  // the window inherits it
+  struct Unset {
+    ~Unset() { ::unsetenv("KVSCOPE_MEMORY_MB"); }
+  } unset;
+  const LiveWindow app(tmp, "--session " + quoted((kSessions / "interactive.json").string()) + " --size 1600x1000");
+  ASSERT_TRUE(app.started());
+  auto ready = [](const json& j) {
+    return j.value("rows", 0) >= 1 && !j.value("busy", true) && has_rect(j, "field.max_new_tokens") &&
+           has_rect(j, "text.memory");
+  };
+  json s = app.wait(ready);
+  ASSERT_TRUE(ready(s)) << s.dump() << app.log();
+  EXPECT_TRUE(s["memory"].value("fits", false)) << s["memory"].dump();
+  EXPECT_EQ(s["memory"].value("line", "").rfind("memory: ", 0), 0u) << s["memory"].dump();
+  EXPECT_NE(s["memory"].value("line", "").find("of 5.0 MiB available"), std::string::npos) << s["memory"].dump();
+
+  // 64 -> 340 new tokens (503 positions, within the model's 512).
+  const Rect field = rect_of(s, "field.max_new_tokens");
+  ASSERT_TRUE(xdo("mousemove " + std::to_string(field.x + 12) + " " + std::to_string(field.y + field.h / 2) +
+                  " sleep 0.2 click 1 sleep 0.2 key ctrl+a sleep 0.1 type 340"));
+  s = app.wait([](const json& j) { return !j["memory"].value("fits", true); });
+  ASSERT_FALSE(s["memory"].value("fits", true)) << s["memory"].dump();
+  const std::string line = s["memory"].value("line", "");
+  EXPECT_EQ(line.rfind("will not run: max new tokens: ", 0), 0u) << line;
+  EXPECT_NE(line.find("new tokens fit"), std::string::npos) << line;
+  EXPECT_EQ(s["rows"], 1) << "the open run is not touched";
+  ASSERT_TRUE(xdo("key Escape"));
 }
 
 }  // namespace

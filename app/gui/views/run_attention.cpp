@@ -11,7 +11,10 @@ RunAttention::RunAttention(const PublishedRun& run, int layer, std::shared_ptr<c
   positions_ = rec.positions();
   const std::vector<int>& layers = rec.attention_layers();
   const auto it = std::find(layers.begin(), layers.end(), layer);
-  if (it != layers.end()) {
+  // A layer of which only some heads are recorded (recording.heads) is
+  // shown from the replay, as one that is not recorded: the views show
+  // every head of a layer.
+  if (it != layers.end() && rec.records_layer(layer)) {
     // [rows][recorded layers][heads][positions], allocated whole up front.
     const std::size_t index = static_cast<std::size_t>(it - layers.begin());
     head_stride_ = positions_;
