@@ -139,7 +139,7 @@ MemoryForecast plan_recording(const ModelConfig& cfg, int prompt_len, int planne
                                                count(static_cast<int>(f.heads.size()), "head", "heads") + " fit"
                                          : std::string("not one layer of ") +
                                                count(static_cast<int>(f.heads.size()), "head", "heads") + " fits") +
-                               (heads_asked ? "" : " (record fewer heads with recording.heads)"));
+                               (heads_asked ? "" : " (fewer heads make room for more layers)"));
     }
     return f;
   }
