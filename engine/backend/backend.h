@@ -87,15 +87,6 @@ inline bool cuda_supports(const ModelConfig& cfg, std::string* why) {
     *why = cfg.model_type +
            " runs on the CPU backend only for now (its output norms, GeGLU, per-layer "
            "windows and RoPE bases have no CUDA kernels yet); use --device cpu";
-  // OPT's embedding narrower than the model (word_embed_proj_dim, OPT-350m):
-  // the CUDA embedding kernel writes hidden-wide rows and has no projection.
-  if (!missing && cfg.word_embed_dim > 0) {
-    if (why)
-      *why = cfg.model_type +
-             " with word_embed_proj_dim != hidden_size runs on the CPU backend only for now "
-             "(project_in / project_out have no CUDA path yet); use --device cpu";
-    return false;
-  }
   return !missing;
 }
 

@@ -156,7 +156,7 @@ TEST(CudaOps, EmbeddingWithAndWithoutLearnedPositions) {
     DeviceBuffer di = DeviceBuffer::from(ids);
     DeviceBuffer x(std::size_t(n) * d * 4);
     for (bool learned : {false, true}) {
-      cuda::embed(t, dt.get(), learned ? dp.get() : nullptr, ld, di.as<int>(), n, d, pos0, x.as<float>(), nullptr);
+      cuda::embed(t, dt.get(), ld, learned ? dp.get() : nullptr, ld, di.as<int>(), n, d, pos0, x.as<float>(), nullptr);
       const auto got = x.to_vector<float>(std::size_t(n) * d);
       for (int i = 0; i < n; ++i)
         for (int c = 0; c < d; ++c) {
@@ -165,6 +165,15 @@ TEST(CudaOps, EmbeddingWithAndWithoutLearnedPositions) {
           ASSERT_EQ(got[i * d + c], want) << "token " << i << " dim " << c;
         }
     }
+    // OPT's narrower embedding: the positions are added after the projection,
+    // onto what is there (add_positions), the same sum.
+    cuda::embed(t, dt.get(), ld, nullptr, 0, di.as<int>(), n, d, 0, x.as<float>(), nullptr);
+    cuda::add_positions(t, dp.get(), ld, n, d, pos0, x.as<float>(), nullptr);
+    const auto got = x.to_vector<float>(std::size_t(n) * d);
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < d; ++c)
+        ASSERT_EQ(got[i * d + c], cuda::round_to(t, tok[ids[i] * ld + c]) + cuda::round_to(t, pos[(pos0 + i) * ld + c]))
+            << "token " << i << " dim " << c;
   }
 }
 

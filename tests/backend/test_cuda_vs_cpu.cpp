@@ -143,10 +143,8 @@ TEST(CudaBackend, NameElementSizeAndSpawn) {
 
 std::vector<std::string> cuda_models() {
   auto v = test::golden_models();
-  // Gemma 3 and OPT's projected embedding have no CUDA kernels yet
-  // (refused, tested below).
+  // Gemma 3 has no CUDA kernels yet (refused, tested below).
   std::erase(v, std::string("gemma3"));
-  std::erase(v, std::string("opt_postnorm_proj_bf16"));
   return v;
 }
 
@@ -160,12 +158,10 @@ TEST(CudaSupport, Gemma3IsCpuOnlyAndAutoStaysOnTheCpu) {
   // Qwen3's q/k norms have their kernel (cuda::rms_norm_heads): on the GPU like Llama.
   EXPECT_TRUE(cuda_supports(load_model_files(test::model_dir("qwen3_bf16")).config, nullptr));
   EXPECT_EQ(resolve_device("auto", load_model_files(test::model_dir("gemma3")).config), Device::Cpu);
-  // OPT-350m's projected embedding: refused by name; OPT's other layout
-  // (post-norm aside) and GPT-J, Phi-3 run there.
-  EXPECT_FALSE(cuda_supports(load_model_files(test::model_dir("opt_postnorm_proj_bf16")).config, &why));
-  EXPECT_NE(why.find("word_embed_proj_dim"), std::string::npos) << why;
-  // MPT's ALiBi and clip_qkv have their kernels (attention.cu, cuda::clamp).
-  for (const char* m : {"opt", "gptj_fp16", "phi3", "mpt", "mpt_scale_bf16"})
+  // OPT-350m's projected embedding (project_in / project_out around the
+  // layers), OPT's other layout, GPT-J, Phi-3 and MPT's ALiBi and clip_qkv
+  // have their kernels (embed.cu's add_positions, attention.cu, cuda::clamp).
+  for (const char* m : {"opt", "opt_postnorm_proj_bf16", "gptj_fp16", "phi3", "mpt", "mpt_scale_bf16"})
     EXPECT_TRUE(cuda_supports(load_model_files(test::model_dir(m)).config, nullptr)) << m;
 }
 

@@ -417,8 +417,19 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
     }
   };
 
-  cuda::embed(model_->wtype, model_->tok_emb, model_->pos_emb, model_->emb_ld, s.dev_stage.as<int>() + s.off_tokens,
-              n, d, first_pos + cfg.position_offset, x, st);
+  const int* dev_tokens = s.dev_stage.as<int>() + s.off_tokens;
+  if (model_->project_in.empty()) {
+    cuda::embed(model_->wtype, model_->tok_emb, model_->emb_ld, model_->pos_emb, model_->pos_ld, dev_tokens, n, d,
+                first_pos + cfg.position_offset, x, st);
+  } else {
+    // OPT's narrower embedding: gathered into s.gu (free until the first
+    // MLP, and wider), projected in, then the positions added (the CPU's order).
+    cuda::embed(model_->wtype, model_->tok_emb, model_->emb_ld, nullptr, 0, dev_tokens, n, cfg.embed_width(), 0,
+                s.gu.as<float>(), st);
+    linear(model_->project_in, s.gu.as<float>(), n, x, false);
+    if (model_->pos_emb)
+      cuda::add_positions(model_->wtype, model_->pos_emb, model_->pos_ld, n, d, first_pos + cfg.position_offset, x, st);
+  }
   const bool compacted = options().positions == PositionMode::Compacted;
   cuda::RopeArgs rope{model_->inv_freq, int(model_->inv_freq_host.size()), n, first_pos, compacted, lens};
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.hd));
@@ -521,7 +532,12 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
   if (model_->final_norm_w)
     norm(model_->final_norm_w, model_->final_norm_b, x + std::size_t(first_row) * d, rows, hbuf);
   else copy_rows(x + std::size_t(first_row) * d, rows, hbuf);  // OPT-350m has no final norm
-  linear(model_->lm_head, hbuf, rows, s.logits.as<float>(), false);
+  const float* head_in = hbuf;
+  if (!model_->project_out.empty()) {  // OPT: back to the embedding's width (s.gu is free again)
+    linear(model_->project_out, hbuf, rows, s.gu.as<float>(), false);
+    head_in = s.gu.as<float>();
+  }
+  linear(model_->lm_head, head_in, rows, s.logits.as<float>(), false);
   s.last_logits = s.logits.as<float>() + std::size_t(rows - 1) * V;
 
   // What the caller asked for comes back now, into the rows begin_forward()

@@ -187,9 +187,15 @@ bool tied(const ModelWeights& w) {
 // Lays out (planning) or uploads (filling) every tensor of the model.
 void describe(CudaModel& m, const ModelWeights& w, Uploader& up) {
   const ModelConfig& c = m.cfg;
-  m.emb_ld = round_up(c.hidden, 8);
+  m.emb_ld = round_up(c.embed_width(), 8);
+  m.pos_ld = round_up(c.hidden, 8);
   m.tok_emb = up.table(w.tok_emb, m.emb_ld, "token embedding");
-  m.pos_emb = c.learned_positions ? up.table(w.pos_emb, m.emb_ld, "position embedding") : nullptr;
+  m.pos_emb = c.learned_positions ? up.table(w.pos_emb, m.pos_ld, "position embedding") : nullptr;
+  if (!w.project_in.empty()) {
+    const WeightTensor none;
+    m.project_in = up.matrix({&w.project_in}, {&none}, "project_in");
+    m.project_out = up.matrix({&w.project_out}, {&none}, "project_out");
+  }
   m.final_norm_w = up.vector(w.final_norm_w);
   m.final_norm_b = up.vector(w.final_norm_b);
   if (tied(w)) {

@@ -38,9 +38,12 @@ struct CudaModel {
   std::string device_name;
   int64_t weight_bytes = 0;  // device bytes of the arena
 
-  const void* tok_emb = nullptr;  // [vocab][emb_ld]
-  const void* pos_emb = nullptr;  // [positions][emb_ld] or null
-  int64_t emb_ld = 0;
+  const void* tok_emb = nullptr;  // [vocab][emb_ld]: cfg.embed_width() wide
+  const void* pos_emb = nullptr;  // [positions][pos_ld]: hidden wide, or null
+  int64_t emb_ld = 0, pos_ld = 0;
+  // OPT's narrower embedding (word_embed_proj_dim): embedding -> hidden
+  // before the first layer, hidden -> embedding before the head; else empty.
+  cuda::DeviceLinear project_in, project_out;
   const float* final_norm_w = nullptr;
   const float* final_norm_b = nullptr;
   cuda::DeviceLinear lm_head;  // may share tok_emb's rows (tied)

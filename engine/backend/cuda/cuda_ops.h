@@ -122,10 +122,14 @@ void convert_to_f32(DType src_type, const void* src, int64_t n, float* dst, Stre
 
 // ---- the forward pass ---------------------------------------------------------
 
-// x[i][:] = tok_emb[tokens[i]] (+ pos_emb[pos0 + i]), as CpuBackend::forward_lanes's
-// embedding loop (pos0 = first position + the config's position offset).
-void embed(WType t, const void* tok_emb, const void* pos_emb, int64_t ld, const int* tokens, int n, int d, int pos0,
-           float* x, Stream stream);
+// x[i][:d] = tok_emb[tokens[i]] (+ pos_emb[pos0 + i]), as CpuBackend::forward_lanes's
+// embedding loop (pos0 = first position + the config's position offset);
+// ld and pos_ld are the tables' row strides.
+void embed(WType t, const void* tok_emb, int64_t ld, const void* pos_emb, int64_t pos_ld, const int* tokens, int n,
+           int d, int pos0, float* x, Stream stream);
+// x[i] += pos_emb[pos0 + i] for n rows of d (OPT's positions, added after
+// its narrower embedding is projected in).
+void add_positions(WType t, const void* pos_emb, int64_t pos_ld, int n, int d, int pos0, float* x, Stream stream);
 
 // cpu::layer_norm / cpu::rms_norm over n rows of d (double statistics).
 void layer_norm(const float* x, int n, int d, const float* w, const float* b, double eps, float* y, Stream stream);
