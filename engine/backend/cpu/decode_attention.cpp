@@ -78,29 +78,34 @@ template <int W>
   for (int w = 0; w < W; ++w) store8(acc + d0 + 8 * w, s[w]);
 }
 
-// out[d] = the sum in row order of p[j] * V[j][d], one query head. Rows go
-// in blocks that stay in cache (L1 at head_dim 64) while each slab of 64
-// output elements passes over them; acc carries the sums from block to
-// block.
-[[gnu::always_inline]] inline void values_body(const float* V, int len, int hd, const float* p, float* out,
-                                               float* acc) {
+// out_g[d] = the sum in row order of p_g[j] * V[j][d] for the G query heads
+// of one KV head. Rows go in blocks that stay in cache (L1 at head_dim 64)
+// while each head's slabs of 64 output elements pass over them, so V is
+// read from memory once for the group, not once per head; acc ([G][hd])
+// carries each head's sums from block to block, in row order as before.
+[[gnu::always_inline]] inline void values_body(const float* V, int len, int hd, const float* p, int64_t ld_p, int G,
+                                               float* out, int64_t ld_out, float* acc) {
   constexpr int W = 8;
   const int whole = hd / 8 * 8;
-  std::fill(acc, acc + hd, 0.0f);
+  std::fill(acc, acc + std::size_t(G) * hd, 0.0f);
   for (int j0 = 0; j0 < len; j0 += kValueBlock) {
     const int j1 = std::min(len, j0 + kValueBlock);
-    int d = 0;
-    for (; d + 8 * W <= whole; d += 8 * W) values_slab<W>(V, j0, j1, hd, d, p, acc);
-    for (; d < whole; d += 8) values_slab<1>(V, j0, j1, hd, d, p, acc);
-    // The elements past the last multiple of 8, one at a time: the same
-    // operations in the same order as a lane of the vector loop.
-    for (; d < hd; ++d) {
-      float a = acc[d];
-      for (int j = j0; j < j1; ++j) a = a + p[j] * V[int64_t(j) * hd + d];
-      acc[d] = a;
+    for (int g = 0; g < G; ++g) {
+      const float* pg = p + g * ld_p;
+      float* ag = acc + std::size_t(g) * hd;
+      int d = 0;
+      for (; d + 8 * W <= whole; d += 8 * W) values_slab<W>(V, j0, j1, hd, d, pg, ag);
+      for (; d < whole; d += 8) values_slab<1>(V, j0, j1, hd, d, pg, ag);
+      // The elements past the last multiple of 8, one at a time: the same
+      // operations in the same order as a lane of the vector loop.
+      for (; d < hd; ++d) {
+        float a = ag[d];
+        for (int j = j0; j < j1; ++j) a = a + pg[j] * V[int64_t(j) * hd + d];
+        ag[d] = a;
+      }
     }
   }
-  std::memcpy(out, acc, sizeof(float) * hd);
+  for (int g = 0; g < G; ++g) std::memcpy(out + g * ld_out, acc + std::size_t(g) * hd, sizeof(float) * hd);
 }
 
 // Scratch per thread: padded queries and the value pass's partial sums.
@@ -133,10 +138,11 @@ thread_local Scratch scratch_q, scratch_acc;
 
 [[gnu::always_inline]] inline void decode_values_body(const float* V, int len, int hd, const float* p, int64_t ld_p, int G,
                                               float* out, int64_t ld_out) {
-  // One head at a time: the value pass is fastest with a whole row of
-  // sums in registers, and a group's heads would split them.
-  float* acc = scratch_acc.get(std::size_t(hd));
-  for (int g = 0; g < G; ++g) values_body(V, len, hd, p + g * ld_p, out + g * ld_out, acc);
+  // One head at a time within each block of rows: the value pass is
+  // fastest with a whole row of sums in registers, and a group's heads
+  // would split them; the block is then read from cache by the next head.
+  float* acc = scratch_acc.get(std::size_t(G) * hd);
+  values_body(V, len, hd, p, ld_p, G, out, ld_out, acc);
 }
 
 KVSCOPE_SIMD_VARIANTS(void, decode_scores,
