@@ -5,6 +5,7 @@
 
 #include "cli_common.h"
 #include "common/error.h"
+#include "io/host_memory.h"
 #include "policy/policy_summary.h"
 #include "reports/exporter.h"
 #include "session/metric_sums.h"
@@ -32,6 +33,11 @@ void note_recording(const Session& s, const std::string& budget_name) {
   for (int l : rec) list += (list.empty() ? "" : ", ") + std::to_string(l);
   char mb[64];
   std::snprintf(mb, sizeof(mb), "%g MB", s.config().recording.memory_mb);
+  // What limited the layers: the budget, or the memory the machine has
+  // left beside the masks, scores and KV caches (one more layer would have
+  // fit the budget).
+  const double budget = s.config().recording.memory_mb * 1024.0 * 1024.0;
+  const bool machine_limited = !rec.empty() && double(f.attention) + double(f.attention) / rec.size() <= budget;
   if (rec.empty())
     std::fprintf(stderr,
                  "kvscope-cli: note: no layer's attention fits beside the masks, scores and KV caches (%s); every "
@@ -41,7 +47,8 @@ void note_recording(const Session& s, const std::string& budget_name) {
     std::fprintf(stderr,
                  "kvscope-cli: note: %s (%s) holds the attention of layer%s %s of %d; the other layers are "
                  "replayed on demand\n",
-                 budget_name.c_str(), mb, rec.size() == 1 ? "" : "s", list.c_str(), L);
+                 machine_limited ? "the memory available" : budget_name.c_str(),
+                 machine_limited ? format_bytes(f.available).c_str() : mb, rec.size() == 1 ? "" : "s", list.c_str(), L);
 }
 
 namespace {

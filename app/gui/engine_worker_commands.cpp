@@ -281,6 +281,7 @@ void EngineWorker::Impl::do_full_reference(int layer) {
   c.continuation.reset();
   c.max_new_tokens = static_cast<int>(c.continuation_ids.size());
   c.recording.layers = {layer};
+  c.recording.heads.clear();  // the reference shows every head of the layer
   c.recording.metrics = false;
   set_task("full-cache reference of layer " + std::to_string(layer), 0);
   Session ref(bundle, c);

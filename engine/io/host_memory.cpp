@@ -35,30 +35,51 @@ double cgroup_value(const std::string& path) {
   return v;
 }
 
-double headroom(const std::string& limit_file, const std::string& usage_file) {
-  const double limit = cgroup_value(limit_file);
-  if (limit == std::numeric_limits<double>::infinity()) return limit;
-  const double used = cgroup_value(usage_file);
-  return used == std::numeric_limits<double>::infinity() ? limit : std::max(0.0, limit - used);
+// A key's value in a cgroup's memory.stat ("inactive_file 123"); 0 when absent.
+double stat_value(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  std::string k;
+  double v = 0;
+  while (in >> k >> v)
+    if (k == key) return v;
+  return 0;
 }
 
-// The limit of this process's memory cgroup minus what the group uses now:
+// Room left in one cgroup: its limit minus what it uses, less the page
+// cache it could drop (inactive files, as MemAvailable counts them);
+// infinity without a limit.
+double headroom(const std::string& dir, const char* limit_file, const char* usage_file, const char* inactive_key) {
+  const double limit = cgroup_value(dir + "/" + limit_file);
+  if (limit == std::numeric_limits<double>::infinity()) return limit;
+  const double used = cgroup_value(dir + "/" + usage_file);
+  if (used == std::numeric_limits<double>::infinity()) return limit;
+  const double cache = std::min(used, stat_value(dir + "/memory.stat", inactive_key));
+  return std::max(0.0, limit - (used - cache));
+}
+
+// The smallest room of this process's memory cgroup and every group above
+// it (Slurm and systemd put the limit on a parent of the task's group):
 // v2 names one group ("0::/path"), v1 a group per controller ("4:memory:/path").
 double cgroup_headroom() {
   std::ifstream in("/proc/self/cgroup");
   std::string line;
   double room = std::numeric_limits<double>::infinity();
+  auto walk_up = [&](const std::string& mount, std::string path, const char* limit, const char* usage,
+                     const char* inactive) {
+    while (true) {
+      room = std::min(room, headroom(mount + (path == "/" ? std::string() : path), limit, usage, inactive));
+      const auto slash = path.find_last_of('/');
+      if (path.empty() || path == "/" || slash == std::string::npos) break;
+      path = slash == 0 ? "/" : path.substr(0, slash);
+    }
+  };
   while (std::getline(in, line)) {
-    if (line.rfind("0::", 0) == 0) {
-      const std::string dir = "/sys/fs/cgroup" + (line.substr(3) == "/" ? std::string() : line.substr(3));
-      room = std::min(room, headroom(dir + "/memory.max", dir + "/memory.current"));
-    }
+    if (line.rfind("0::", 0) == 0)
+      walk_up("/sys/fs/cgroup", line.substr(3), "memory.max", "memory.current", "inactive_file");
     const auto colon = line.find(':');
-    if (colon != std::string::npos && line.compare(colon + 1, 7, "memory:") == 0) {
-      const std::string path = line.substr(colon + 8);
-      const std::string dir = "/sys/fs/cgroup/memory" + (path == "/" ? std::string() : path);
-      room = std::min(room, headroom(dir + "/memory.limit_in_bytes", dir + "/memory.usage_in_bytes"));
-    }
+    if (colon != std::string::npos && line.compare(colon + 1, 7, "memory:") == 0)
+      walk_up("/sys/fs/cgroup/memory", line.substr(colon + 8), "memory.limit_in_bytes", "memory.usage_in_bytes",
+              "total_inactive_file");
   }
   return room;
 }

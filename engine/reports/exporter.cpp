@@ -200,17 +200,35 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir, con
     if (it == by_layer.end()) it = by_layer.emplace(l, layer_heatmap_data(s, l)).first;
     return it->second;
   };
+  // A recorded head is drawn from the recorder; any other from its layer's replay.
+  std::map<std::pair<int, int>, HeatmapData> recorded_heads;
+  auto head_of = [&](int l, int h) -> const HeatmapData& {
+    if (!rec.records_head(l, h)) return heads_of(l)[h];
+    auto it = recorded_heads.find({l, h});
+    if (it == recorded_heads.end()) it = recorded_heads.emplace(std::pair{l, h}, attention_heatmap_data(s, l, h)).first;
+    return it->second;
+  };
+  // recording.heads (--record-heads) keeps some heads of each layer: the
+  // all-heads grid would replay the whole run with every head of a layer
+  // (what recording fewer heads avoids), so it is left out.
+  const bool some_heads = rec.attention_heads().size() < std::size_t(s.model_config().n_heads);
+  const bool draw_grid = !some_heads || rec.records_layer(grid_layer);
   ValueExtent shared;
-  for (const auto& [l, h] : pairs) shared.add(heads_of(l)[h].values);
-  for (const auto& d : heads_of(grid_layer)) shared.add(d.values);
+  for (const auto& [l, h] : pairs) shared.add(head_of(l, h).values);
+  if (draw_grid)
+    for (const auto& d : heads_of(grid_layer)) shared.add(d.values);
   auto add = [&](const std::vector<fs::path>& files) {
     for (const auto& f : files) written.push_back(f.filename().string());
   };
   for (const auto& [l, h] : pairs)
-    add(export_attention_heatmap(s, heads_of(l)[h], l, h, dir / ("attention_L" + std::to_string(l) + "_H" + std::to_string(h)),
-                                 fo, &shared));
-  add(export_attention_grid(s, heads_of(grid_layer), grid_layer, dir / ("attention_L" + std::to_string(grid_layer) + "_grid"),
-                            fo, &shared));
+    add(export_attention_heatmap(s, head_of(l, h), l, h,
+                                 dir / ("attention_L" + std::to_string(l) + "_H" + std::to_string(h)), fo, &shared));
+  if (draw_grid)
+    add(export_attention_grid(s, heads_of(grid_layer), grid_layer,
+                              dir / ("attention_L" + std::to_string(grid_layer) + "_grid"), fo, &shared));
+  else
+    manifest["attention.npy"]["grid"] =
+        "left out: recording.heads keeps only some heads of layer " + std::to_string(grid_layer);
   const auto [sl, sh] = pairs.front();
   add(export_score_curves(s, sl, sh, dir / ("score_curves_L" + std::to_string(sl) + "_H" + std::to_string(sh)), fo));
   if (extra)

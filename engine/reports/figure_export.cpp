@@ -82,33 +82,52 @@ FigureExportOptions FigureExportOptions::from(const ExportConfig& e) {
   return o;
 }
 
-std::vector<HeatmapData> layer_heatmap_data(const Session& s, int layer, int up_to_row) {
+namespace {
+
+// One head's heatmap: the masks of its KV segment, the attention `value(r, p)`
+// where the position was seen, the token labels.
+template <class Value>
+HeatmapData head_heatmap(const Session& s, int layer, int head, int rows, const std::vector<std::string>& cols,
+                         const Value& value) {
   const Recorder& rec = s.recorder();
-  const int rows = rows_of(s, up_to_row), P = static_cast<int>(s.tokens().size()), Pfull = rec.positions();
-  const int H = s.model_config().n_heads, prompt = s.prompt_length();
+  const int P = static_cast<int>(cols.size()), prompt = s.prompt_length();
+  HeatmapData d;
+  d.rows = rows;
+  d.cols = P;
+  d.values.assign(std::size_t(rows) * P, kNaNf);
+  d.mask.assign(d.values.size(), kNotSeen);
+  const int seg = rec.layout().segment_of(layer, head);
+  for (int r = 0; r < rows; ++r)
+    for (int p = 0; p < P; ++p) {
+      const uint8_t m = rec.mask(r, seg, p);
+      d.mask[std::size_t(r) * P + p] = m;
+      if (m != kNotSeen) d.values[std::size_t(r) * P + p] = value(r, p);
+    }
+  d.row_labels.resize(rows);
+  for (int r = 0; r < rows; ++r) d.row_labels[r] = cols[prompt - 1 + r];
+  d.col_labels = cols;
+  d.first_generated_col = prompt;
+  d.first_generated_row = rows > 1 ? 1 : -1;
+  return d;
+}
+
+std::vector<std::string> column_labels(const Session& s) {
+  std::vector<std::string> cols(s.tokens().size());
+  for (std::size_t p = 0; p < cols.size(); ++p) cols[p] = s.text_of(static_cast<int>(p));
+  return cols;
+}
+
+}  // namespace
+
+std::vector<HeatmapData> layer_heatmap_data(const Session& s, int layer, int up_to_row) {
+  const int rows = rows_of(s, up_to_row), Pfull = s.recorder().positions(), H = s.model_config().n_heads;
   const std::vector<float> attn = s.layer_attention(layer);  // [recorded rows][H][Pfull]
-  std::vector<std::string> cols(P), row_text(rows);
-  for (int p = 0; p < P; ++p) cols[p] = s.text_of(p);
-  for (int r = 0; r < rows; ++r) row_text[r] = cols[prompt - 1 + r];
-  std::vector<HeatmapData> out(H);
-  for (int h = 0; h < H; ++h) {
-    HeatmapData& d = out[h];
-    d.rows = rows;
-    d.cols = P;
-    d.values.assign(std::size_t(rows) * P, kNaNf);
-    d.mask.assign(d.values.size(), kNotSeen);
-    const int seg = rec.layout().segment_of(layer, h);
-    for (int r = 0; r < rows; ++r)
-      for (int p = 0; p < P; ++p) {
-        const uint8_t m = rec.mask(r, seg, p);
-        d.mask[std::size_t(r) * P + p] = m;
-        if (m != kNotSeen) d.values[std::size_t(r) * P + p] = attn[(std::size_t(r) * H + h) * Pfull + p];
-      }
-    d.row_labels = row_text;
-    d.col_labels = cols;
-    d.first_generated_col = prompt;
-    d.first_generated_row = rows > 1 ? 1 : -1;
-  }
+  const std::vector<std::string> cols = column_labels(s);
+  std::vector<HeatmapData> out;
+  out.reserve(H);
+  for (int h = 0; h < H; ++h)
+    out.push_back(head_heatmap(s, layer, h, rows, cols,
+                               [&](int r, int p) { return attn[(std::size_t(r) * H + h) * Pfull + p]; }));
   return out;
 }
 
@@ -116,6 +135,12 @@ HeatmapData attention_heatmap_data(const Session& s, int layer, int head, int up
   const int H = s.model_config().n_heads;
   if (head < 0 || head >= H)
     throw Error("head", "", "unknown head " + std::to_string(head) + " (the model has heads 0.." + std::to_string(H - 1) + ")");
+  const Recorder& rec = s.recorder();
+  // A recorded head is read where it is (recording.heads may leave its
+  // layer's other heads out; the layer is replayed only for those).
+  if (rec.records_head(layer, head))
+    return head_heatmap(s, layer, head, rows_of(s, up_to_row), column_labels(s),
+                        [&](int r, int p) { return rec.attention(r, layer, head, p); });
   return std::move(layer_heatmap_data(s, layer, up_to_row)[head]);
 }
 

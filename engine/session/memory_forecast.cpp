@@ -76,7 +76,7 @@ std::string MemoryForecast::summary() const {
 }
 
 MemoryForecast plan_recording(const ModelConfig& cfg, int prompt_len, int planned_new, const RecordingConfig& rec,
-                              const std::vector<ModelConfig>& host_kv) {
+                              const std::vector<ModelConfig>& host_kv, const std::string& steps_field) {
   const KvLayout layout = KvLayout::from_config(cfg);
   MemoryForecast f;
   f.rows = 1 + planned_new;
@@ -115,7 +115,9 @@ MemoryForecast plan_recording(const ModelConfig& cfg, int prompt_len, int planne
                              (f.kv_caches > 0 ? ", the KV caches " + format_bytes(double(f.kv_cache)) : std::string()) +
                              "; " + avail + " is available";
     if (most < 0) throw Error::setting("prompt", "the " + what + ", not enough even for the prompt: shorten it");
-    throw Error::setting("max_new_tokens", "the " + what + ": at most " + std::to_string(most) + " new tokens fit");
+    throw Error::setting(steps_field,
+                         "the " + what + ": at most " + std::to_string(most) +
+                             (steps_field == "max_new_tokens" ? " new tokens fit" : " tokens of the continuation fit"));
   }
 
   const std::size_t per_layer = Recorder::layer_bytes(f.rows, static_cast<int>(f.heads.size()), f.positions);
@@ -158,12 +160,13 @@ MemoryForecast plan_recording(const ModelConfig& cfg, int prompt_len, int planne
 MemoryForecast forecast_session_memory(const ModelBundle& bundle, const SessionConfig& cfg) {
   const RunTokens run = plan_run_tokens(bundle, cfg);
   ModelConfig used = bundle.config();
+  const int prompt_len = static_cast<int>(run.prompt.size());
   const auto [m, g] = check_sharing(used, cfg.sharing);
   used.n_kv_layers = m;
   used.n_kv_heads = g;
   const bool on_host = resolve_device(cfg.device, used) == Device::Cpu;
-  return plan_recording(used, static_cast<int>(run.prompt.size()), run.planned_new, cfg.recording,
-                        host_kv_configs(on_host, used, bundle.config(), cfg.recording.metrics));
+  return plan_recording(used, prompt_len, run.planned_new, cfg.recording,
+                        host_kv_configs(on_host, used, bundle.config(), cfg.recording.metrics), run.steps_field);
 }
 
 }  // namespace kvscope

@@ -46,13 +46,16 @@ struct MemoryForecast {
 // conversion): the layers asked for, else every layer that fits
 // rec.memory_mb and the memory available (evenly spaced; the others are
 // replayed on demand), and the heads asked for, else every head. Throws
-// Error::setting naming the field to change (max_new_tokens, prompt,
-// recording.layers, recording.heads), with what would fit, when the
+// Error::setting naming the field to change (max_new_tokens or the
+// continuation, prompt, recording.layers, recording.heads), with what would fit, when the
 // recorder and the host KV caches would take more than kFraction of the
 // available memory. `host_kv`: the configs of the KV caches the run holds
 // in host memory (none on a GPU; the metrics' reference runs add theirs).
+// `steps_field`: the setting that fixes the number of new tokens
+// (RunTokens::steps_field), named when there are too many.
 MemoryForecast plan_recording(const ModelConfig& cfg, int prompt_len, int planned_new, const RecordingConfig& rec,
-                              const std::vector<ModelConfig>& host_kv);
+                              const std::vector<ModelConfig>& host_kv,
+                              const std::string& steps_field = "max_new_tokens");
 
 // The configs of the host KV caches a session holds: none on a GPU, else
 // the run's (`cfg`, the layout in use) and, with metrics, the shadow

@@ -49,12 +49,19 @@ RunTokens plan_run_tokens(const ModelBundle& bundle, const SessionConfig& cfg) {
       if (t < 0 || t >= vocab)
         throw Error::setting("continuation_ids", "token id " + std::to_string(t) + " outside the vocabulary");
     run.planned_new = static_cast<int>(run.continuation.size());
+    run.steps_field = "continuation_ids";
   } else if (cfg.continuation) {
     run.continuation = bundle.tokenizer->encode(*cfg.continuation, false);
     run.planned_new = static_cast<int>(run.continuation.size());
+    run.steps_field = "continuation";
   } else {
     run.planned_new = cfg.max_new_tokens;
   }
+  const int positions = bundle.config().max_positions;
+  if (int64_t(run.prompt.size()) + run.planned_new > positions)
+    throw Error::setting("prompt", std::to_string(run.prompt.size()) + " tokens + " + std::to_string(run.planned_new) +
+                                       " new tokens exceed the model's maximum positions (" +
+                                       std::to_string(positions) + ")");
   return run;
 }
 
@@ -80,14 +87,11 @@ void Session::build() {
   const int L = model_cfg_.n_layers, H = model_cfg_.n_heads;
 
   RunTokens run = plan_run_tokens(*bundle_, cfg_);
+  const std::string steps_field = run.steps_field;
   tokens_ = std::move(run.prompt);
   continuation_ = std::move(run.continuation);
   prompt_len_ = static_cast<int>(tokens_.size());
   planned_new_ = run.planned_new;
-  if (prompt_len_ + planned_new_ > model_cfg_.max_positions)
-    throw Error::setting("prompt", std::to_string(prompt_len_) + " tokens + " + std::to_string(planned_new_) +
-                                  " new tokens exceed the model's maximum positions (" +
-                                  std::to_string(model_cfg_.max_positions) + ")");
   // Mistral's sliding window: attention beyond it is a mask in transformers
   // that kvscope does not reproduce yet, so a run that would reach it is
   // refused here, before anything is computed or written.
@@ -132,9 +136,9 @@ void Session::build() {
 
   const int rows = 1 + planned_new_, positions = prompt_len_ + planned_new_;
   const Device device = resolve_device(cfg_.device, model_cfg_);
-  forecast_ =
-      plan_recording(model_cfg_, prompt_len_, planned_new_, cfg_.recording,
-                     host_kv_configs(device == Device::Cpu, model_cfg_, bundle_->config(), cfg_.recording.metrics));
+  forecast_ = plan_recording(
+      model_cfg_, prompt_len_, planned_new_, cfg_.recording,
+      host_kv_configs(device == Device::Cpu, model_cfg_, bundle_->config(), cfg_.recording.metrics), steps_field);
   metrics_ = cfg_.recording.metrics;
 
   BackendOptions bo;
@@ -551,6 +555,7 @@ Session::Session(Session& from, ForkTag)
       finished_(from.finished_),
       prompt_forward_pending_(from.prompt_forward_pending_),
       metrics_(from.metrics_),
+      forecast_(from.forecast_),
       out_(from.out_),
       shadow_out_(from.shadow_out_),
       native_out_(from.native_out_),

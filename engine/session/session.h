@@ -21,10 +21,14 @@ namespace kvscope {
 
 // A run's tokens before it starts: the prompt's, the teacher-forced
 // continuation's (empty when sampling) and how many new tokens it plans.
-// Throws kvscope::Error for an empty prompt or an id outside the vocabulary.
+// Throws kvscope::Error for an empty prompt, an id outside the vocabulary
+// or more tokens than the model's positions.
 struct RunTokens {
   std::vector<int> prompt, continuation;
   int planned_new = 0;
+  // The setting that fixes planned_new: max_new_tokens, or the
+  // teacher-forced continuation (continuation, continuation_ids).
+  std::string steps_field = "max_new_tokens";
 };
 RunTokens plan_run_tokens(const ModelBundle& bundle, const SessionConfig& cfg);
 

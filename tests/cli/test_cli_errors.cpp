@@ -411,6 +411,17 @@ TEST(CliErrors, RecordingThatWillNotFitNamesTheFlag) {
   EXPECT_EQ(manifest["attention.npy"]["heads"], nlohmann::json({0, 2})) << manifest.dump();
   const std::string npy = test::read_file(dir / "heads" / "attention.npy");
   EXPECT_NE(npy.find("'shape': (4,2,2,"), std::string::npos) << npy.substr(0, 128);
+  // The heatmap of a recorded head is drawn; the all-heads grid, which would
+  // replay the run with every head, is left out and the manifest says so.
+  bool heatmap = false, grid = false;
+  for (const auto& f : manifest["files"]) {
+    const std::string name = f.get<std::string>();
+    heatmap = heatmap || name.rfind("attention_L", 0) == 0;
+    grid = grid || name.find("_grid") != std::string::npos;
+  }
+  EXPECT_TRUE(heatmap) << manifest.dump();
+  EXPECT_FALSE(grid) << manifest.dump();
+  EXPECT_NE(manifest["attention.npy"].value("grid", "").find("left out"), std::string::npos) << manifest.dump();
 }
 
 // An item longer than the model's positions is named by file, line and id,

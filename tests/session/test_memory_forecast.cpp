@@ -199,6 +199,18 @@ TEST(MemoryForecast, ASessionThatWillNotFitIsRefusedBeforeItRuns) {
   EXPECT_GE(number_after(why, "at most"), 0) << why;
 }
 
+// A teacher-forced run's new tokens are its continuation's: that is the
+// setting named, not max_new_tokens (which it ignores).
+TEST(MemoryForecast, ATeacherForcedRunNamesItsContinuation) {
+  MemoryLimit limit(0.2);
+  SessionConfig c = test::config(PolicyKind::H2O, "50%", 1);
+  c.continuation = std::string(80, 'x');  // within the model's 128 positions
+  std::string field;
+  const std::string why = refusal([&] { Session s(test::bundle("llama_gqa"), c); }, &field);
+  EXPECT_EQ(field, "continuation") << why;
+  EXPECT_NE(why.find("tokens of the continuation fit"), std::string::npos) << why;
+}
+
 TEST(MemoryForecast, TheWindowsForecastIsTheSessionsPlan) {
   SessionConfig c = test::config(PolicyKind::H2O, "50%", 20);
   c.sharing = SharingLayout::parse("mqa");

@@ -69,11 +69,14 @@ void Linear::columns_to_f32(int c0, int c1, float* dst) const {
     return;
   }
   // The whole blocks around [c0, c1) of each row, then the columns asked for.
-  const int per = ggml_block_elements(*stored.blocks), bytes = ggml_block_bytes(*stored.blocks);
+  // (BF16 is read 16 elements at a time, its rows whole multiples of 16: Linear::from.)
+  const GgmlType type = *stored.blocks;
+  const int per = type == GgmlType::BF16 ? 16 : ggml_block_elements(type);
+  const int bytes = type == GgmlType::BF16 ? 32 : ggml_block_bytes(type);
   const int b0 = c0 / per, b1 = (c1 + per - 1) / per;
   std::vector<float> blocks(std::size_t(b1 - b0) * per);
   for (int o = 0; o < out; ++o) {
-    dequantize_blocks(*stored.blocks, stored.data + std::size_t(o) * stored.row_bytes() + std::size_t(b0) * bytes,
+    dequantize_blocks(type, stored.data + std::size_t(o) * stored.row_bytes() + std::size_t(b0) * bytes,
                       int64_t(b1 - b0) * per, blocks.data());
     std::memcpy(dst + int64_t(o) * width, blocks.data() + (c0 - b0 * per), sizeof(float) * width);
   }
