@@ -5,11 +5,13 @@
 
 #include <cblas.h>
 
+#include <cstring>
 #include <random>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_ops.h"
 #include "backend/cpu/matvec.h"
+#include "io/ggml_type.h"
 #include "model/shapes.h"
 
 namespace kvscope {
@@ -66,6 +68,45 @@ void BM_Matvec(benchmark::State& state) {
 BENCHMARK(BM_Matvec)->Apply([](benchmark::internal::Benchmark* b) {
   for (int rows : {1, 2})
     for (auto [out, in] : kMatvecShapes) b->Args({out, in, rows});
+});
+
+// One thread, one matrix of GGUF blocks read in place (what decode does
+// with `--weights stored`): random quants with every half-precision scale
+// set to a normal value (random bits would give subnormal and NaN
+// products, which time differently). Shapes: Llama-3-8B's q (L3-resident
+// here) and its gate (from memory); SmolLM2's up (L2).
+void BM_MatvecBlocks(benchmark::State& state) {
+  const auto type = static_cast<GgmlType>(state.range(0));
+  const int out = static_cast<int>(state.range(1)), in = static_cast<int>(state.range(2));
+  const int elems = ggml_block_elements(type), bytes = ggml_block_bytes(type);
+  const int64_t blocks = int64_t(out) * (in / elems);
+  std::vector<std::byte> w(size_t(blocks) * bytes);
+  std::mt19937 rng(1);
+  for (auto& b : w) b = std::byte(rng());
+  // Where each type keeps its fp16 factors (d, and dmin / m where it has one).
+  std::vector<int> halves = {0};
+  if (type == GgmlType::Q4_1 || type == GgmlType::Q5_1 || type == GgmlType::Q4_K || type == GgmlType::Q5_K)
+    halves = {0, 2};
+  if (type == GgmlType::Q6_K) halves = {208};
+  if (type == GgmlType::BF16) halves = {};
+  for (int64_t b = 0; b < blocks; ++b)
+    for (int off : halves) {
+      const uint16_t h = 0x2000 + uint16_t(rng() & 0x3FF);  // about 0.008-0.016
+      std::memcpy(&w[size_t(b) * bytes + off], &h, 2);
+    }
+  std::vector<float> x(in), y(out);
+  for (auto& v : x) v = float(int(rng() % 2001) - 1000) / 1000.0f;
+  for (auto _ : state) {
+    cpu::matvec_rows_blocks(type, x.data(), 1, in, w.data(), 0, out, y.data(), out);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(w.size()));
+  state.SetItemsProcessed(int64_t(state.iterations()) * out * in);  // weights
+}
+BENCHMARK(BM_MatvecBlocks)->Apply([](benchmark::internal::Benchmark* b) {
+  for (GgmlType t : {GgmlType::Q4_1, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K})
+    for (auto [out, in] : {std::pair{1536, 576}, std::pair{4096, 4096}, std::pair{14336, 4096}})
+      b->Args({int64_t(t), out, in});
 });
 
 // pythia-160m's shape with random weights, a backend for a context of ctx

@@ -24,10 +24,7 @@ struct F16RowsF16c {
     std::memcpy(&hi, &b, sizeof hi);
   }
 };
-#define KVSCOPE_TARGET_F16C __attribute__((target("avx2,f16c")))
 #define KVSCOPE_HAVE_F16C_LOADER 1
-#else
-#define KVSCOPE_TARGET_F16C
 #endif
 
 namespace plain {

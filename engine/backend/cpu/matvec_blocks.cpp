@@ -14,10 +14,12 @@ namespace {
 typedef int32_t i32x8 __attribute__((vector_size(32)));
 typedef uint32_t u32x8 __attribute__((vector_size(32)));
 typedef uint16_t u16x8 __attribute__((vector_size(16)));
+typedef uint8_t u8x32 __attribute__((vector_size(32)));
 
 // The loops, included twice: once as plain code (the baseline copy), once
-// under the AVX2 target (the AVX2 and AVX-512 copies), each with its own
-// way of widening eight bytes to eight int32 lanes. (GCC turns the generic
+// under the AVX2 and F16C target (the AVX2 and AVX-512 copies), each with its
+// own way of widening eight bytes (from memory: zext8, sext8; from a vector
+// register: sext8_of) to eight int32 lanes and of reading a half. (GCC turns the generic
 // vector form of that widening into byte-by-byte scalar code, the cost of
 // the whole product; the AVX2 copy says vpmovzxbd / vpmovsxbd.)
 namespace plain {
@@ -31,13 +33,21 @@ namespace plain {
   for (int i = 0; i < 8; ++i) v[i] = static_cast<int8_t>(p[i]);
   return v;
 }
+// Bytes i .. i + 7 of v (i a multiple of 8), sign-extended.
+[[gnu::always_inline]] inline i32x8 sext8_of(u8x32 v, int i) {
+  std::byte b[32];
+  std::memcpy(b, &v, 32);
+  return sext8(b + i);
+}
+#define KVSCOPE_BLOCKS_F16C 0
 #include "backend/cpu/matvec_loops.inc"
 #include "backend/cpu/dequant_blocks.inc"
 #include "backend/cpu/matvec_blocks_body.inc"
+#undef KVSCOPE_BLOCKS_F16C
 }  // namespace plain
 
 #if KVSCOPE_HAVE_TARGET_PRAGMAS
-KVSCOPE_TARGET_PUSH("avx2")
+KVSCOPE_TARGET_PUSH("avx2,f16c")
 namespace avx2 {
 [[gnu::always_inline]] inline i32x8 zext8(const std::byte* p) {
   const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
@@ -51,9 +61,20 @@ namespace avx2 {
   std::memcpy(&r, &v, sizeof r);
   return r;
 }
+[[gnu::always_inline]] inline i32x8 sext8_of(u8x32 v, int i) {
+  __m256i a;
+  std::memcpy(&a, &v, 32);
+  const __m128i half = i < 16 ? _mm256_castsi256_si128(a) : _mm256_extracti128_si256(a, 1);
+  const __m256i r = _mm256_cvtepi8_epi32(i % 16 ? _mm_unpackhi_epi64(half, half) : half);
+  i32x8 out;
+  std::memcpy(&out, &r, 32);
+  return out;
+}
+#define KVSCOPE_BLOCKS_F16C 1
 #include "backend/cpu/matvec_loops.inc"
 #include "backend/cpu/dequant_blocks.inc"
 #include "backend/cpu/matvec_blocks_body.inc"
+#undef KVSCOPE_BLOCKS_F16C
 }  // namespace avx2
 KVSCOPE_TARGET_POP
 #else
@@ -65,7 +86,7 @@ namespace avx2 = plain;
                                                  float* y, int64_t ldy) {                                           \
     avx2::any_block_body<avx2::T##Blocks>(x, m, in, w, r0, r1, y, ldy);                                             \
   }                                                                                                                 \
-  KVSCOPE_TARGET_AVX2 void matvec_##T##_avx2(const float* x, int m, int in, const std::byte* w, int r0, int r1,     \
+  KVSCOPE_TARGET_F16C void matvec_##T##_avx2(const float* x, int m, int in, const std::byte* w, int r0, int r1,     \
                                              float* y, int64_t ldy) {                                               \
     avx2::any_block_body<avx2::T##Blocks>(x, m, in, w, r0, r1, y, ldy);                                             \
   }                                                                                                                 \
@@ -76,7 +97,7 @@ namespace avx2 = plain;
   KVSCOPE_TARGET_AVX512 void dequantize_##T##_avx512(const std::byte* src, int64_t n, float* dst) {                 \
     avx2::dequantize_body<avx2::T##Blocks>(src, n, dst);                                                            \
   }                                                                                                                 \
-  KVSCOPE_TARGET_AVX2 void dequantize_##T##_avx2(const std::byte* src, int64_t n, float* dst) {                     \
+  KVSCOPE_TARGET_F16C void dequantize_##T##_avx2(const std::byte* src, int64_t n, float* dst) {                     \
     avx2::dequantize_body<avx2::T##Blocks>(src, n, dst);                                                            \
   }                                                                                                                 \
   void dequantize_##T##_baseline(const std::byte* src, int64_t n, float* dst) {                                     \
@@ -109,6 +130,7 @@ struct BlockKernels {
   }
 
 BlockKernels block_kernels(SimdPath path, GgmlType type) {
+  if (path == SimdPath::avx2 && !cpu_has_f16c()) path = SimdPath::baseline;
   switch (type) {
     case GgmlType::Q4_0: return KVSCOPE_PICK(Q4_0);
     case GgmlType::Q4_1: return KVSCOPE_PICK(Q4_1);

@@ -42,9 +42,13 @@ F simd_pick(SimdPath p, F avx512, F avx2, F baseline) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(KVSCOPE_NO_SIMD_VARIANTS)
 #define KVSCOPE_TARGET_AVX512 __attribute__((target("arch=x86-64-v4")))
 #define KVSCOPE_TARGET_AVX2 __attribute__((target("avx2")))
+// The AVX2 copies that also read halves with F16C: chosen only where
+// cpu_has_f16c() (every AVX2 CPU made so far has it; the check is cheap).
+#define KVSCOPE_TARGET_F16C __attribute__((target("avx2,f16c")))
 #else
 #define KVSCOPE_TARGET_AVX512
 #define KVSCOPE_TARGET_AVX2
+#define KVSCOPE_TARGET_F16C
 #endif
 
 #define KVSCOPE_SIMD_VARIANTS(ret, name, params, args)                            \
