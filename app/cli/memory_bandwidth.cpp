@@ -48,8 +48,8 @@ void check_host_memory(const std::string& what, const ModelWeights& weights, con
   const double avail = available_memory_bytes();
   if (need > 0.9 * avail)
     throw Error("bench", "--device cpu",
-                what + " needs " + std::to_string(int(need / 1e9)) + " GB for its weights under --weights " + format +
-                    "; this machine has " + std::to_string(int(avail / 1e9)) + " GB available" +
+                what + " needs " + format_bytes(need) + " for its weights under --weights " + format +
+                    "; this machine has " + format_bytes(avail) + " available" +
                     (f == WeightFormat::Stored ? "" : " (--weights stored keeps a GGUF file's blocks)"));
 }
 

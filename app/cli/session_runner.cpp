@@ -33,11 +33,7 @@ void note_recording(const Session& s, const std::string& budget_name) {
   for (int l : rec) list += (list.empty() ? "" : ", ") + std::to_string(l);
   char mb[64];
   std::snprintf(mb, sizeof(mb), "%g MB", s.config().recording.memory_mb);
-  // What limited the layers: the budget, or the memory the machine has
-  // left beside the masks, scores and KV caches (one more layer would have
-  // fit the budget).
-  const double budget = s.config().recording.memory_mb * 1024.0 * 1024.0;
-  const bool machine_limited = !rec.empty() && double(f.attention) + double(f.attention) / rec.size() <= budget;
+  const bool machine_limited = f.layers_limited_by_machine;
   if (rec.empty())
     std::fprintf(stderr,
                  "kvscope-cli: note: no layer's attention fits beside the masks, scores and KV caches (%s); every "

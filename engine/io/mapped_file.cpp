@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "common/error.h"
@@ -34,6 +35,15 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& 
   }
   ::close(fd);
   return file;
+}
+
+void MappedFile::drop_pages(const std::byte* p, std::size_t n) const {
+  if (n == 0 || p < data_ || p + n > data_ + size_) return;
+  static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<std::uintptr_t>(p) + n) / page * page;
+  // Advice only: a kernel that declines leaves the pages resident, nothing worse.
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

@@ -488,10 +488,12 @@ ModelFiles load_gguf_model(const GgufFile& f) {
       } else {
         owned->block_buffers.push_back(permute_rows(t.data, t.nbytes / static_cast<std::size_t>(rows), order));
         v.data = owned->block_buffers.back().data();
+        f.mapping()->drop_pages(t.data, t.nbytes);  // only the copy is read from here on
       }
     } else {
       std::vector<float> buf(static_cast<std::size_t>(t.numel()));
       dequantize_ggml(t.type, t.data, t.numel(), buf.data());
+      f.mapping()->drop_pages(t.data, t.nbytes);
       if (conv1d) transpose_in_place(buf, v.shape[1], v.shape[0]);  // stored [out, in] -> [in, out]
       if (!order.empty()) buf = permute_rows(buf.data(), static_cast<std::size_t>(cols), order);
       if (unit_offset)

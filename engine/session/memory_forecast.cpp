@@ -152,6 +152,7 @@ MemoryForecast plan_recording(const ModelConfig& cfg, int prompt_len, int planne
   int fit = static_cast<int>(std::min<double>(budget / double(std::max<std::size_t>(per_layer, 1)), cfg.n_layers));
   if (fit == 0 && double(per_layer) <= attention_room) fit = 1;
   const int L = cfg.n_layers;
+  f.layers_limited_by_machine = fit < L && attention_room < rec.memory_mb * 1024.0 * 1024.0;
   for (int i = 0; i < fit; ++i) f.layers.push_back(fit == 1 ? 0 : static_cast<int>(int64_t(i) * (L - 1) / (fit - 1)));
   f.attention = per_layer * f.layers.size();
   return f;

@@ -29,6 +29,10 @@ struct MemoryForecast {
   std::size_t kv_cache = 0;   // host KV caches: the run's, and the metrics' reference runs
   int kv_caches = 0;          // how many (0 when the KV lives on a GPU)
   double available = 0;       // bytes a new allocation could get when planned (io/host_memory.h)
+  // Layers chosen by the plan (none named) and fewer than all: true when
+  // the memory left beside the masks, scores and KV caches limited them,
+  // false when recording.memory_mb did.
+  bool layers_limited_by_machine = false;
 
   std::size_t recorder() const { return attention + masks + scores; }
   std::size_t total() const { return recorder() + kv_cache; }

@@ -134,7 +134,6 @@ void Session::build() {
     check_head(h, "export.heatmaps");
   }
 
-  const int rows = 1 + planned_new_, positions = prompt_len_ + planned_new_;
   const Device device = resolve_device(cfg_.device, model_cfg_);
   forecast_ = plan_recording(
       model_cfg_, prompt_len_, planned_new_, cfg_.recording,
@@ -142,7 +141,7 @@ void Session::build() {
   metrics_ = cfg_.recording.metrics;
 
   BackendOptions bo;
-  bo.max_tokens = positions + 1;
+  bo.max_tokens = forecast_.positions + 1;
   bo.positions = cfg_.policy.positions;
   bo.weights = parse_weight_format(cfg_.weights);
   backend_ = make_backend(device, model_cfg_, weights_, bo, prepared_weights(device, bo.weights));
@@ -154,7 +153,8 @@ void Session::build() {
     if (native.n_kv_heads != model_cfg_.n_kv_heads || native.n_kv_layers != model_cfg_.n_kv_layers)
       native_ = make_backend(resolve_device(cfg_.device, native), native, bundle_->files.weights, so);
   }
-  recorder_ = Recorder(KvLayout::from_config(model_cfg_), rows, positions, forecast_.layers, forecast_.heads);
+  recorder_ = Recorder(KvLayout::from_config(model_cfg_), forecast_.rows, forecast_.positions, forecast_.layers,
+                       forecast_.heads);
 }
 
 // The bundle's prepared weights when they were made for this device,
