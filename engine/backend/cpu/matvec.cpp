@@ -44,23 +44,31 @@ KVSCOPE_TARGET_POP
 namespace f16c = plain;
 #endif
 
-[[gnu::always_inline]] inline void matvec_body(const float* x, int m, int in, const float* w, int r0, int r1,
-                                               float* y, int64_t ldy) {
+// Rows read side by side (rows_body's R): two on the AVX2 copies, one on
+// the AVX-512 ones, as measured on a Zen 3 and a Zen 5 (bench/NOTES.md).
+constexpr int kRowsAvx2 = 2, kRowsAvx512 = 1;
+
+KVSCOPE_TARGET_AVX512 void matvec_avx512(const float* x, int m, int in, const float* w, int r0, int r1, float* y,
+                                         int64_t ldy) {
+  plain::any_body<plain::F32Rows, kRowsAvx512>(x, m, in, w, r0, r1, y, ldy);
+}
+KVSCOPE_TARGET_AVX2 void matvec_avx2(const float* x, int m, int in, const float* w, int r0, int r1, float* y,
+                                     int64_t ldy) {
+  plain::any_body<plain::F32Rows, kRowsAvx2>(x, m, in, w, r0, r1, y, ldy);
+}
+void matvec_baseline(const float* x, int m, int in, const float* w, int r0, int r1, float* y, int64_t ldy) {
   plain::any_body<plain::F32Rows>(x, m, in, w, r0, r1, y, ldy);
 }
-
-KVSCOPE_SIMD_VARIANTS(void, matvec, (const float* x, int m, int in, const float* w, int r0, int r1, float* y, int64_t ldy),
-                      (x, m, in, w, r0, r1, y, ldy))
 
 // The fp16 copies: the AVX-512 and AVX2 ones convert with F16C (part of
 // x86-64-v3 and -v4), the baseline one in scalar code.
 KVSCOPE_TARGET_AVX512 void matvec_f16_avx512(const float* x, int m, int in, const uint16_t* w, int r0, int r1,
                                              float* y, int64_t ldy) {
-  f16c::any_body<F16RowsF16c>(x, m, in, w, r0, r1, y, ldy);
+  f16c::any_body<F16RowsF16c, kRowsAvx512>(x, m, in, w, r0, r1, y, ldy);
 }
 KVSCOPE_TARGET_F16C void matvec_f16_avx2(const float* x, int m, int in, const uint16_t* w, int r0, int r1, float* y,
                                          int64_t ldy) {
-  f16c::any_body<F16RowsF16c>(x, m, in, w, r0, r1, y, ldy);
+  f16c::any_body<F16RowsF16c, kRowsAvx2>(x, m, in, w, r0, r1, y, ldy);
 }
 void matvec_f16_baseline(const float* x, int m, int in, const uint16_t* w, int r0, int r1, float* y, int64_t ldy) {
   plain::any_body<plain::F16RowsScalar>(x, m, in, w, r0, r1, y, ldy);
