@@ -15,7 +15,7 @@
 
 namespace kvscope {
 
-class ModelBundle;
+struct ModelBundle;
 
 struct MemoryForecast {
   int rows = 0;       // 1 + planned new tokens
