@@ -88,7 +88,9 @@ fi
 # Every library the binaries load must now resolve to the kit, or to glibc,
 # libstdc++/libgcc_s or CUDA (cuBLAS, the driver): checked with the kit's
 # folders first on the search path, as on_device.sh sets it.
-CUDA_LIB=$(dirname "$(ldd "${BINS[0]}" | awk '$1 ~ /^libcublas\.so/ {print $3; exit}')")
+# (cuBLAS is opened at run time, not linked, so ldd shows only the CUDA
+# runtime; its folder is the toolkit's.)
+CUDA_LIB=$(dirname "$(ldd "${BINS[0]}" | awk '$1 ~ /^libcudart\.so/ {print $3; exit}')")
 bad=$(for f in "$STAGE"/bin/* "$STAGE"/lib/*.so*; do
   env -i LD_LIBRARY_PATH="$STAGE/lib:$STAGE/lib/cudart:$CUDA_LIB" ldd "$f"
 done | awk '$2 == "=>" {print $1, $3}' | sort -u | while read -r soname path; do

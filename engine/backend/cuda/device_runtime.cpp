@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "backend/cuda/cublas_library.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_ops.h"
 #include "common/error.h"
@@ -11,10 +12,15 @@
 namespace kvscope::cuda {
 namespace {
 
-// "cudaMemcpyAsync(dst, src, ...)" -> "cudaMemcpyAsync".
+// "cudaMemcpyAsync(dst, src, ...)" -> "cudaMemcpyAsync";
+// "cublas().cublasGemmEx(h, ...)" -> "cublasGemmEx".
 std::string call_name(const char* call) {
   std::string s(call);
   const auto p = s.find('(');
+  if (p != std::string::npos && s.compare(0, p, "cublas") == 0) {
+    const auto q = s.find('(', p + 1), dot = s.rfind('.', q);
+    if (q != std::string::npos && dot != std::string::npos && dot < q) return s.substr(dot + 1, q - dot - 1);
+  }
   return p == std::string::npos ? s : s.substr(0, p);
 }
 
@@ -26,7 +32,7 @@ void fail_cuda(cudaError_t e, const char* call) {
 }
 
 void fail_cublas(cublasStatus_t s, const char* call) {
-  throw Error("cuda", call_name(call), cublasGetStatusString(s));
+  throw Error("cuda", call_name(call), cublas().cublasGetStatusString(s));
 }
 
 void check_launch(const char* kernel) {
@@ -102,19 +108,19 @@ void DeviceBuffer::zero() {
 }
 
 Blas::Blas(Stream stream) {
-  KVSCOPE_CUDA(cublasCreate(&handle_));
+  KVSCOPE_CUDA(cublas().cublasCreate(&handle_));
   try {
-    KVSCOPE_CUDA(cublasSetStream(handle_, stream));
+    KVSCOPE_CUDA(cublas().cublasSetStream(handle_, stream));
     workspace_ = DeviceBuffer(std::size_t(32) << 20, "cuBLAS workspace");
-    KVSCOPE_CUDA(cublasSetWorkspace(handle_, workspace_.get(), workspace_.bytes()));
+    KVSCOPE_CUDA(cublas().cublasSetWorkspace(handle_, workspace_.get(), workspace_.bytes()));
   } catch (...) {
-    (void)cublasDestroy(handle_);
+    (void)cublas().cublasDestroy(handle_);
     throw;
   }
 }
 
 Blas::~Blas() {
-  if (handle_) (void)cublasDestroy(handle_);
+  if (handle_) (void)cublas().cublasDestroy(handle_);
 }
 
 bool device_present(std::string* why) {

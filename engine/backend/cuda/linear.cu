@@ -10,6 +10,7 @@
 // lo = T(x - hi) and y = W hi + W lo: ~16 (bf16) or ~22 (fp16) significant
 // bits of x, fp32 accumulation, twice the FLOPs of a plain GEMM.
 #include "backend/cuda/common.cuh"
+#include "backend/cuda/cublas_library.h"
 #include "common/error.h"
 
 namespace kvscope::cuda {
@@ -128,15 +129,15 @@ void linear(const DeviceLinear& W, const float* x, int n, float* y, bool accumul
   // Row-major y[n][out] = x[n][in] W^T is column-major y^T (out x n) =
   // W (W^T stored column-major, in x out, ld) transposed times x^T (in x n).
   cudaStream_t bound = nullptr;
-  KVSCOPE_CUDA(cublasGetStream(blas, &bound));
-  if (bound != stream) KVSCOPE_CUDA(cublasSetStream(blas, stream));
+  KVSCOPE_CUDA(cublas().cublasGetStream(blas, &bound));
+  if (bound != stream) KVSCOPE_CUDA(cublas().cublasSetStream(blas, stream));
   const float one = 1.0f, zero = 0.0f;
-  KVSCOPE_CUDA(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, W.out, n, W.in, &one, W.w, dt, static_cast<int>(W.ld), hi,
-                            dt, static_cast<int>(ldx), accumulate ? &one : &zero, y, CUDA_R_32F, W.out,
-                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-  KVSCOPE_CUDA(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, W.out, n, W.in, &one, W.w, dt, static_cast<int>(W.ld), lo,
-                            dt, static_cast<int>(ldx), &one, y, CUDA_R_32F, W.out, CUBLAS_COMPUTE_32F,
-                            CUBLAS_GEMM_DEFAULT));
+  KVSCOPE_CUDA(cublas().cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, W.out, n, W.in, &one, W.w, dt,
+                                     static_cast<int>(W.ld), hi, dt, static_cast<int>(ldx), accumulate ? &one : &zero,
+                                     y, CUDA_R_32F, W.out, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  KVSCOPE_CUDA(cublas().cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, W.out, n, W.in, &one, W.w, dt,
+                                     static_cast<int>(W.ld), lo, dt, static_cast<int>(ldx), &one, y, CUDA_R_32F, W.out,
+                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   if (W.b) {
     bias_add_kernel<<<grid_for(int64_t(n) * W.out, 256), 256, 0, stream>>>(y, n, W.out, W.b);
     check_launch("bias_add_kernel");
