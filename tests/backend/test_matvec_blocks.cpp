@@ -5,8 +5,10 @@
 // dequantized to fp32 on load (io/gguf_dequant.h, gguf-py's values).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -138,6 +140,19 @@ TEST(MatvecBlocks, Bf16RowsOfAnyWidthEqualTheirFp32Twin) {
   }
 }
 
+// linear() through two forms of one layer gives the same bits for a decode
+// step (matvec), a pair, and prompts (sgemm over the band in fp32).
+void expect_same_products(const Linear& stored, const Linear& f32) {
+  for (int n : {1, 2, 3, 9}) {
+    SCOPED_TRACE(std::to_string(n) + " rows");
+    const auto x = randoms(std::size_t(n) * f32.in, 40 + n);
+    std::vector<float> a(std::size_t(n) * f32.out), b(a.size());
+    linear(x.data(), n, stored, a.data());
+    linear(x.data(), n, f32, b.data());
+    EXPECT_TRUE(same_bits(a, b));
+  }
+}
+
 // linear() under --weights stored, for a decode step (matvec), a pair, and
 // a prompt (the band dequantized, then sgemm), with a bias: the bits of
 // the same layer built from the dequantized matrix.
@@ -157,14 +172,7 @@ TEST(MatvecBlocks, ALinearLayerInBlocksEqualsItsFp32TwinForEveryRowCount) {
     ASSERT_FALSE(stored.stored.empty());
     ASSERT_TRUE(stored.w.empty());
     ASSERT_EQ(f32.w.size(), std::size_t(out) * in);
-    for (int n : {1, 2, 3, 9}) {
-      SCOPED_TRACE(std::to_string(n) + " rows");
-      const auto x = randoms(std::size_t(n) * in, 40 + n);
-      std::vector<float> a(std::size_t(n) * out), b(a.size());
-      linear(x.data(), n, stored, a.data());
-      linear(x.data(), n, f32, b.data());
-      EXPECT_TRUE(same_bits(a, b));
-    }
+    expect_same_products(stored, f32);
     std::vector<float> row(in), want(in);
     stored.rows_to_f32(7, 8, row.data());
     f32.rows_to_f32(7, 8, want.data());
@@ -190,6 +198,49 @@ TEST(MatvecBlocks, ALinearLayerInBlocksEqualsItsFp32TwinForEveryRowCount) {
         for (int c = c0; c < c1; ++c)
           ASSERT_EQ(half_cols[std::size_t(o) * (c1 - c0) + (c - c0)], half_rows[std::size_t(o) * in + c]);
     }
+  }
+}
+
+// An fp32 matrix in a file under --weights stored is read where it lies
+// (a copy would double its resident memory), with the copy's bits.
+TEST(MatvecBlocks, AnFp32MatrixUnderStoredIsReadWhereItLies) {
+  for (const int in : {512, 37}) {  // 37: a row's tail of fewer than 16 elements
+    SCOPED_TRACE("in " + std::to_string(in));
+    const int out = 300;
+    // Four bytes spare, so a tensor can also start two bytes in.
+    auto bytes = std::make_shared<std::vector<float>>(std::size_t(out) * in + 1);
+    const auto values = randoms(std::size_t(out) * in, 17);
+    std::copy(values.begin(), values.end(), bytes->begin());
+    WeightTensor w;
+    w.shape = {out, in};
+    w.dtype = DType::F32;
+    w.data = reinterpret_cast<const std::byte*>(bytes->data());
+    w.keepalive = bytes;
+    const WeightTensor bias = WeightTensor::owned_f32(randoms(out, 3), {out});
+    const Linear stored = Linear::from(w, bias, WeightFormat::Stored, "w");
+    const Linear f32 = Linear::from(w, bias, WeightFormat::F32, "w");
+    EXPECT_TRUE(stored.w.empty());
+    EXPECT_EQ(stored.fp32(), bytes->data());
+    ASSERT_EQ(f32.w.size(), std::size_t(out) * in);
+    EXPECT_EQ(f32.fp32(), f32.w.data());
+    EXPECT_FALSE(stored.half());
+    expect_same_products(stored, f32);
+    std::vector<float> rows(std::size_t(3) * in), want_rows(rows.size());
+    stored.rows_to_f32(5, 8, rows.data());
+    f32.rows_to_f32(5, 8, want_rows.data());
+    EXPECT_TRUE(same_bits(rows, want_rows));
+    std::vector<float> cols(std::size_t(out) * 9), want_cols(cols.size());
+    stored.columns_to_f32(3, 12, cols.data());
+    f32.columns_to_f32(3, 12, want_cols.data());
+    EXPECT_TRUE(same_bits(cols, want_cols));
+    // Not where a float may not lie (two bytes in): copied, as under f32.
+    WeightTensor shifted = w;
+    shifted.data += 2;
+    EXPECT_FALSE(Linear::reads_in_place(shifted, WeightFormat::Stored));
+    EXPECT_FALSE(Linear::from(shifted, bias, WeightFormat::Stored, "w").w.empty());
+    // Nor under the other formats.
+    EXPECT_FALSE(Linear::reads_in_place(w, WeightFormat::F32));
+    EXPECT_FALSE(Linear::reads_in_place(w, WeightFormat::F16));
   }
 }
 

@@ -66,11 +66,11 @@ std::shared_ptr<const CpuModel> CpuModel::create(const ModelConfig& cfg, const M
 
 namespace {
 
-// Bytes of one tensor as CpuModel holds it: a GGUF matrix's blocks under
-// stored, else fp32 (or half for f16's matrices).
+// Bytes of one tensor as CpuModel holds it: a matrix read in place as its
+// file stores it under stored, else fp32 (or half for f16's matrices).
 int64_t held_bytes(const WeightTensor& t, WeightFormat format, bool matrix) {
   if (t.empty()) return 0;
-  if (format == WeightFormat::Stored && t.blocks && !t.random) return int64_t(t.stored_bytes());
+  if (cpu::Linear::reads_in_place(t, format)) return int64_t(t.stored_bytes());
   return t.numel() * (format == WeightFormat::F16 && matrix ? 2 : 4);
 }
 
@@ -81,7 +81,7 @@ int64_t CpuModel::host_bytes(const ModelWeights& w, WeightFormat format) {
               held_bytes(w.pos_emb, format, false) + held_bytes(w.project_in, format, true) +
               held_bytes(w.project_out, format, true);
   // A tied head read in place shares the table's blocks; converted, it is a copy.
-  const bool shared = w.lm_head.data == w.tok_emb.data && format == WeightFormat::Stored && w.lm_head.blocks;
+  const bool shared = w.lm_head.data == w.tok_emb.data && cpu::Linear::reads_in_place(w.lm_head, format);
   if (!shared) n += held_bytes(w.lm_head, format, true);
   // Norms and biases: fp32 whatever the format.
   n += 4 * (w.final_norm_w.numel() + w.final_norm_b.numel() + w.lm_head_b.numel());
@@ -699,8 +699,8 @@ void CpuBackend::compute_value_weights(const std::vector<ValueWeightJob>& jobs) 
     const float* cols = nullptr;
     std::size_t stride = 0;
     std::vector<float> widened;
-    if (!W.w.empty()) {
-      cols = W.w.data() + std::size_t(h) * width;
+    if (const float* f = W.fp32()) {
+      cols = f + std::size_t(h) * width;
       stride = std::size_t(W.in);
     } else {
       widened.resize(std::size_t(W.out) * width);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -15,16 +16,24 @@
 
 namespace kvscope::cpu {
 
+bool Linear::reads_in_place(const WeightTensor& w, WeightFormat format) {
+  if (format != WeightFormat::Stored || w.empty() || w.random || !w.data) return false;
+  // BF16 rows are read 16 elements at a time (matvec_blocks.cpp): a width
+  // that is not a multiple of 16 is widened to fp32 instead.
+  if (w.blocks) return *w.blocks != GgmlType::BF16 || w.cols() % 16 == 0;
+  // An fp32 matrix in a file's mapping is read where it lies rather than
+  // copied: a copy would double its resident memory (the mapping's pages
+  // the copy touched stay resident too).
+  return w.dtype == DType::F32 && w.keepalive && reinterpret_cast<std::uintptr_t>(w.data) % alignof(float) == 0;
+}
+
 Linear Linear::from(const WeightTensor& w, const WeightTensor& b, WeightFormat format, const std::string& name) {
   Linear L;
   if (w.empty()) return L;
   L.out = static_cast<int>(w.rows());
   L.in = static_cast<int>(w.cols());
   if (!b.empty()) L.b = b.to_f32();
-  // BF16 rows are read 16 elements at a time (matvec_blocks.cpp): a width
-  // that is not a multiple of 16 is widened to fp32 instead.
-  const bool readable = w.blocks && (*w.blocks != GgmlType::BF16 || L.in % 16 == 0);
-  if (format == WeightFormat::Stored && readable && !w.random) {
+  if (reads_in_place(w, format)) {
     L.stored = w;  // shares the mapping (or the reordered copy) it points into
     return L;
   }
@@ -39,16 +48,22 @@ Linear Linear::from(const WeightTensor& w, const WeightTensor& b, WeightFormat f
   return L;
 }
 
+const float* Linear::fp32() const {
+  if (!w.empty()) return w.data();
+  if (!stored.empty() && !stored.blocks) return reinterpret_cast<const float*>(stored.data);
+  return nullptr;
+}
+
 const uint16_t* Linear::halves() const {
   if (!w16.empty()) return w16.data();
-  if (!stored.empty() && *stored.blocks == GgmlType::F16) return reinterpret_cast<const uint16_t*>(stored.data);
+  if (!stored.empty() && stored.blocks == GgmlType::F16) return reinterpret_cast<const uint16_t*>(stored.data);
   return nullptr;
 }
 
 void Linear::rows_to_f32(int r0, int r1, float* dst) const {
   const int64_t n = int64_t(r1 - r0) * in;
-  if (!w.empty()) {
-    std::memcpy(dst, w.data() + int64_t(r0) * in, sizeof(float) * std::size_t(n));
+  if (const float* f = fp32()) {
+    std::memcpy(dst, f + int64_t(r0) * in, sizeof(float) * std::size_t(n));
   } else if (const uint16_t* h = halves()) {
     widen_halves(h + int64_t(r0) * in, n, dst);
   } else {
@@ -59,9 +74,9 @@ void Linear::rows_to_f32(int r0, int r1, float* dst) const {
 
 void Linear::columns_to_f32(int c0, int c1, float* dst) const {
   const int width = c1 - c0;
-  if (!w.empty()) {
+  if (const float* f = fp32()) {
     for (int o = 0; o < out; ++o)
-      std::memcpy(dst + int64_t(o) * width, w.data() + int64_t(o) * in + c0, sizeof(float) * width);
+      std::memcpy(dst + int64_t(o) * width, f + int64_t(o) * in + c0, sizeof(float) * width);
     return;
   }
   if (const uint16_t* h = halves()) {
@@ -88,13 +103,13 @@ namespace {
 // kvscope's matvec, more in one OpenBLAS call.
 void linear_rows(const float* x, int n, const Linear& W, float* y, int r0, int r1) {
   if (n <= kMatvecMaxRows) {
-    if (!W.w.empty()) matvec_rows(x, n, W.in, W.w.data(), r0, r1, y, W.out);
+    if (const float* f = W.fp32()) matvec_rows(x, n, W.in, f, r0, r1, y, W.out);
     else if (const uint16_t* h = W.halves()) matvec_rows_f16(x, n, W.in, h, r0, r1, y, W.out);
     else matvec_rows_blocks(*W.stored.blocks, x, n, W.in, W.stored.data, r0, r1, y, W.out);
   } else {
-    const float* w = nullptr;
-    if (!W.w.empty()) {
-      w = W.w.data() + int64_t(r0) * W.in;
+    const float* w = W.fp32();
+    if (w) {
+      w += int64_t(r0) * W.in;
     } else {
       // A prompt's product: the band widened to fp32 (exactly as on load),
       // then sgemm as for fp32 weights; the copy costs little next to the

@@ -19,15 +19,17 @@ namespace kvscope::cpu {
 // product of the weights rounded to half); or a GGUF file's own rows
 // (--weights stored: blocks of a quantized type, F16 or BF16, read in place
 // from the mapping and dequantized inside the products exactly as on load,
-// so every result equals the fp32 one of the dequantized matrix). The bias
-// stays fp32.
+// so every result equals the fp32 one of the dequantized matrix; an F32
+// matrix is read in place too). The bias stays fp32.
 struct Linear {
   std::vector<float> w;       // fp32 weights, or empty
   std::vector<uint16_t> w16;  // half weights, or empty
-  WeightTensor stored;        // a GGUF matrix in its file's rows (blocks set), or empty
+  WeightTensor stored;        // a matrix in its file's rows (blocks set, or fp32 in the mapping), or empty
   std::vector<float> b;       // empty: no bias
   int out = 0, in = 0;
   bool empty() const { return w.empty() && w16.empty() && stored.empty(); }
+  // fp32 weights: the layer's own, or an F32 matrix's in its file.
+  const float* fp32() const;
   // Half weights to widen: --weights f16's, or a GGUF F16 matrix's in place.
   const uint16_t* halves() const;
   bool half() const { return halves() != nullptr; }
@@ -40,6 +42,8 @@ struct Linear {
   // `format`: f32 widens every matrix; f16 rounds to half (a weight beyond
   // half's range throws kvscope::Error naming `name`); stored keeps a GGUF
   // matrix's blocks and widens any other matrix to fp32.
+  // Whether from() keeps `w` where it lies (in `stored`) under `format`.
+  static bool reads_in_place(const WeightTensor& w, WeightFormat format);
   static Linear from(const WeightTensor& w, const WeightTensor& b, WeightFormat format = WeightFormat::F32,
                      const std::string& name = "");
 };
