@@ -19,7 +19,8 @@ const char* weight_format_description(WeightFormat f) {
   switch (f) {
     case WeightFormat::Stored:
       return "a GGUF file's matrices kept in its blocks (quantized, f16, bf16) and dequantized inside each product: "
-             "the same numbers as f32 in the file's memory; other checkpoints as f32";
+             "the same numbers as f32 in the file's memory; an fp32 matrix read where it lies in its file; other "
+             "checkpoints as f32";
     case WeightFormat::F32: return "every matrix widened to fp32 on load: the reference the Hugging Face goldens check";
     case WeightFormat::F16:
       return "every matrix rounded to IEEE half: half the bytes of f32 per decode step, computed in fp32; logits "
