@@ -21,9 +21,10 @@ bool Linear::reads_in_place(const WeightTensor& w, WeightFormat format) {
   // BF16 rows are read 16 elements at a time (matvec_blocks.cpp): a width
   // that is not a multiple of 16 is widened to fp32 instead.
   if (w.blocks) return *w.blocks != GgmlType::BF16 || w.cols() % 16 == 0;
-  // An fp32 matrix in a file's mapping is read where it lies rather than
-  // copied: a copy would double its resident memory (the mapping's pages
-  // the copy touched stay resident too).
+  // An fp32 matrix that something keeps alive (a file's mapping, or a
+  // loader's own buffer) is read where it lies rather than copied: a copy of
+  // a mapped one would double its resident memory (the mapping's pages the
+  // copy touched stay resident too).
   return w.dtype == DType::F32 && w.keepalive && reinterpret_cast<std::uintptr_t>(w.data) % alignof(float) == 0;
 }
 

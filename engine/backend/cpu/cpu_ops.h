@@ -39,11 +39,11 @@ struct Linear {
   // Columns [c0, c1) of every row as fp32, into dst ([out][c1 - c0]): for
   // a GGUF matrix only the blocks that hold them are dequantized.
   void columns_to_f32(int c0, int c1, float* dst) const;
-  // `format`: f32 widens every matrix; f16 rounds to half (a weight beyond
-  // half's range throws kvscope::Error naming `name`); stored keeps a GGUF
-  // matrix's blocks and widens any other matrix to fp32.
   // Whether from() keeps `w` where it lies (in `stored`) under `format`.
   static bool reads_in_place(const WeightTensor& w, WeightFormat format);
+  // `format`: f32 widens every matrix; f16 rounds to half (a weight beyond
+  // half's range throws kvscope::Error naming `name`); stored keeps what
+  // reads_in_place() says where it lies and widens any other matrix to fp32.
   static Linear from(const WeightTensor& w, const WeightTensor& b, WeightFormat format = WeightFormat::F32,
                      const std::string& name = "");
 };

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "backend/cuda/cublas_library.h"
 #include "backend/cuda/cuda_check.h"
@@ -12,16 +13,17 @@
 namespace kvscope::cuda {
 namespace {
 
-// "cudaMemcpyAsync(dst, src, ...)" -> "cudaMemcpyAsync";
-// "cublas().cublasGemmEx(h, ...)" -> "cublasGemmEx".
+// "cudaMemcpyAsync(dst, src, ...)" -> "cudaMemcpyAsync". An accessor
+// called before the function is skipped: "cublas().cublasGemmEx(h, ...)"
+// -> "cublasGemmEx".
 std::string call_name(const char* call) {
-  std::string s(call);
-  const auto p = s.find('(');
-  if (p != std::string::npos && s.compare(0, p, "cublas") == 0) {
-    const auto q = s.find('(', p + 1), dot = s.rfind('.', q);
-    if (q != std::string::npos && dot != std::string::npos && dot < q) return s.substr(dot + 1, q - dot - 1);
+  std::string_view s(call);
+  auto p = s.find('(');
+  while (p != std::string_view::npos && s.substr(p, 3) == "().") {
+    s.remove_prefix(p + 3);
+    p = s.find('(');
   }
-  return p == std::string::npos ? s : s.substr(0, p);
+  return std::string(p == std::string_view::npos ? s : s.substr(0, p));
 }
 
 }  // namespace
