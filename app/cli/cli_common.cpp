@@ -138,7 +138,7 @@ Error for_command_line(const Error& e) {
   return flag.empty() ? e : e.renamed(flag);
 }
 
-std::string escape(const std::string& s) {
+std::string escape(std::string_view s) {
   std::string out;
   for (unsigned char c : s) {
     if (c == '\n') out += "\\n";

@@ -8,6 +8,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -69,7 +70,7 @@ Error for_command_line(const Error& e);
 using Interrupted = kvscope::Interrupted;
 
 // Printable form of a token piece: control bytes and newlines escaped.
-std::string escape(const std::string& s);
+std::string escape(std::string_view s);
 
 // Registration of each subcommand (cmd_*.cpp).
 void register_inspect(CLI::App& app);

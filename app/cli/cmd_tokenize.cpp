@@ -48,7 +48,7 @@ void run_tokenize(const TokenizeArgs& a) {
   if (a.json) {
     nlohmann::json j = {{"ids", ids}, {"pieces", nlohmann::json::array()}, {"texts", nlohmann::json::array()}};
     for (int id : ids) {
-      j["pieces"].push_back(b.tokenizer->piece(id));
+      j["pieces"].push_back(std::string(b.tokenizer->piece(id)));
       j["texts"].push_back(b.tokenizer->token_text(id));
     }
     // Invalid UTF-8 (a byte token that is half a character) is replaced, not thrown on.

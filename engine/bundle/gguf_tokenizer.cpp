@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "tokenizer/bpe_model.h"
 #include "tokenizer/byte_level_alphabet.h"
 #include "tokenizer/utf8.h"
 
@@ -70,29 +71,24 @@ const std::vector<std::string>& string_array(const GgufFile& f, const std::strin
 class Vocabulary {
  public:
   explicit Vocabulary(std::vector<std::string> tokens) : tokens_(std::move(tokens)) {
-    id_of_.reserve(tokens_.size());
-    for (std::size_t i = 0; i < tokens_.size(); ++i) id_of_[tokens_[i]] = static_cast<int64_t>(i);
+    std::size_t bytes = 0;
+    for (const std::string& t : tokens_) bytes += t.size();
+    table_.reserve(tokens_.size(), bytes);
+    for (std::size_t i = 0; i < tokens_.size(); ++i) table_.add(tokens_[i], static_cast<int>(i));
   }
-  Vocabulary(const Vocabulary&) = delete;  // id_of_ points into tokens_
-  Vocabulary& operator=(const Vocabulary&) = delete;
 
   const std::vector<std::string>& tokens() const { return tokens_; }
-  std::optional<int64_t> id(std::string_view token) const {
-    const auto it = id_of_.find(token);
-    return it == id_of_.end() ? std::nullopt : std::optional<int64_t>(it->second);
-  }
+  std::optional<int> id(std::string_view token) const { return table_.find(token); }
   // What the vocabulary maps, without the ids a repeated spelling lost.
-  std::size_t distinct() const { return id_of_.size(); }
-  bool keeps(std::size_t i) const { return id_of_.at(tokens_[i]) == static_cast<int64_t>(i); }
+  std::size_t distinct() const { return table_.size(); }
+  const tok::TokenTable& table() const { return table_; }
+  // The table, for the model; the vocabulary is spent.
+  tok::TokenTable take_table() { return std::move(table_); }
 
  private:
   std::vector<std::string> tokens_;
-  std::unordered_map<std::string_view, int64_t> id_of_;
+  tok::TokenTable table_;
 };
-
-// Merges as (left, right) pairs of strings that outlive the list (the
-// vocabulary's tokens or the file's metadata).
-using MergeList = std::vector<std::pair<std::string_view, std::string_view>>;
 
 // Merges recovered from a SentencePiece vocabulary's scores, the way
 // transformers' generate_merges does it: every split of every token into two
@@ -101,10 +97,10 @@ using MergeList = std::vector<std::pair<std::string_view, std::string_view>>;
 // in that order. Lengths count code points, as Python's len. The tokens are
 // visited in the order of their first listing, with the score of the last
 // (dict(zip(tokens, scores))).
-MergeList merges_from_scores(const Vocabulary& v, const std::vector<double>& scores) {
+std::vector<tok::BpeMerge> merges_from_scores(const Vocabulary& v, const std::vector<double>& scores) {
   const auto& tokens = v.tokens();
   struct Merge {
-    int64_t left, right;
+    int left, right, merged;
     double score;
     uint32_t left_len, right_len;
   };
@@ -129,7 +125,7 @@ MergeList merges_from_scores(const Vocabulary& v, const std::vector<double>& sco
       const auto l = v.id(whole.substr(0, char_starts[k]));
       if (!l) continue;
       const auto r = v.id(whole.substr(char_starts[k]));
-      if (r) local.push_back({*l, *r, scores[last], k, n - k});
+      if (r) local.push_back({*l, *r, static_cast<int>(last), scores[last], k, n - k});
     }
     std::stable_sort(local.begin(), local.end(), [](const Merge& a, const Merge& b) {
       return a.left != b.left ? a.left < b.left : a.right < b.right;
@@ -141,22 +137,28 @@ MergeList merges_from_scores(const Vocabulary& v, const std::vector<double>& sco
     if (a.left_len != b.left_len) return a.left_len > b.left_len;
     return a.right_len > b.right_len;
   });
-  MergeList out;
+  std::vector<tok::BpeMerge> out;
   out.reserve(all.size());
-  for (const Merge& m : all) out.emplace_back(tokens[m.left], tokens[m.right]);
+  for (const Merge& m : all) out.push_back({m.left, m.right, m.merged});
   return out;
 }
 
-MergeList merges_from_metadata(const GgufFile& f, const std::vector<std::string>& merges) {
-  MergeList out;
+// tokenizer.ggml.merges, each "left right" naming two tokens whose
+// concatenation is a token too.
+std::vector<tok::BpeMerge> merges_from_metadata(const GgufFile& f, const Vocabulary& vocab) {
+  const auto& merges = string_array(f, "tokenizer.ggml.merges");
+  std::vector<tok::BpeMerge> out;
   out.reserve(merges.size());
   for (std::size_t i = 0; i < merges.size(); ++i) {
     const std::string_view m = merges[i];
+    const std::string field = "tokenizer.ggml.merges[" + std::to_string(i) + "]";
     const auto sp = m.find(' ');
     if (sp == std::string::npos || m.find(' ', sp + 1) != std::string::npos)
-      throw Error(f.source(), "tokenizer.ggml.merges[" + std::to_string(i) + "]",
-                  "expected two tokens separated by one space");
-    out.emplace_back(m.substr(0, sp), m.substr(sp + 1));
+      throw Error(f.source(), field, "expected two tokens separated by one space");
+    auto merge =
+        tok::BpeModel::resolve_merge(vocab.table(), m.substr(0, sp), m.substr(sp + 1), "", "tokenizer.ggml.tokens");
+    if (const auto* problem = std::get_if<std::string>(&merge)) throw Error(f.source(), field, *problem);
+    out.push_back(std::get<tok::BpeMerge>(merge));
   }
   return out;
 }
@@ -206,40 +208,14 @@ std::vector<int64_t> token_types(const GgufFile& f, std::size_t n_tokens) {
   return t->integers;
 }
 
-void append_json_string(std::string& out, std::string_view s) {
-  static const char hex[] = "0123456789abcdef";
-  out += '"';
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out += hex[c >> 4];
-          out += hex[c & 15];
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
-}
-
-// A tokenizer.json document with no truncation or padding (what
-// transformers builds from any GGUF vocabulary); the parts that differ are
-// given. The BPE model's vocabulary and merges (hundreds of thousands of
-// entries for a large model) are written as text directly: a JSON tree for
-// them took seconds to build, copy and free.
-std::string tokenizer_document(nlohmann::json added, nlohmann::json normalizer, nlohmann::json pre,
-                               nlohmann::json post, nlohmann::json decoder, nlohmann::json bpe_options,
-                               const Vocabulary& vocab, const MergeList& merges) {
+// The tokenizer transformers builds from a GGUF vocabulary: no truncation
+// or padding, the stages that differ given as tokenizer.json parts, and the
+// BPE model built from the vocabulary and merges directly (hundreds of
+// thousands of entries for a large model: written out as JSON and read back
+// they took seconds and hundreds of MB).
+Tokenizer build_tokenizer(const GgufFile& f, nlohmann::json added, nlohmann::json normalizer, nlohmann::json pre,
+                          nlohmann::json post, nlohmann::json decoder, tok::BpeOptions options, Vocabulary& vocab,
+                          std::vector<tok::BpeMerge> merges) {
   nlohmann::json head = nlohmann::json::object();
   head["version"] = "1.0";
   head["truncation"] = nullptr;
@@ -249,32 +225,9 @@ std::string tokenizer_document(nlohmann::json added, nlohmann::json normalizer, 
   head["pre_tokenizer"] = std::move(pre);
   head["post_processor"] = std::move(post);
   head["decoder"] = std::move(decoder);
-  bpe_options["type"] = "BPE";
-  std::string doc = head.dump();
-  doc.pop_back();  // the closing brace: the model follows
-  std::string model = bpe_options.dump();
-  model.pop_back();
-  doc += ",\"model\":" + model + ",\"vocab\":{";
-  const auto& tokens = vocab.tokens();
-  bool first = true;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (!vocab.keeps(i)) continue;
-    if (!first) doc += ',';
-    first = false;
-    append_json_string(doc, tokens[i]);
-    doc += ':' + std::to_string(i);
-  }
-  doc += "},\"merges\":[";
-  for (std::size_t i = 0; i < merges.size(); ++i) {
-    if (i) doc += ',';
-    doc += '[';
-    append_json_string(doc, merges[i].first);
-    doc += ',';
-    append_json_string(doc, merges[i].second);
-    doc += ']';
-  }
-  doc += "]}}";
-  return doc;
+  auto model = std::make_unique<tok::BpeModel>(f.source(), std::move(options), vocab.take_table(),
+                                               tok::MergeTable(std::move(merges)));
+  return Tokenizer::with_model(head.dump(), f.source(), std::move(model));
 }
 
 // The transformers class a SentencePiece ("llama") vocabulary is handed to:
@@ -365,7 +318,7 @@ nlohmann::json sentencepiece_added_tokens(const GgufFile& f, const std::vector<s
 // its Split on " " finds none left: the text between added tokens is one
 // word), "<unk>" as the model's unknown token, no leading space added or
 // stripped, and its own special tokens.
-std::string sentencepiece_json(const GgufFile& f, SentencePieceClass cls) {
+Tokenizer sentencepiece_tokenizer(const GgufFile& f, SentencePieceClass cls) {
   const bool gemma = cls == SentencePieceClass::Gemma;
   const auto& file_tokens = string_array(f, "tokenizer.ggml.tokens");
   std::vector<std::string> spelled;
@@ -375,10 +328,10 @@ std::string sentencepiece_json(const GgufFile& f, SentencePieceClass cls) {
       throw Error(f.source(), "tokenizer.ggml.tokens[" + std::to_string(i) + "]", "not valid UTF-8");
     spelled.push_back(gemma ? gemma_spelling(file_tokens[i]) : file_tokens[i]);
   }
-  const Vocabulary vocab(std::move(spelled));
-  MergeList merges;
+  Vocabulary vocab(std::move(spelled));
+  std::vector<tok::BpeMerge> merges;
   if (f.find("tokenizer.ggml.merges")) {
-    merges = merges_from_metadata(f, string_array(f, "tokenizer.ggml.merges"));
+    merges = merges_from_metadata(f, vocab);
   } else if (gemma) {
     // Gemma's scores do not follow its merge order; the tokens' positions do.
     std::vector<double> by_position(file_tokens.size());
@@ -420,19 +373,19 @@ std::string sentencepiece_json(const GgufFile& f, SentencePieceClass cls) {
                              {{"type", "ByteFallback"}},
                              {{"type", "Fuse"}}};
   if (!gemma) decoders.push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}});
-  return tokenizer_document(
-      added, normalizer, pre, post_processor(f, file_tokens, add_bos), {{"type", "Sequence"}, {"decoders", decoders}},
-      {{"dropout", nullptr}, {"unk_token", gemma ? nlohmann::json("<unk>") : nlohmann::json()},
-       {"continuing_subword_prefix", nullptr}, {"end_of_word_suffix", nullptr}, {"fuse_unk", true},
-       {"byte_fallback", true}, {"ignore_merges", false}},
-      vocab, merges);
+  tok::BpeOptions options;
+  if (gemma) options.unk_token = "<unk>";
+  options.fuse_unk = true;
+  options.byte_fallback = true;
+  return build_tokenizer(f, added, normalizer, pre, post_processor(f, file_tokens, add_bos),
+                         {{"type", "Sequence"}, {"decoders", decoders}}, std::move(options), vocab, std::move(merges));
 }
 
 }  // namespace
 
-std::string gguf_tokenizer_json(const GgufFile& f) {
+Tokenizer gguf_tokenizer(const GgufFile& f) {
   const std::string kind = f.get_string_if("tokenizer.ggml.model").value_or("");
-  if (kind == "llama") return sentencepiece_json(f, sentencepiece_class(f));
+  if (kind == "llama") return sentencepiece_tokenizer(f, sentencepiece_class(f));
   if (kind != "gpt2")
     throw Error(f.source(), "tokenizer.ggml.model",
                 kind.empty() ? "missing (kvscope builds the tokenizer from it)"
@@ -452,8 +405,8 @@ std::string gguf_tokenizer_json(const GgufFile& f) {
       throw Error(f.source(), "tokenizer.ggml.tokens[" + std::to_string(i) + "]", "not valid UTF-8");
     spelled.push_back(in_byte_alphabet(t) ? t : tok::byte_level::encode(t));
   }
-  const Vocabulary vocab(std::move(spelled));
-  const MergeList merges = merges_from_metadata(f, string_array(f, "tokenizer.ggml.merges"));
+  Vocabulary vocab(std::move(spelled));
+  std::vector<tok::BpeMerge> merges = merges_from_metadata(f, vocab);
 
   nlohmann::json added = nlohmann::json::array();
   for (std::size_t i = 0; i < types.size(); ++i) {
@@ -469,12 +422,10 @@ std::string gguf_tokenizer_json(const GgufFile& f) {
 
   nlohmann::json pre = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
   if (auto split = named_split(f)) pre = *split;
-  return tokenizer_document(
-      added, nullptr, pre, post_processor(f, tokens, f.get_bool_if("tokenizer.ggml.add_bos_token").value_or(false)),
+  return build_tokenizer(
+      f, added, nullptr, pre, post_processor(f, tokens, f.get_bool_if("tokenizer.ggml.add_bos_token").value_or(false)),
       {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}},
-      {{"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", ""}, {"end_of_word_suffix", ""},
-       {"fuse_unk", false}, {"byte_fallback", false}, {"ignore_merges", false}},
-      vocab, merges);
+      tok::BpeOptions{}, vocab, std::move(merges));
 }
 
 }  // namespace kvscope

@@ -1,12 +1,12 @@
 // The tokenizer a GGUF file describes in its metadata (token list, merges,
-// token types, pre-tokenizer name, special ids), written as the
-// tokenizer.json transformers 5.23.0 builds from the same file, so the ids
-// match it and the tokenizer module needs no second parser.
+// token types, pre-tokenizer name, special ids), built as transformers
+// 5.23.0 builds it from the same file, so the ids match it: its stages as the
+// tokenizer.json parts transformers writes (read by the tokenizer module's
+// one parser), its BPE vocabulary and merges straight from the metadata.
 #pragma once
 
-#include <string>
-
 #include "io/gguf.h"
+#include "tokenizer/tokenizer.h"
 
 namespace kvscope {
 
@@ -15,6 +15,6 @@ namespace kvscope {
 // "llama", SentencePiece BPE, are supported; the latter built as transformers'
 // LlamaTokenizer, or its GemmaTokenizer for gemma, gemma2 and gemma3 files) or
 // inconsistent metadata.
-std::string gguf_tokenizer_json(const GgufFile& file);
+Tokenizer gguf_tokenizer(const GgufFile& file);
 
 }  // namespace kvscope

@@ -31,11 +31,12 @@ std::string special_name(const nlohmann::json& v) {
   return "";
 }
 
-// A tokenizer is built from a parsed JSON document (tokenizer.json, or the
-// one written from a GGUF file's metadata) that is many times its size:
-// ~200 MB of small heap blocks for Gemma 3's 262,144 tokens. Freed, they
-// stay in the process's resident memory until glibc is asked to return
-// them; without this a run's peak is that document plus the model.
+// Building a tokenizer leaves many freed small blocks behind: tokenizer.json
+// is parsed into a JSON tree many times its size, and a GGUF file's token
+// list and merges pass through vectors of strings and candidate merges
+// (tens of MB for Gemma 3's 262,144 tokens). glibc keeps freed pages in the
+// process's resident memory until asked to return them; without this a
+// run's peak is those plus the model.
 void return_freed_heap() {
 #if defined(__GLIBC__)
   malloc_trim(0);
@@ -51,7 +52,7 @@ ModelBundle load_model_bundle(const fs::path& dir) {
     // Everything is in the one file, read once: the tokenizer comes from its metadata.
     const GgufFile f = GgufFile::open(dir);
     b.files = load_gguf_model(f);
-    b.tokenizer = std::make_shared<const Tokenizer>(Tokenizer::from_json_string(gguf_tokenizer_json(f), f.source()));
+    b.tokenizer = std::make_shared<const Tokenizer>(gguf_tokenizer(f));
     return_freed_heap();
     const auto& cfg = b.files.config;
     if (b.tokenizer->vocab_size() > cfg.vocab_size)

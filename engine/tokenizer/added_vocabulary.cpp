@@ -88,7 +88,7 @@ AddedVocabulary AddedVocabulary::parse(const JsonField& list, const BpeModel& mo
     if (auto model_id = model.token_to_id(t.content); model_id && *model_id != t.id)
       id_field.fail("id " + std::to_string(t.id) + " but model.vocab has " + in_quotes(t.content) + " as " +
                     std::to_string(*model_id));
-    if (const std::string* other = model.id_to_token(t.id); other && *other != t.content)
+    if (const auto other = model.id_to_token(t.id); other && *other != t.content)
       id_field.fail("id " + std::to_string(t.id) + " collides with model token " + in_quotes(*other));
     if (v.index_by_id_.count(t.id))
       id_field.fail("id " + std::to_string(t.id) + " is used by two added tokens");

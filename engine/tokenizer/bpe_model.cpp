@@ -8,111 +8,102 @@
 
 namespace kvscope::tok {
 
-namespace {
-
-uint64_t pair_key(int a, int b) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
-}
-
-}  // namespace
-
 std::unique_ptr<BpeModel> BpeModel::parse(const JsonField& model) {
-  auto m = std::make_unique<BpeModel>();
-  m->source_ = model.source();
-  m->byte_ids_.fill(-1);
-
   if (auto d = model.get("dropout")) {
     if (d->number() != 0.0) d->fail("BPE dropout is random; only null or 0 is supported");
   }
-  m->byte_fallback_ = model.get_bool("byte_fallback", false);
-  m->fuse_unk_ = model.get_bool("fuse_unk", false);
-  m->ignore_merges_ = model.get_bool("ignore_merges", false);
-  m->prefix_ = model.get_string("continuing_subword_prefix", "");
-  m->suffix_ = model.get_string("end_of_word_suffix", "");
-  if (auto u = model.get("unk_token")) m->unk_token_ = u->str();
+  BpeOptions options;
+  options.byte_fallback = model.get_bool("byte_fallback", false);
+  options.fuse_unk = model.get_bool("fuse_unk", false);
+  options.ignore_merges = model.get_bool("ignore_merges", false);
+  options.continuing_subword_prefix = model.get_string("continuing_subword_prefix", "");
+  options.end_of_word_suffix = model.get_string("end_of_word_suffix", "");
+  if (auto u = model.get("unk_token")) options.unk_token = u->str();
 
   // --- vocab ---------------------------------------------------------------
-  JsonField vocab = model["vocab"];
-  vocab.require_object();
-  m->vocab_.reserve(vocab.size());
-  std::vector<std::pair<const std::string*, int>> entries;
-  int max_id = -1;
-  for (const auto& [token, value] : vocab.json().items()) {
-    JsonField v(value, model.source(), vocab.path() + "[" + in_quotes(token) + "]");
+  JsonField vocab_field = model["vocab"];
+  vocab_field.require_object();
+  TokenTable vocab;
+  std::size_t bytes = 0;
+  for (const auto& [token, value] : vocab_field.json().items()) bytes += token.size();
+  vocab.reserve(vocab_field.size(), bytes);
+  for (const auto& [token, value] : vocab_field.json().items()) {
+    JsonField v(value, model.source(), vocab_field.path() + "[" + in_quotes(token) + "]");
     int64_t id = v.integer();
     if (id < 0 || id > kMaxId) v.fail("id " + std::to_string(id) + " out of range");
-    auto [it, inserted] = m->vocab_.emplace(token, static_cast<int>(id));
-    (void)inserted;  // JSON objects cannot repeat a key once parsed
-    entries.emplace_back(&it->first, static_cast<int>(id));
-    if (id > max_id) max_id = static_cast<int>(id);
-  }
-  m->by_id_.assign(static_cast<size_t>(max_id + 1), nullptr);
-  for (const auto& [token, id] : entries) {
-    if (m->by_id_[id])
-      vocab.fail("id " + std::to_string(id) + " is used by both " + in_quotes(*m->by_id_[id]) + " and " +
-                 in_quotes(*token));
-    m->by_id_[id] = token;
-  }
-  for (int b = 0; b < 256; ++b) {
-    char name[8];
-    std::snprintf(name, sizeof name, "<0x%02X>", b);
-    if (auto it = m->vocab_.find(std::string_view(name)); it != m->vocab_.end()) m->byte_ids_[b] = it->second;
-  }
-  if (m->unk_token_) {
-    if (auto it = m->vocab_.find(*m->unk_token_); it != m->vocab_.end()) m->unk_id_ = it->second;
+    // JSON objects cannot repeat a key once parsed, so only an id can clash.
+    if (auto other = vocab.add(token, static_cast<int>(id)))
+      vocab_field.fail("id " + std::to_string(id) + " is used by both " + in_quotes(*other) + " and " +
+                       in_quotes(token));
   }
 
   // --- merges --------------------------------------------------------------
-  JsonField merges = model["merges"];
-  merges.require_array();
-  m->merges_.reserve(merges.size());
-  for (size_t i = 0; i < merges.size(); ++i) {
-    JsonField entry = merges.at(i);
-    std::string a, b;
+  JsonField merges_field = model["merges"];
+  merges_field.require_array();
+  std::vector<BpeMerge> merges;
+  merges.reserve(merges_field.size());
+  for (size_t i = 0; i < merges_field.size(); ++i) {
+    JsonField entry = merges_field.at(i);
+    std::string_view a, b;
     if (entry.is_string()) {
       // Legacy spelling "a b": exactly one space (HF splits on ' ').
-      std::string line = entry.str();
+      const std::string& line = entry.json().get_ref<const std::string&>();
       size_t space = line.find(' ');
       if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos)
         entry.fail("expected \"a b\" or [\"a\",\"b\"], got " + in_quotes(line));
-      a = line.substr(0, space);
-      b = line.substr(space + 1);
+      a = std::string_view(line).substr(0, space);
+      b = std::string_view(line).substr(space + 1);
     } else if (entry.is_array() && entry.size() == 2 && entry.at(0).is_string() && entry.at(1).is_string()) {
-      a = entry.at(0).str();
-      b = entry.at(1).str();
+      a = entry.json()[0].get_ref<const std::string&>();
+      b = entry.json()[1].get_ref<const std::string&>();
     } else {
       entry.fail("expected \"a b\" or [\"a\",\"b\"]");
     }
-    auto ia = m->vocab_.find(a);
-    if (ia == m->vocab_.end()) entry.fail("token " + in_quotes(a) + " is not in model.vocab");
-    auto ib = m->vocab_.find(b);
-    if (ib == m->vocab_.end()) entry.fail("token " + in_quotes(b) + " is not in model.vocab");
-    if (b.compare(0, m->prefix_.size(), m->prefix_) != 0)
-      entry.fail("token " + in_quotes(b) + " does not start with continuing_subword_prefix " +
-                 in_quotes(m->prefix_));
-    std::string merged = a + b.substr(m->prefix_.size());
-    auto im = m->vocab_.find(merged);
-    if (im == m->vocab_.end()) entry.fail("merged token " + in_quotes(merged) + " is not in model.vocab");
-    // A repeated pair keeps its last rank, as HF's map insertion does.
-    m->merges_[pair_key(ia->second, ib->second)] = MergeValue{static_cast<uint32_t>(i), im->second};
+    auto merge = resolve_merge(vocab, a, b, options.continuing_subword_prefix, "model.vocab");
+    if (auto* problem = std::get_if<std::string>(&merge)) entry.fail(*problem);
+    merges.push_back(std::get<BpeMerge>(merge));
   }
-  return m;
+  return std::make_unique<BpeModel>(model.source(), std::move(options), std::move(vocab),
+                                    MergeTable(std::move(merges)));
 }
 
-std::optional<int> BpeModel::token_to_id(std::string_view token) const {
-  auto it = vocab_.find(token);
-  if (it == vocab_.end()) return std::nullopt;
-  return it->second;
+BpeModel::BpeModel(std::string source, BpeOptions options, TokenTable vocab, MergeTable merges)
+    : source_(std::move(source)),
+      vocab_(std::move(vocab)),
+      merges_(std::move(merges)),
+      unk_token_(std::move(options.unk_token)),
+      byte_fallback_(options.byte_fallback),
+      fuse_unk_(options.fuse_unk),
+      ignore_merges_(options.ignore_merges),
+      prefix_(std::move(options.continuing_subword_prefix)),
+      suffix_(std::move(options.end_of_word_suffix)) {
+  byte_ids_.fill(-1);
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    if (auto id = vocab_.find(name)) byte_ids_[b] = *id;
+  }
+  if (unk_token_) unk_id_ = vocab_.find(*unk_token_);
 }
 
-const std::string* BpeModel::id_to_token(int id) const {
-  if (id < 0 || static_cast<size_t>(id) >= by_id_.size()) return nullptr;
-  return by_id_[id];
-}
-
-const BpeModel::MergeValue* BpeModel::find_merge(int a, int b) const {
-  auto it = merges_.find(pair_key(a, b));
-  return it == merges_.end() ? nullptr : &it->second;
+std::variant<BpeMerge, std::string> BpeModel::resolve_merge(const TokenTable& vocab, std::string_view left,
+                                                            std::string_view right, std::string_view prefix,
+                                                            std::string_view vocab_name) {
+  const auto not_in = [&](std::string_view what, std::string_view token) {
+    return std::string(what) + " " + in_quotes(token) + " is not in " + std::string(vocab_name);
+  };
+  const auto l = vocab.find(left);
+  if (!l) return not_in("token", left);
+  const auto r = vocab.find(right);
+  if (!r) return not_in("token", right);
+  if (right.substr(0, prefix.size()) != prefix)
+    return "token " + in_quotes(right) + " does not start with continuing_subword_prefix " + in_quotes(prefix);
+  std::string merged;
+  merged.reserve(left.size() + right.size() - prefix.size());
+  merged.append(left).append(right.substr(prefix.size()));
+  const auto m = vocab.find(merged);
+  if (!m) return not_in("merged token", merged);
+  return BpeMerge{*l, *r, *m};
 }
 
 // One symbol per character (with prefix/suffix where configured), byte
@@ -145,12 +136,12 @@ std::vector<BpeModel::Symbol> BpeModel::split_word(std::string_view word) const 
       if (last) scratch += suffix_;
       key = scratch;
     }
-    if (auto it = vocab_.find(key); it != vocab_.end()) {
+    if (auto id = vocab_.find(key)) {
       if (unk_pending_id >= 0) {
         add(unk_pending_id, unk_pending_len);
         unk_pending_id = -1;
       }
-      add(it->second, len);
+      add(*id, len);
       continue;
     }
     if (byte_fallback_) {
@@ -195,8 +186,8 @@ void BpeModel::merge_all(std::vector<Symbol>& symbols) const {
   storage.reserve(symbols.size());
   std::priority_queue<Candidate, std::vector<Candidate>, Later> queue(Later{}, std::move(storage));
   for (size_t i = 0; i + 1 < symbols.size(); ++i) {
-    if (const MergeValue* m = find_merge(symbols[i].id, symbols[i + 1].id))
-      queue.push(Candidate{m->rank, static_cast<int>(i), m->new_id});
+    if (const BpeMerge* m = merges_.find(symbols[i].id, symbols[i + 1].id))
+      queue.push(Candidate{merges_.rank_of(m), static_cast<int>(i), m->merged});
   }
   while (!queue.empty()) {
     Candidate top = queue.top();
@@ -206,8 +197,8 @@ void BpeModel::merge_all(std::vector<Symbol>& symbols) const {
     const int next_pos = cur.next;
     const Symbol right = symbols[next_pos];
     // Stale entry: the pair at this position is no longer the one queued.
-    const MergeValue* now = find_merge(cur.id, right.id);
-    if (!now || now->new_id != top.new_id) continue;
+    const BpeMerge* now = merges_.find(cur.id, right.id);
+    if (!now || now->merged != top.new_id) continue;
 
     cur.id = top.new_id;
     cur.len += right.len;
@@ -217,12 +208,12 @@ void BpeModel::merge_all(std::vector<Symbol>& symbols) const {
       symbols[right.next].prev = top.pos;
 
     if (cur.prev >= 0) {
-      if (const MergeValue* m = find_merge(symbols[cur.prev].id, cur.id))
-        queue.push(Candidate{m->rank, cur.prev, m->new_id});
+      if (const BpeMerge* m = merges_.find(symbols[cur.prev].id, cur.id))
+        queue.push(Candidate{merges_.rank_of(m), cur.prev, m->merged});
     }
     if (cur.next >= 0 && static_cast<size_t>(cur.next) < symbols.size()) {
-      if (const MergeValue* m = find_merge(cur.id, symbols[cur.next].id))
-        queue.push(Candidate{m->rank, top.pos, m->new_id});
+      if (const BpeMerge* m = merges_.find(cur.id, symbols[cur.next].id))
+        queue.push(Candidate{merges_.rank_of(m), top.pos, m->merged});
     }
   }
 }
@@ -230,8 +221,8 @@ void BpeModel::merge_all(std::vector<Symbol>& symbols) const {
 void BpeModel::tokenize(std::string_view word, std::vector<int>& ids) const {
   if (word.empty()) return;
   if (ignore_merges_) {
-    if (auto it = vocab_.find(word); it != vocab_.end()) {
-      ids.push_back(it->second);
+    if (auto id = vocab_.find(word)) {
+      ids.push_back(*id);
       return;
     }
   }

@@ -10,9 +10,12 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "tokenizer/json_field.h"
+#include "tokenizer/merge_table.h"
+#include "tokenizer/token_table.h"
 
 namespace kvscope::tok {
 
@@ -22,7 +25,16 @@ struct StringHash {
   using is_transparent = void;
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
-using StringIdMap = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
+
+// What tokenizer.json's model says besides its vocabulary and merges.
+struct BpeOptions {
+  std::optional<std::string> unk_token;
+  bool byte_fallback = false;
+  bool fuse_unk = false;
+  bool ignore_merges = false;
+  std::string continuing_subword_prefix;
+  std::string end_of_word_suffix;
+};
 
 class BpeModel {
  public:
@@ -33,20 +45,29 @@ class BpeModel {
   // ignore_merges, continuing_subword_prefix, end_of_word_suffix, dropout}.
   static std::unique_ptr<BpeModel> parse(const JsonField& model);
 
+  // A model from parts read elsewhere (a GGUF file's metadata); `source`
+  // names the file in errors thrown while tokenizing.
+  BpeModel(std::string source, BpeOptions options, TokenTable vocab, MergeTable merges);
+
+  // The ids of merge "left right" and of the token it makes (left followed by
+  // right without its continuing_subword_prefix); else what is wrong, naming
+  // the vocabulary as `vocab_name`.
+  static std::variant<BpeMerge, std::string> resolve_merge(const TokenTable& vocab, std::string_view left,
+                                                           std::string_view right, std::string_view prefix,
+                                                           std::string_view vocab_name);
+
   // Appends the ids of one pre-token (what HF calls a word). Thread-safe.
   void tokenize(std::string_view word, std::vector<int>& ids) const;
 
-  std::optional<int> token_to_id(std::string_view token) const;
-  // nullptr for ids that are not in the vocabulary.
-  const std::string* id_to_token(int id) const;
-  int max_id() const { return static_cast<int>(by_id_.size()) - 1; }
+  std::optional<int> token_to_id(std::string_view token) const { return vocab_.find(token); }
+  // Nothing for ids that are not in the vocabulary.
+  std::optional<std::string_view> id_to_token(int id) const { return vocab_.spelling(id); }
+  int max_id() const { return vocab_.max_id(); }
   size_t size() const { return vocab_.size(); }
+  // Bytes the vocabulary and merges hold (not the word cache).
+  size_t bytes_held() const { return vocab_.bytes_held() + merges_.bytes_held(); }
 
  private:
-  struct MergeValue {
-    uint32_t rank;
-    int new_id;
-  };
   struct Symbol {
     int id;
     int prev;
@@ -56,12 +77,12 @@ class BpeModel {
 
   std::vector<Symbol> split_word(std::string_view word) const;
   void merge_all(std::vector<Symbol>& symbols) const;
-  const MergeValue* find_merge(int a, int b) const;
+  // Looks up the ids the options name (unk_token, the "<0xXX>" byte tokens).
+  void find_named_ids();
 
   std::string source_;  // file name, for the error thrown when unk_token is missing
-  StringIdMap vocab_;
-  std::vector<const std::string*> by_id_;  // points into vocab_'s keys (stable)
-  std::unordered_map<uint64_t, MergeValue> merges_;
+  TokenTable vocab_;
+  MergeTable merges_;
   std::optional<std::string> unk_token_;
   std::optional<int> unk_id_;
   bool byte_fallback_ = false;

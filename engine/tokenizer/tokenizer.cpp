@@ -46,19 +46,24 @@ Tokenizer Tokenizer::load(const std::filesystem::path& tokenizer_json) {
   return from_json_string(text.str(), name);
 }
 
-Tokenizer Tokenizer::from_json_string(const std::string& json, const std::string& source) {
+namespace {
+
+nlohmann::json parse_document(const std::string& json, const std::string& source) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(json);
   } catch (const nlohmann::json::exception& e) {
     throw Error(source, "", std::string("invalid JSON: ") + e.what());
   }
+  if (!doc.is_object()) throw Error(source, "", "expected a JSON object at the top level");
+  return doc;
+}
+
+}  // namespace
+
+Tokenizer Tokenizer::from_json_string(const std::string& json, const std::string& source) {
+  const nlohmann::json doc = parse_document(json, source);
   JsonField root(doc, source, "");
-  if (!root.is_object()) throw Error(source, "", "expected a JSON object at the top level");
-
-  auto impl = std::make_shared<Impl>();
-  impl->source = source;
-
   JsonField model = root["model"];
   model.require_object();
   // Very old files leave out the model type; HF then guesses from the fields.
@@ -66,8 +71,21 @@ Tokenizer Tokenizer::from_json_string(const std::string& json, const std::string
   std::string type = model.get("type") ? model.type() : "BPE";
   if (type != "BPE")
     model.fail_member("type", "unsupported model \"" + type + "\" (only BPE is supported)");
-  impl->model = BpeModel::parse(model);
+  return assemble(root, BpeModel::parse(model));
+}
 
+Tokenizer Tokenizer::with_model(const std::string& json, const std::string& source,
+                                std::unique_ptr<tok::BpeModel> model) {
+  const nlohmann::json doc = parse_document(json, source);
+  JsonField root(doc, source, "");
+  if (root.get("model")) root.fail_member("model", "given apart; the document must not have one");
+  return assemble(root, std::move(model));
+}
+
+Tokenizer Tokenizer::assemble(const tok::JsonField& root, std::unique_ptr<tok::BpeModel> model) {
+  auto impl = std::make_shared<Impl>();
+  impl->source = root.source();
+  impl->model = std::move(model);
   if (auto n = root.get("normalizer")) impl->normalizer = parse_normalizer(*n);
   if (auto p = root.get("pre_tokenizer")) impl->pre_tokenizer = parse_pre_tokenizer(*p);
   if (auto d = root.get("decoder")) impl->decoder = parse_decoder(*d);
@@ -103,7 +121,7 @@ Encoding Tokenizer::encode_with_tokens(std::string_view text, bool add_special_t
     }
     const size_t before = enc.ids.size();
     m.model->tokenize(p.text, enc.ids);
-    for (size_t i = before; i < enc.ids.size(); ++i) enc.tokens.push_back(*m.model->id_to_token(enc.ids[i]));
+    for (size_t i = before; i < enc.ids.size(); ++i) enc.tokens.emplace_back(*m.model->id_to_token(enc.ids[i]));
   }
   if (add_special_tokens) {
     for (const SpecialPiece& s : m.post.suffix) {
@@ -123,15 +141,12 @@ std::string Tokenizer::decode(std::span<const int> ids, bool skip_special_tokens
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());
   for (int id : ids) {
-    const std::string* s = nullptr;
-    if (const AddedToken* t = m.added.by_id(id))
-      s = &t->decode_text;
-    else
-      s = m.model->id_to_token(id);
+    std::optional<std::string_view> s = m.model->id_to_token(id);
+    if (const AddedToken* t = m.added.by_id(id)) s = t->decode_text;  // an added token's own text wins
     if (!s) continue;
     // HF tests "special" on the string, not the id.
     if (skip_special_tokens && m.added.is_special_content(*s)) continue;
-    tokens.push_back(*s);
+    tokens.emplace_back(*s);
   }
   std::string out;
   if (m.decoder) {
@@ -146,9 +161,9 @@ std::string Tokenizer::decode(std::span<const int> ids, bool skip_special_tokens
   return out;
 }
 
-const std::string& Tokenizer::piece(int id) const {
+std::string_view Tokenizer::piece(int id) const {
   if (const AddedToken* t = impl_->added.by_id(id)) return t->decode_text;
-  if (const std::string* s = impl_->model->id_to_token(id)) return *s;
+  if (auto s = impl_->model->id_to_token(id)) return *s;
   throw Error(impl_->source, "", "token id " + std::to_string(id) + " is not in the vocabulary");
 }
 

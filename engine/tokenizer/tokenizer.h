@@ -19,6 +19,11 @@
 
 namespace kvscope {
 
+namespace tok {
+class BpeModel;
+class JsonField;
+}  // namespace tok
+
 // Ids together with HF's Encoding.tokens (the vocabulary string of each
 // model token; for an added token, the text it matched).
 struct Encoding {
@@ -32,6 +37,10 @@ class Tokenizer {
   static Tokenizer load(const std::filesystem::path& tokenizer_json);
   // Also usable from a string (tests, error messages use `source` as the file name).
   static Tokenizer from_json_string(const std::string& json, const std::string& source);
+  // A tokenizer.json document without its "model", and the BPE model built
+  // apart (from a GGUF file's metadata: hundreds of thousands of tokens and
+  // merges that would take seconds to write out as JSON and read back).
+  static Tokenizer with_model(const std::string& json, const std::string& source, std::unique_ptr<tok::BpeModel> model);
 
   // Invalid UTF-8 in `text` is first replaced by U+FFFD (HF only ever sees
   // valid strings). Thread-safe.
@@ -44,7 +53,8 @@ class Tokenizer {
   // The vocabulary string of one id (e.g. "Ġthe", "▁the", "<0x0A>",
   // "<|endoftext|>"); for an added token with normalized=true, its normalized
   // form, like HF's id_to_token. Throws kvscope::Error for unknown ids.
-  const std::string& piece(int id) const;
+  // The view lives as long as the tokenizer.
+  std::string_view piece(int id) const;
   // Text of one token as it would decode alone (for display): decode({id}).
   std::string token_text(int id) const;
   int vocab_size() const;  // max id + 1 over model vocab and added tokens
@@ -60,6 +70,8 @@ class Tokenizer {
  private:
   struct Impl;
   explicit Tokenizer(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  // The stages a document names, around `model`.
+  static Tokenizer assemble(const tok::JsonField& root, std::unique_ptr<tok::BpeModel> model);
   // Immutable after loading, so copies and moves only share a pointer and
   // concurrent const calls need no locking (the BPE word cache guards itself).
   std::shared_ptr<const Impl> impl_;

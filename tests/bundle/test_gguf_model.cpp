@@ -286,6 +286,18 @@ TEST(GgufModel, UnsupportedMetadataIsRefusedByKey) {
                                        std::string("\x04\0\0\0\0\0\0\0t5t5", 12), "tok.gguf"));
   EXPECT_NE(m.find("tokenizer.ggml.model: tokenizer kind \"t5t5\" is not supported"), std::string::npos) << m;
 
+  // tokenizer.ggml.merges[9] "o x" -> "o %": both tokens are known, what
+  // they make is not; the message names the merge by its place in the file.
+  m = bundle_error(with_string_patched(std::string("\x03\0\0\0\0\0\0\0o x", 11),
+                                       std::string("\x03\0\0\0\0\0\0\0o %", 11), "merge.gguf", gguf_path("tiny_gpt2")));
+  EXPECT_NE(m.find("tokenizer.ggml.merges[9]: merged token \"o%\" is not in tokenizer.ggml.tokens"), std::string::npos)
+      << m;
+  // ... and "o x" -> "o DEL": a token the vocabulary lacks (DEL is outside the byte alphabet).
+  m = bundle_error(with_string_patched(std::string("\x03\0\0\0\0\0\0\0o x", 11),
+                                       std::string("\x03\0\0\0\0\0\0\0o \x7f", 11), "merge2.gguf",
+                                       gguf_path("tiny_gpt2")));
+  EXPECT_NE(m.find("tokenizer.ggml.merges[9]: token \"\x7f\" is not in tokenizer.ggml.tokens"), std::string::npos) << m;
+
   // llama.rope.freq_base renamed to llama.rope.scaling.x (same length):
   // RoPE scaling is refused, by key.
   m = bundle_error(with_string_patched("llama.rope.freq_base", "llama.rope.scaling.x", "scaling.gguf"));

@@ -22,7 +22,7 @@ const std::filesystem::path kFile = test::data_dir() / "gguf" / "tiny_gemma3.ggu
 
 Tokenizer tiny_gemma3_tokenizer() {
   const GgufFile f = GgufFile::open(kFile);
-  return Tokenizer::from_json_string(gguf_tokenizer_json(f), f.source());
+  return gguf_tokenizer(f);
 }
 
 nlohmann::json golden() { return read_json_file(test::data_dir() / "gguf" / "tiny_gemma3.golden.json"); }

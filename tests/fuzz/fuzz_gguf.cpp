@@ -20,8 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       kvscope::dequantize_ggml(t.type, t.data, t.numel(), buf.data());
     }
     kvscope::fuzz::expect_clean([&] { (void)kvscope::gguf_model_config_json(f); });
-    kvscope::fuzz::expect_clean(
-        [&] { (void)kvscope::Tokenizer::from_json_string(kvscope::gguf_tokenizer_json(f), f.source()); });
+    kvscope::fuzz::expect_clean([&] { (void)kvscope::gguf_tokenizer(f); });
     (void)kvscope::load_model_bundle(path);
   });
   return 0;
