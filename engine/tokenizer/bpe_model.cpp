@@ -8,7 +8,7 @@
 
 namespace kvscope::tok {
 
-std::unique_ptr<BpeModel> BpeModel::parse(const JsonField& model) {
+std::unique_ptr<BpeModel> BpeModel::parse(const JsonField& model, const StreamedBpe& taken) {
   if (auto d = model.get("dropout")) {
     if (d->number() != 0.0) d->fail("BPE dropout is random; only null or 0 is supported");
   }
@@ -24,26 +24,39 @@ std::unique_ptr<BpeModel> BpeModel::parse(const JsonField& model) {
   JsonField vocab_field = model["vocab"];
   vocab_field.require_object();
   TokenTable vocab;
-  std::size_t bytes = 0;
-  for (const auto& [token, value] : vocab_field.json().items()) bytes += token.size();
-  vocab.reserve(vocab_field.size(), bytes);
-  for (const auto& [token, value] : vocab_field.json().items()) {
+  const auto add = [&](const std::string& token, const nlohmann::json& value) {
     JsonField v(value, model.source(), vocab_field.path() + "[" + in_quotes(token) + "]");
     int64_t id = v.integer();
     if (id < 0 || id > kMaxId) v.fail("id " + std::to_string(id) + " out of range");
-    // JSON objects cannot repeat a key once parsed, so only an id can clash.
+    // A spelling listed twice keeps its last id (the tree's rule); only an
+    // id can clash.
     if (auto other = vocab.add(token, static_cast<int>(id)))
       vocab_field.fail("id " + std::to_string(id) + " is used by both " + in_quotes(*other) + " and " +
                        in_quotes(token));
+  };
+  if (taken.vocab) {
+    std::size_t bytes = 0;
+    for (const auto& [token, value] : *taken.vocab) bytes += token.size();
+    vocab.reserve(taken.vocab->size(), bytes);
+    for (const auto& [token, value] : *taken.vocab) add(token, value);
+  } else {
+    std::size_t bytes = 0;
+    for (const auto& [token, value] : vocab_field.json().items()) bytes += token.size();
+    vocab.reserve(vocab_field.size(), bytes);
+    for (const auto& [token, value] : vocab_field.json().items()) add(token, value);
   }
 
   // --- merges --------------------------------------------------------------
   JsonField merges_field = model["merges"];
   merges_field.require_array();
+  const std::size_t n_merges = taken.merges ? taken.merges->size() : merges_field.size();
   std::vector<BpeMerge> merges;
-  merges.reserve(merges_field.size());
-  for (size_t i = 0; i < merges_field.size(); ++i) {
-    JsonField entry = merges_field.at(i);
+  merges.reserve(n_merges);
+  for (size_t i = 0; i < n_merges; ++i) {
+    JsonField entry = taken.merges
+                          ? JsonField((*taken.merges)[i], model.source(),
+                                      merges_field.path() + "[" + std::to_string(i) + "]", merges_field.depth() + 1)
+                          : merges_field.at(i);
     std::string_view a, b;
     if (entry.is_string()) {
       // Legacy spelling "a b": exactly one space (HF splits on ' ').

@@ -15,6 +15,7 @@
 
 #include "tokenizer/json_field.h"
 #include "tokenizer/merge_table.h"
+#include "tokenizer/streamed_bpe.h"
 #include "tokenizer/token_table.h"
 
 namespace kvscope::tok {
@@ -42,8 +43,9 @@ class BpeModel {
   static constexpr int kMaxId = (1 << 24) - 1;
 
   // Reads model.{vocab, merges, unk_token, byte_fallback, fuse_unk,
-  // ignore_merges, continuing_subword_prefix, end_of_word_suffix, dropout}.
-  static std::unique_ptr<BpeModel> parse(const JsonField& model);
+  // ignore_merges, continuing_subword_prefix, end_of_word_suffix, dropout};
+  // the vocabulary and merges from `taken` where the parse took them out.
+  static std::unique_ptr<BpeModel> parse(const JsonField& model, const StreamedBpe& taken = {});
 
   // A model from parts read elsewhere (a GGUF file's metadata); `source`
   // names the file in errors thrown while tokenizing.

@@ -16,6 +16,7 @@
 #include "tokenizer/normalizers.h"
 #include "tokenizer/post_processor.h"
 #include "tokenizer/pre_tokenizers.h"
+#include "tokenizer/streamed_bpe.h"
 #include "tokenizer/utf8.h"
 
 namespace kvscope {
@@ -48,10 +49,13 @@ Tokenizer Tokenizer::load(const std::filesystem::path& tokenizer_json) {
 
 namespace {
 
-nlohmann::json parse_document(const std::string& json, const std::string& source) {
+// The model's vocabulary and merges are taken out while parsing, into
+// `taken` (as members of the tree they would cost seconds for a large
+// vocabulary).
+nlohmann::json parse_document(const std::string& json, const std::string& source, StreamedBpe& taken) {
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(json);
+    doc = parse_streaming_bpe(json, taken);
   } catch (const nlohmann::json::exception& e) {
     throw Error(source, "", std::string("invalid JSON: ") + e.what());
   }
@@ -62,7 +66,8 @@ nlohmann::json parse_document(const std::string& json, const std::string& source
 }  // namespace
 
 Tokenizer Tokenizer::from_json_string(const std::string& json, const std::string& source) {
-  const nlohmann::json doc = parse_document(json, source);
+  StreamedBpe taken;
+  const nlohmann::json doc = parse_document(json, source, taken);
   JsonField root(doc, source, "");
   JsonField model = root["model"];
   model.require_object();
@@ -71,12 +76,13 @@ Tokenizer Tokenizer::from_json_string(const std::string& json, const std::string
   std::string type = model.get("type") ? model.type() : "BPE";
   if (type != "BPE")
     model.fail_member("type", "unsupported model \"" + type + "\" (only BPE is supported)");
-  return assemble(root, BpeModel::parse(model));
+  return assemble(root, BpeModel::parse(model, taken));
 }
 
 Tokenizer Tokenizer::with_model(const std::string& json, const std::string& source,
                                 std::unique_ptr<tok::BpeModel> model) {
-  const nlohmann::json doc = parse_document(json, source);
+  StreamedBpe taken;
+  const nlohmann::json doc = parse_document(json, source, taken);
   JsonField root(doc, source, "");
   if (root.get("model")) root.fail_member("model", "given apart; the document must not have one");
   return assemble(root, std::move(model));
