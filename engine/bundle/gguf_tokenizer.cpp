@@ -65,6 +65,16 @@ const std::vector<std::string>& string_array(const GgufFile& f, const std::strin
   return v->strings;
 }
 
+// tokenizer.ggml.tokens, no more of them than a token id can number.
+const std::vector<std::string>& token_list(const GgufFile& f) {
+  const auto& tokens = string_array(f, "tokenizer.ggml.tokens");
+  if (tokens.size() > static_cast<std::size_t>(tok::BpeModel::kMaxId) + 1)
+    throw Error(
+        f.source(), "tokenizer.ggml.tokens",
+        std::to_string(tokens.size()) + " tokens; kvscope reads at most " + std::to_string(tok::BpeModel::kMaxId + 1));
+  return tokens;
+}
+
 // A BPE vocabulary in id order as transformers builds it from the file (its
 // tokens, respelled where the tokenizer class does), and each spelling's id:
 // a spelling listed twice keeps its last id, as the Python dict does.
@@ -320,7 +330,7 @@ nlohmann::json sentencepiece_added_tokens(const GgufFile& f, const std::vector<s
 // stripped, and its own special tokens.
 Tokenizer sentencepiece_tokenizer(const GgufFile& f, SentencePieceClass cls) {
   const bool gemma = cls == SentencePieceClass::Gemma;
-  const auto& file_tokens = string_array(f, "tokenizer.ggml.tokens");
+  const auto& file_tokens = token_list(f);
   std::vector<std::string> spelled;
   spelled.reserve(file_tokens.size());
   for (std::size_t i = 0; i < file_tokens.size(); ++i) {
@@ -392,7 +402,7 @@ Tokenizer gguf_tokenizer(const GgufFile& f) {
                              : "tokenizer kind \"" + kind +
                                    "\" is not supported in GGUF files (\"gpt2\", byte-level BPE, and \"llama\", "
                                    "SentencePiece BPE, are)");
-  const auto& tokens = string_array(f, "tokenizer.ggml.tokens");
+  const auto& tokens = token_list(f);
   const std::vector<int64_t> types = token_types(f, tokens.size());
 
   // The vocabulary in the byte alphabet: a token written with other

@@ -1,5 +1,6 @@
 #include "tokenizer/bpe_model.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <queue>
 
@@ -7,6 +8,22 @@
 #include "tokenizer/utf8.h"
 
 namespace kvscope::tok {
+
+namespace {
+
+// model.vocab in document order into `vocab`, while every value is a valid
+// id and no spelling or id repeats (a well-formed file); false at the first
+// that is not so, the table then half-filled.
+bool read_well_formed_vocab(const std::vector<std::pair<std::string, nlohmann::json>>& entries, TokenTable& vocab) {
+  for (const auto& [token, value] : entries) {
+    if (!value.is_number_integer()) return false;
+    const auto id = value.get<int64_t>();
+    if (id < 0 || id > BpeModel::kMaxId || vocab.add(token, static_cast<int>(id))) return false;
+  }
+  return vocab.size() == entries.size();  // else a spelling came twice
+}
+
+}  // namespace
 
 std::unique_ptr<BpeModel> BpeModel::parse(const JsonField& model, const StreamedBpe& taken) {
   if (auto d = model.get("dropout")) {
@@ -24,39 +41,49 @@ std::unique_ptr<BpeModel> BpeModel::parse(const JsonField& model, const Streamed
   JsonField vocab_field = model["vocab"];
   vocab_field.require_object();
   TokenTable vocab;
+  // Each spelling once (the object's keys are unique), so only an id can clash.
   const auto add = [&](const std::string& token, const nlohmann::json& value) {
     JsonField v(value, model.source(), vocab_field.path() + "[" + in_quotes(token) + "]");
     int64_t id = v.integer();
     if (id < 0 || id > kMaxId) v.fail("id " + std::to_string(id) + " out of range");
-    // A spelling listed twice keeps its last id (the tree's rule); only an
-    // id can clash.
     if (auto other = vocab.add(token, static_cast<int>(id)))
       vocab_field.fail("id " + std::to_string(id) + " is used by both " + in_quotes(*other) + " and " +
                        in_quotes(token));
   };
-  if (taken.vocab) {
-    std::size_t bytes = 0;
-    for (const auto& [token, value] : *taken.vocab) bytes += token.size();
-    vocab.reserve(taken.vocab->size(), bytes);
-    for (const auto& [token, value] : *taken.vocab) add(token, value);
-  } else {
-    std::size_t bytes = 0;
-    for (const auto& [token, value] : vocab_field.json().items()) bytes += token.size();
-    vocab.reserve(vocab_field.size(), bytes);
-    for (const auto& [token, value] : vocab_field.json().items()) add(token, value);
+  // A tree's members (the parse did not take them) in the same form.
+  std::vector<std::pair<std::string, nlohmann::json>> from_tree;
+  if (!taken.vocab)
+    for (const auto& [token, value] : vocab_field.json().items()) from_tree.emplace_back(token, value);
+  const auto& entries = taken.vocab ? *taken.vocab : from_tree;
+  std::size_t bytes = 0;
+  for (const auto& [token, value] : entries) bytes += token.size();
+  vocab.reserve(entries.size(), bytes);
+  if (!read_well_formed_vocab(entries, vocab)) {
+    // Again as the tree holds them: sorted by spelling, a spelling listed
+    // twice with its last value only, so a file reads, and a broken one is
+    // named, exactly as when the vocabulary was a member of the tree.
+    vocab = TokenTable{};
+    std::vector<std::size_t> order(entries.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return entries[a].first < entries[b].first; });
+    vocab.reserve(entries.size(), bytes);
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const bool later_copy = k + 1 < order.size() && entries[order[k + 1]].first == entries[order[k]].first;
+      if (!later_copy) add(entries[order[k]].first, entries[order[k]].second);
+    }
   }
 
   // --- merges --------------------------------------------------------------
   JsonField merges_field = model["merges"];
   merges_field.require_array();
-  const std::size_t n_merges = taken.merges ? taken.merges->size() : merges_field.size();
+  const std::vector<nlohmann::json>& list =
+      taken.merges ? *taken.merges : merges_field.json().get_ref<const nlohmann::json::array_t&>();
   std::vector<BpeMerge> merges;
-  merges.reserve(n_merges);
-  for (size_t i = 0; i < n_merges; ++i) {
-    JsonField entry = taken.merges
-                          ? JsonField((*taken.merges)[i], model.source(),
-                                      merges_field.path() + "[" + std::to_string(i) + "]", merges_field.depth() + 1)
-                          : merges_field.at(i);
+  merges.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    JsonField entry(list[i], model.source(), merges_field.path() + "[" + std::to_string(i) + "]",
+                    merges_field.depth() + 1);
     std::string_view a, b;
     if (entry.is_string()) {
       // Legacy spelling "a b": exactly one space (HF splits on ' ').

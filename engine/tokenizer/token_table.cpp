@@ -70,7 +70,9 @@ std::optional<std::string> TokenTable::add(std::string_view spelling, int id) {
     slots_[slot].id = id;
     return std::nullopt;
   }
-  if (text_.size() + spelling.size() > UINT32_MAX) throw std::length_error("vocabulary text over 4 GiB");
+  // Offsets are 32-bit and a length of UINT32_MAX marks an id without a
+  // spelling, so the text stays below 4 GiB.
+  if (text_.size() + spelling.size() >= UINT32_MAX) throw std::length_error("vocabulary text of 4 GiB or more");
   spans_[at] = Span{static_cast<uint32_t>(text_.size()), static_cast<uint32_t>(spelling.size())};
   text_.append(spelling);
   slots_[slot] = Slot{static_cast<uint32_t>(h >> 32), id};

@@ -87,6 +87,39 @@ TEST(StreamedBpe, ASpellingListedTwiceKeepsItsLastIdAsInTheTree) {
   EXPECT_THROW((void)t.piece(0), Error);  // id 0 lost its spelling
 }
 
+// A tokenizer.json around a vocabulary given as text (so keys can repeat).
+std::string with_vocab(const std::string& vocab) {
+  return R"({"model": {"type": "BPE", "vocab": )" + vocab + R"(, "merges": []}})";
+}
+
+std::string load_error(const std::string& text) {
+  try {
+    (void)Tokenizer::from_json_string(text, "dup.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(loaded)";
+}
+
+TEST(StreamedBpe, AKeyListedTwiceCountsOnlyWithItsLastValue) {
+  // Earlier copies are not checked (the tree never held them) ...
+  EXPECT_EQ(Tokenizer::from_json_string(with_vocab(R"({"a": "x", "a": 0})"), "dup.json").token_id("a"), 0);
+  EXPECT_EQ(Tokenizer::from_json_string(with_vocab(R"({"a": -1, "a": 0})"), "dup.json").token_id("a"), 0);
+  const Tokenizer t = Tokenizer::from_json_string(with_vocab(R"({"a": 0, "b": 0, "a": 1})"), "dup.json");
+  EXPECT_EQ(t.token_id("a"), 1);
+  EXPECT_EQ(t.token_id("b"), 0);
+  // ... and their ids do not count toward the vocabulary's size.
+  EXPECT_EQ(Tokenizer::from_json_string(with_vocab(R"({"a": 5, "a": 0})"), "dup.json").vocab_size(), 1);
+}
+
+TEST(StreamedBpe, VocabularyErrorsComeInTheTreesOrder) {
+  // The tree held members sorted by spelling; the first complaint is the
+  // same one it gave.
+  EXPECT_NE(load_error(with_vocab(R"({"b": 0, "a": 0})")).find("used by both \"a\" and \"b\""), std::string::npos);
+  const std::string m = load_error(with_vocab(R"({"b": 0, "a": 0, "C": -1})"));
+  EXPECT_NE(m.find("model.vocab[\"C\"]: id -1 out of range"), std::string::npos) << m;
+}
+
 TEST(StreamedBpe, AWrongValueInTheVocabularyIsNamedAsBefore) {
   const std::string text = R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": [1]}, "merges": []}})";
   try {
