@@ -31,10 +31,10 @@ std::string special_name(const nlohmann::json& v) {
   return "";
 }
 
-// Building a tokenizer leaves many freed small blocks behind: tokenizer.json
-// is parsed into a JSON tree many times its size, and a GGUF file's token
-// list and merges pass through vectors of strings and candidate merges
-// (tens of MB for Gemma 3's 262,144 tokens). glibc keeps freed pages in the
+// Building a tokenizer leaves many freed small blocks behind: a
+// tokenizer.json's members and merges are parsed one small value at a
+// time, and a GGUF file's token list and merges pass through vectors of
+// strings and candidate merges (tens of MB for Gemma 3's 262,144 tokens). glibc keeps freed pages in the
 // process's resident memory until asked to return them; without this a
 // run's peak is those plus the model.
 void return_freed_heap() {

@@ -50,11 +50,9 @@ std::unique_ptr<BpeModel> BpeModel::parse(const JsonField& model, const Streamed
       vocab_field.fail("id " + std::to_string(id) + " is used by both " + in_quotes(*other) + " and " +
                        in_quotes(token));
   };
-  // A tree's members (the parse did not take them) in the same form.
-  std::vector<std::pair<std::string, nlohmann::json>> from_tree;
-  if (!taken.vocab)
-    for (const auto& [token, value] : vocab_field.json().items()) from_tree.emplace_back(token, value);
-  const auto& entries = taken.vocab ? *taken.vocab : from_tree;
+  // parse_streaming_bpe takes every model's vocab object and merges array.
+  if (!taken.vocab) vocab_field.fail("not read by the tokenizer.json parser (a kvscope bug)");
+  const auto& entries = *taken.vocab;
   std::size_t bytes = 0;
   for (const auto& [token, value] : entries) bytes += token.size();
   vocab.reserve(entries.size(), bytes);
@@ -77,8 +75,8 @@ std::unique_ptr<BpeModel> BpeModel::parse(const JsonField& model, const Streamed
   // --- merges --------------------------------------------------------------
   JsonField merges_field = model["merges"];
   merges_field.require_array();
-  const std::vector<nlohmann::json>& list =
-      taken.merges ? *taken.merges : merges_field.json().get_ref<const nlohmann::json::array_t&>();
+  if (!taken.merges) merges_field.fail("not read by the tokenizer.json parser (a kvscope bug)");
+  const std::vector<nlohmann::json>& list = *taken.merges;
   std::vector<BpeMerge> merges;
   merges.reserve(list.size());
   for (size_t i = 0; i < list.size(); ++i) {

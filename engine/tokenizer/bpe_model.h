@@ -43,9 +43,10 @@ class BpeModel {
   static constexpr int kMaxId = (1 << 24) - 1;
 
   // Reads model.{vocab, merges, unk_token, byte_fallback, fuse_unk,
-  // ignore_merges, continuing_subword_prefix, end_of_word_suffix, dropout};
-  // the vocabulary and merges from `taken` where the parse took them out.
-  static std::unique_ptr<BpeModel> parse(const JsonField& model, const StreamedBpe& taken = {});
+  // ignore_merges, continuing_subword_prefix, end_of_word_suffix, dropout}
+  // of a document read by parse_streaming_bpe: the vocabulary and merges
+  // from `taken`, where that parse put them.
+  static std::unique_ptr<BpeModel> parse(const JsonField& model, const StreamedBpe& taken);
 
   // A model from parts read elsewhere (a GGUF file's metadata); `source`
   // names the file in errors thrown while tokenizing.
@@ -66,8 +67,6 @@ class BpeModel {
   std::optional<std::string_view> id_to_token(int id) const { return vocab_.spelling(id); }
   int max_id() const { return vocab_.max_id(); }
   size_t size() const { return vocab_.size(); }
-  // Bytes the vocabulary and merges hold (not the word cache).
-  size_t bytes_held() const { return vocab_.bytes_held() + merges_.bytes_held(); }
 
  private:
   struct Symbol {
