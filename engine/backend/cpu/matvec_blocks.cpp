@@ -1,4 +1,5 @@
 #include <cstring>
+#include <type_traits>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -77,14 +78,35 @@ namespace avx2 {
 #undef KVSCOPE_BLOCKS_F16C
 }  // namespace avx2
 KVSCOPE_TARGET_POP
+KVSCOPE_TARGET_PUSH("avx512f,avx512bw,avx512dq,avx512vl,avx2,f16c")
+#include "backend/cpu/matvec_blocks_avx512.inc"
+namespace avx512 {
+// The AVX-512 copy of each type's product: its own table form where it has
+// one, else the AVX2 loops with AVX-512's encoding and registers.
+template <class B>
+[[gnu::always_inline]] inline void any_block_body(const float* x, int m, int in, const std::byte* w, int r0, int r1,
+                                                  float* y, int64_t ldy) {
+  if constexpr (std::is_same_v<B, avx2::Q4_0Blocks>) zmm_body<Q4_0Zmm>(x, m, in, w, r0, r1, y, ldy);
+  else if constexpr (std::is_same_v<B, avx2::Q4_1Blocks>) zmm_body<Q4_1Zmm>(x, m, in, w, r0, r1, y, ldy);
+  else if constexpr (std::is_same_v<B, avx2::Q5_0Blocks>) zmm_body<Q5SmallZmm<false>>(x, m, in, w, r0, r1, y, ldy);
+  else if constexpr (std::is_same_v<B, avx2::Q5_1Blocks>) zmm_body<Q5SmallZmm<true>>(x, m, in, w, r0, r1, y, ldy);
+  else if constexpr (std::is_same_v<B, avx2::Q4_KBlocks>) zmm_body<KQuantZmm<16, false>>(x, m, in, w, r0, r1, y, ldy);
+  else if constexpr (std::is_same_v<B, avx2::Q5_KBlocks>) zmm_body<KQuantZmm<48, true>>(x, m, in, w, r0, r1, y, ldy);
+  else if constexpr (std::is_same_v<B, avx2::Q8_0Blocks>) zmm_body<Q8_0Zmm>(x, m, in, w, r0, r1, y, ldy);
+  else if constexpr (std::is_same_v<B, avx2::Q6_KBlocks>) zmm_body<Q6_KZmm>(x, m, in, w, r0, r1, y, ldy);
+  else avx2::any_block_body<B>(x, m, in, w, r0, r1, y, ldy);
+}
+}  // namespace avx512
+KVSCOPE_TARGET_POP
 #else
 namespace avx2 = plain;
+namespace avx512 = plain;
 #endif
 
 #define KVSCOPE_BLOCK_MATVEC(T)                                                                                     \
   KVSCOPE_TARGET_AVX512 void matvec_##T##_avx512(const float* x, int m, int in, const std::byte* w, int r0, int r1, \
                                                  float* y, int64_t ldy) {                                           \
-    avx2::any_block_body<avx2::T##Blocks>(x, m, in, w, r0, r1, y, ldy);                                             \
+    avx512::any_block_body<avx2::T##Blocks>(x, m, in, w, r0, r1, y, ldy);                                           \
   }                                                                                                                 \
   KVSCOPE_TARGET_F16C void matvec_##T##_avx2(const float* x, int m, int in, const std::byte* w, int r0, int r1,     \
                                              float* y, int64_t ldy) {                                               \
