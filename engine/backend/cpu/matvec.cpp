@@ -46,6 +46,9 @@ namespace f16c = plain;
 
 // Rows read side by side (rows_body's R): two on the AVX2 copies, one on
 // the AVX-512 ones, as measured on a Zen 3 and a Zen 5 (bench/NOTES.md).
+// On a Zen 4 two rows read an 8192-wide matrix 15-20% faster alone, but
+// SmolLM2's F32 decode (576-wide rows) ran at 36-37 tok/s against one
+// row's 49-62: one it stays.
 constexpr int kRowsAvx2 = 2, kRowsAvx512 = 1;
 
 KVSCOPE_TARGET_AVX512 void matvec_avx512(const float* x, int m, int in, const float* w, int r0, int r1, float* y,
