@@ -38,6 +38,33 @@ TEST(Matvec, EveryInstructionSetGivesTheSameBits) {
   }
 }
 
+// Each lane's step is one fused multiply-add (matvec_target.h's mul_add):
+// with a = 1 + 2^-12, a * a = 1 + 2^-11 + 2^-24 exactly, which rounded alone
+// is a tie that goes to 1 + 2^-11. Lane 0 of a 17-wide row holds elements 0
+// (1 x (-1 - 2^-11)) and 16 (a x a): fused, the sum keeps the 2^-24; a
+// product rounded before its addition would give 0. On every path, for
+// one input row and two.
+TEST(Matvec, EveryPathFusesEachProductIntoItsSum) {
+  const int in = 17, out = 3;
+  const float a = 1.0f + std::ldexp(1.0f, -12);
+  std::vector<float> w(size_t(out) * in, 0.0f), x(2 * size_t(in), 0.0f);
+  for (int r = 0; r < out; ++r) {
+    w[size_t(r) * in] = 1.0f;
+    w[size_t(r) * in + 16] = a;
+  }
+  for (int i = 0; i < 2; ++i) {
+    x[size_t(i) * in] = -1.0f - std::ldexp(1.0f, -11);
+    x[size_t(i) * in + 16] = a;
+  }
+  for (SimdPath p : supported_simd_paths()) {
+    for (int m : {1, 2}) {
+      std::vector<float> y(size_t(m) * out, -1.0f);
+      matvec_rows(p, x.data(), m, in, w.data(), 0, out, y.data(), out);
+      for (float v : y) EXPECT_EQ(v, std::ldexp(1.0f, -24)) << simd_path_name(p) << ", " << m << " rows";
+    }
+  }
+}
+
 TEST(Matvec, ARowGivesTheSameBitsAloneOrPairedAndInAnyBand) {
   const int out = 150;
   for (int in : kWidths) {

@@ -133,14 +133,20 @@ void linear_rows(const float* x, int n, const Linear& W, float* y, int r0, int r
 // tile). A band should be large: each OpenBLAS call restarts its kernel
 // (measured on a Zen 3: a 50304 x 768 matrix-vector product in bands of 64
 // features took 12% longer than in one call, in bands of 384 4% longer), so
-// a band holds about this many weights (features x inputs): 512 KB of fp32
-// for a matrix-vector product (decode), four times that for a matrix
-// product (prefill), which packs its input once per call. A small product
-// still gets at least kMinBands bands, so that a few threads share it.
-// Decode and prefill speed on the bundled model and pythia-160m's shape
-// were within noise of the old one-band-per-thread cut (bench/README.md).
+// a matrix product (prefill), which packs its input once per call, takes
+// bands of about this many weights (features x inputs). A matrix-vector
+// product (decode) takes bands of about kVectorBandBytes of its weights as
+// stored: each band starts its streams from memory cold (matvec_loops.inc
+// asks for lines two rows ahead, none before the band's first rows), so a
+// band of blocks holds as many bytes as an fp32 one, not as many weights.
+// (Measured on a Zen 4, an 8B Q4_K_M decode on 2 threads: 268-299 ms a
+// token in bands of 128K weights, 72 KB of Q4_K; 249-261 ms in bands of
+// 512K or 2M weights.) A small product still gets at least kMinBands bands,
+// so that a few threads share it. Decode and prefill speed on the bundled
+// model and pythia-160m's shape were within noise of the old
+// one-band-per-thread cut (bench/README.md).
 constexpr int kTile = 64;
-constexpr int64_t kVectorBandWeights = 128 * 1024;
+constexpr int64_t kVectorBandBytes = 512 * 1024;
 constexpr int64_t kMatrixBandWeights = 512 * 1024;
 constexpr int kMinBands = 4;
 
@@ -150,13 +156,22 @@ constexpr int64_t kParallelMacs = 8192;
 
 int round_up_to_tile(int64_t v) { return static_cast<int>((v + kTile - 1) / kTile * kTile); }
 
+// The bytes of one row of W as a decode product reads them.
+int64_t row_bytes(const Linear& W) {
+  if (W.fp32()) return int64_t(W.in) * 4;
+  if (W.halves()) return int64_t(W.in) * 2;
+  return int64_t(W.stored.row_bytes());
+}
+
 }  // namespace
 
 LinearBands linear_bands(const Linear& W, int n) {
   LinearBands b;
   b.out = W.out;
-  const int64_t weights = n <= kMatvecMaxRows ? kVectorBandWeights : kMatrixBandWeights;
-  b.width = std::max(kTile, std::min(round_up_to_tile(weights / std::max(W.in, 1)), round_up_to_tile(W.out / kMinBands)));
+  const int64_t in = std::max(W.in, 1);
+  const int per_band = n <= kMatvecMaxRows ? round_up_to_tile(kVectorBandBytes / std::max<int64_t>(row_bytes(W), 1))
+                                           : round_up_to_tile(kMatrixBandWeights / in);
+  b.width = std::max(kTile, std::min(per_band, round_up_to_tile(W.out / kMinBands)));
   b.count = std::max(1, (W.out + b.width - 1) / b.width);
   return b;
 }

@@ -27,7 +27,10 @@ struct F16RowsF16c {
 #define KVSCOPE_HAVE_F16C_LOADER 1
 #endif
 
+// The loops twice: plain code (the baseline copy, its fused step fmaf) and
+// under the AVX2, FMA and F16C target (the AVX2 and AVX-512 copies).
 namespace plain {
+[[gnu::always_inline]] inline v8 mul_add(v8 a, v8 b, v8 acc) { return mul_add_scalar(a, b, acc); }
 #include "backend/cpu/matvec_loops.inc"
 }  // namespace plain
 #ifndef KVSCOPE_HAVE_F16C_LOADER
@@ -35,13 +38,14 @@ using F16RowsF16c = plain::F16RowsScalar;
 #endif
 
 #if KVSCOPE_HAVE_TARGET_PRAGMAS
-KVSCOPE_TARGET_PUSH("avx2,f16c")
-namespace f16c {
+KVSCOPE_TARGET_PUSH("avx2,f16c,fma")
+namespace wide {
+[[gnu::always_inline]] inline v8 mul_add(v8 a, v8 b, v8 acc) { return mul_add_fma(a, b, acc); }
 #include "backend/cpu/matvec_loops.inc"
-}  // namespace f16c
+}  // namespace wide
 KVSCOPE_TARGET_POP
 #else
-namespace f16c = plain;
+namespace wide = plain;
 #endif
 
 // Rows read side by side (rows_body's R): two on the AVX2 copies, one on
@@ -53,11 +57,11 @@ constexpr int kRowsAvx2 = 2, kRowsAvx512 = 1;
 
 KVSCOPE_TARGET_AVX512 void matvec_avx512(const float* x, int m, int in, const float* w, int r0, int r1, float* y,
                                          int64_t ldy) {
-  plain::any_body<plain::F32Rows, kRowsAvx512>(x, m, in, w, r0, r1, y, ldy);
+  wide::any_body<wide::F32Rows, kRowsAvx512>(x, m, in, w, r0, r1, y, ldy);
 }
-KVSCOPE_TARGET_AVX2 void matvec_avx2(const float* x, int m, int in, const float* w, int r0, int r1, float* y,
+KVSCOPE_TARGET_F16C void matvec_avx2(const float* x, int m, int in, const float* w, int r0, int r1, float* y,
                                      int64_t ldy) {
-  plain::any_body<plain::F32Rows, kRowsAvx2>(x, m, in, w, r0, r1, y, ldy);
+  wide::any_body<wide::F32Rows, kRowsAvx2>(x, m, in, w, r0, r1, y, ldy);
 }
 void matvec_baseline(const float* x, int m, int in, const float* w, int r0, int r1, float* y, int64_t ldy) {
   plain::any_body<plain::F32Rows>(x, m, in, w, r0, r1, y, ldy);
@@ -67,25 +71,26 @@ void matvec_baseline(const float* x, int m, int in, const float* w, int r0, int 
 // x86-64-v3 and -v4), the baseline one in scalar code.
 KVSCOPE_TARGET_AVX512 void matvec_f16_avx512(const float* x, int m, int in, const uint16_t* w, int r0, int r1,
                                              float* y, int64_t ldy) {
-  f16c::any_body<F16RowsF16c, kRowsAvx512>(x, m, in, w, r0, r1, y, ldy);
+  wide::any_body<F16RowsF16c, kRowsAvx512>(x, m, in, w, r0, r1, y, ldy);
 }
 KVSCOPE_TARGET_F16C void matvec_f16_avx2(const float* x, int m, int in, const uint16_t* w, int r0, int r1, float* y,
                                          int64_t ldy) {
-  f16c::any_body<F16RowsF16c, kRowsAvx2>(x, m, in, w, r0, r1, y, ldy);
+  wide::any_body<F16RowsF16c, kRowsAvx2>(x, m, in, w, r0, r1, y, ldy);
 }
 void matvec_f16_baseline(const float* x, int m, int in, const uint16_t* w, int r0, int r1, float* y, int64_t ldy) {
   plain::any_body<plain::F16RowsScalar>(x, m, in, w, r0, r1, y, ldy);
 }
 
 KVSCOPE_TARGET_AVX512 void widen_avx512(const uint16_t* h, int64_t n, float* f) {
-  f16c::widen_body<F16RowsF16c>(h, n, f);
+  wide::widen_body<F16RowsF16c>(h, n, f);
 }
-KVSCOPE_TARGET_F16C void widen_avx2(const uint16_t* h, int64_t n, float* f) { f16c::widen_body<F16RowsF16c>(h, n, f); }
+KVSCOPE_TARGET_F16C void widen_avx2(const uint16_t* h, int64_t n, float* f) { wide::widen_body<F16RowsF16c>(h, n, f); }
 void widen_baseline(const uint16_t* h, int64_t n, float* f) { plain::widen_body<plain::F16RowsScalar>(h, n, f); }
 
 }  // namespace
 
 void matvec_rows(SimdPath path, const float* x, int m, int in, const float* w, int r0, int r1, float* y, int64_t ldy) {
+  if (path == SimdPath::avx2 && !cpu_has_f16c_and_fma()) path = SimdPath::baseline;
   simd_pick(path, matvec_avx512, matvec_avx2, matvec_baseline)(x, m, in, w, r0, r1, y, ldy);
 }
 
@@ -96,7 +101,7 @@ void matvec_rows(const float* x, int m, int in, const float* w, int r0, int r1, 
 void matvec_rows_f16(SimdPath path, const float* x, int m, int in, const uint16_t* w, int r0, int r1, float* y,
                      int64_t ldy) {
   // An AVX2 CPU without F16C (none is known) would take the scalar copy.
-  if (path == SimdPath::avx2 && !cpu_has_f16c()) path = SimdPath::baseline;
+  if (path == SimdPath::avx2 && !cpu_has_f16c_and_fma()) path = SimdPath::baseline;
   simd_pick(path, matvec_f16_avx512, matvec_f16_avx2, matvec_f16_baseline)(x, m, in, w, r0, r1, y, ldy);
 }
 
@@ -106,7 +111,7 @@ void matvec_rows_f16(const float* x, int m, int in, const uint16_t* w, int r0, i
 
 void widen_halves(const uint16_t* h, int64_t n, float* f) {
   SimdPath path = simd_path();
-  if (path == SimdPath::avx2 && !cpu_has_f16c()) path = SimdPath::baseline;
+  if (path == SimdPath::avx2 && !cpu_has_f16c_and_fma()) path = SimdPath::baseline;
   simd_pick(path, widen_avx512, widen_avx2, widen_baseline)(h, n, f);
 }
 

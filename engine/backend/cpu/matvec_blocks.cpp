@@ -18,12 +18,13 @@ typedef uint16_t u16x8 __attribute__((vector_size(16)));
 typedef uint8_t u8x32 __attribute__((vector_size(32)));
 
 // The loops, included twice: once as plain code (the baseline copy), once
-// under the AVX2 and F16C target (the AVX2 and AVX-512 copies), each with its
-// own way of widening eight bytes (from memory: zext8, sext8; from a vector
+// under the AVX2, FMA and F16C target (the AVX2 and AVX-512 copies), each with its
+// own fused step (mul_add, matvec_target.h), its own way of widening eight bytes (from memory: zext8, sext8; from a vector
 // register: sext8_of) to eight int32 lanes and of reading a half. (GCC turns the generic
 // vector form of that widening into byte-by-byte scalar code, the cost of
 // the whole product; the AVX2 copy says vpmovzxbd / vpmovsxbd.)
 namespace plain {
+[[gnu::always_inline]] inline v8 mul_add(v8 a, v8 b, v8 acc) { return mul_add_scalar(a, b, acc); }
 [[gnu::always_inline]] inline i32x8 zext8(const std::byte* p) {
   i32x8 v;
   for (int i = 0; i < 8; ++i) v[i] = static_cast<uint8_t>(p[i]);
@@ -48,8 +49,9 @@ namespace plain {
 }  // namespace plain
 
 #if KVSCOPE_HAVE_TARGET_PRAGMAS
-KVSCOPE_TARGET_PUSH("avx2,f16c")
+KVSCOPE_TARGET_PUSH("avx2,f16c,fma")
 namespace avx2 {
+[[gnu::always_inline]] inline v8 mul_add(v8 a, v8 b, v8 acc) { return mul_add_fma(a, b, acc); }
 [[gnu::always_inline]] inline i32x8 zext8(const std::byte* p) {
   const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
   i32x8 r;
@@ -78,7 +80,7 @@ namespace avx2 {
 #undef KVSCOPE_BLOCKS_F16C
 }  // namespace avx2
 KVSCOPE_TARGET_POP
-KVSCOPE_TARGET_PUSH("avx512f,avx512bw,avx512dq,avx512vl,avx2,f16c")
+KVSCOPE_TARGET_PUSH("avx512f,avx512bw,avx512dq,avx512vl,avx2,f16c,fma")
 #include "backend/cpu/matvec_blocks_avx512.inc"
 namespace avx512 {
 // The AVX-512 copy of each type's product: its own table form where it has
@@ -152,7 +154,7 @@ struct BlockKernels {
   }
 
 BlockKernels block_kernels(SimdPath path, GgmlType type) {
-  if (path == SimdPath::avx2 && !cpu_has_f16c()) path = SimdPath::baseline;
+  if (path == SimdPath::avx2 && !cpu_has_f16c_and_fma()) path = SimdPath::baseline;
   switch (type) {
     case GgmlType::Q4_0: return KVSCOPE_PICK(Q4_0);
     case GgmlType::Q4_1: return KVSCOPE_PICK(Q4_1);

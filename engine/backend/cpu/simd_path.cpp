@@ -32,13 +32,14 @@ SimdPath cpu_simd_path() {
 #endif
 }
 
-bool cpu_has_f16c() {
+bool cpu_has_f16c_and_fma() {
 #if defined(__x86_64__) && defined(__GNUC__)
-  // CPUID leaf 1, ECX bit 29 (both compilers; clang's __builtin_cpu_supports
-  // has no name for it).
+  // CPUID leaf 1, ECX bits 29 (F16C) and 12 (FMA), read the same way with
+  // both compilers (clang's __builtin_cpu_supports has no name for F16C).
   static const bool has = [] {
     unsigned a = 0, b = 0, c = 0, d = 0;
-    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+    const unsigned both = (1u << 29) | (1u << 12);
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & both) == both;
   }();
   return has;
 #else

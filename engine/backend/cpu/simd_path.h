@@ -2,8 +2,10 @@
 // score row, the batched Philox draws and the recorder's scatter are
 // compiled three times (baseline x86-64, AVX2, and x86-64-v4 with AVX-512)
 // and one copy is picked at run time. Every copy gives the same bits (the
-// loops avoid FMA contraction and sum in fixed lanes; the tests compare them
-// on every path the CPU has), so the path only changes speed.
+// loops sum in fixed lanes and leave nothing to the compiler's FMA
+// contraction: where a product is fused, every copy fuses it explicitly;
+// the tests compare them on every path the CPU has), so the path only
+// changes speed.
 // KVSCOPE_SIMD=baseline|avx2|avx512 lowers the choice, for tests and for
 // comparing speed; it never raises it above what the CPU has.
 #pragma once
@@ -19,9 +21,10 @@ SimdPath cpu_simd_path();
 // The path in use: the CPU's, or KVSCOPE_SIMD's when that is narrower.
 // An unknown or unsupported KVSCOPE_SIMD value is reported once on stderr.
 SimdPath simd_path();
-// Whether the CPU converts halves in hardware (F16C; every AVX2 CPU known
-// has it). The half-weight loops check it before taking their AVX2 copy.
-bool cpu_has_f16c();
+// Whether the CPU converts halves in hardware (F16C) and fuses a multiply
+// and an add (FMA): every AVX2 CPU known has both. The matrix-vector
+// products check it before taking their AVX2 copy.
+bool cpu_has_f16c_and_fma();
 // Every path this CPU can run, narrowest first.
 std::vector<SimdPath> supported_simd_paths();
 const char* simd_path_name(SimdPath p);
@@ -42,9 +45,10 @@ F simd_pick(SimdPath p, F avx512, F avx2, F baseline) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(KVSCOPE_NO_SIMD_VARIANTS)
 #define KVSCOPE_TARGET_AVX512 __attribute__((target("arch=x86-64-v4")))
 #define KVSCOPE_TARGET_AVX2 __attribute__((target("avx2")))
-// The AVX2 copies that also read halves with F16C: chosen only where
-// cpu_has_f16c() (every AVX2 CPU made so far has it; the check is cheap).
-#define KVSCOPE_TARGET_F16C __attribute__((target("avx2,f16c")))
+// The AVX2 copies of the matrix-vector products, which also read halves
+// with F16C and fuse their products with FMA: chosen only where
+// cpu_has_f16c_and_fma() (every AVX2 CPU made so far has both).
+#define KVSCOPE_TARGET_F16C __attribute__((target("avx2,f16c,fma")))
 #else
 #define KVSCOPE_TARGET_AVX512
 #define KVSCOPE_TARGET_AVX2
