@@ -140,7 +140,7 @@ void linear_rows(const float* x, int n, const Linear& W, float* y, int r0, int r
 // asks for lines two rows ahead, none before the band's first rows), so a
 // band of blocks holds as many bytes as an fp32 one, not as many weights.
 // (Measured on a Zen 4, an 8B Q4_K_M decode on 2 threads: 268-299 ms a
-// token in bands of 128K weights, 72 KB of Q4_K; 249-261 ms in bands of
+// token in bands of 128K weights, 72 KB of Q4_K; 247-261 ms in bands of
 // 512K or 2M weights.) A small product still gets at least kMinBands bands,
 // so that a few threads share it. Decode and prefill speed on the bundled
 // model and pythia-160m's shape were within noise of the old

@@ -90,7 +90,7 @@ void widen_baseline(const uint16_t* h, int64_t n, float* f) { plain::widen_body<
 }  // namespace
 
 void matvec_rows(SimdPath path, const float* x, int m, int in, const float* w, int r0, int r1, float* y, int64_t ldy) {
-  if (path == SimdPath::avx2 && !cpu_has_f16c_and_fma()) path = SimdPath::baseline;
+  path = matvec_simd_path(path);
   simd_pick(path, matvec_avx512, matvec_avx2, matvec_baseline)(x, m, in, w, r0, r1, y, ldy);
 }
 
@@ -100,8 +100,7 @@ void matvec_rows(const float* x, int m, int in, const float* w, int r0, int r1, 
 
 void matvec_rows_f16(SimdPath path, const float* x, int m, int in, const uint16_t* w, int r0, int r1, float* y,
                      int64_t ldy) {
-  // An AVX2 CPU without F16C (none is known) would take the scalar copy.
-  if (path == SimdPath::avx2 && !cpu_has_f16c_and_fma()) path = SimdPath::baseline;
+  path = matvec_simd_path(path);
   simd_pick(path, matvec_f16_avx512, matvec_f16_avx2, matvec_f16_baseline)(x, m, in, w, r0, r1, y, ldy);
 }
 
@@ -110,8 +109,7 @@ void matvec_rows_f16(const float* x, int m, int in, const uint16_t* w, int r0, i
 }
 
 void widen_halves(const uint16_t* h, int64_t n, float* f) {
-  SimdPath path = simd_path();
-  if (path == SimdPath::avx2 && !cpu_has_f16c_and_fma()) path = SimdPath::baseline;
+  const SimdPath path = matvec_simd_path(simd_path());
   simd_pick(path, widen_avx512, widen_avx2, widen_baseline)(h, n, f);
 }
 

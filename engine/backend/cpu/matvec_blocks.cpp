@@ -18,11 +18,12 @@ typedef uint16_t u16x8 __attribute__((vector_size(16)));
 typedef uint8_t u8x32 __attribute__((vector_size(32)));
 
 // The loops, included twice: once as plain code (the baseline copy), once
-// under the AVX2, FMA and F16C target (the AVX2 and AVX-512 copies), each with its
-// own fused step (mul_add, matvec_target.h), its own way of widening eight bytes (from memory: zext8, sext8; from a vector
-// register: sext8_of) to eight int32 lanes and of reading a half. (GCC turns the generic
-// vector form of that widening into byte-by-byte scalar code, the cost of
-// the whole product; the AVX2 copy says vpmovzxbd / vpmovsxbd.)
+// under the AVX2, FMA and F16C target (the AVX2 and AVX-512 copies), each
+// with its own fused step (mul_add, matvec_target.h), its own way of
+// widening eight bytes (from memory: zext8, sext8; from a vector register:
+// sext8_of) to eight int32 lanes and of reading a half. (GCC turns the
+// generic vector form of that widening into byte-by-byte scalar code, the
+// cost of the whole product; the AVX2 copy says vpmovzxbd / vpmovsxbd.)
 namespace plain {
 [[gnu::always_inline]] inline v8 mul_add(v8 a, v8 b, v8 acc) { return mul_add_scalar(a, b, acc); }
 [[gnu::always_inline]] inline i32x8 zext8(const std::byte* p) {
@@ -154,7 +155,7 @@ struct BlockKernels {
   }
 
 BlockKernels block_kernels(SimdPath path, GgmlType type) {
-  if (path == SimdPath::avx2 && !cpu_has_f16c_and_fma()) path = SimdPath::baseline;
+  path = matvec_simd_path(path);
   switch (type) {
     case GgmlType::Q4_0: return KVSCOPE_PICK(Q4_0);
     case GgmlType::Q4_1: return KVSCOPE_PICK(Q4_1);

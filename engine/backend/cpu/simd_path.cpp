@@ -32,6 +32,10 @@ SimdPath cpu_simd_path() {
 #endif
 }
 
+SimdPath matvec_simd_path(SimdPath p) {
+  return p == SimdPath::avx2 && !cpu_has_f16c_and_fma() ? SimdPath::baseline : p;
+}
+
 bool cpu_has_f16c_and_fma() {
 #if defined(__x86_64__) && defined(__GNUC__)
   // CPUID leaf 1, ECX bits 29 (F16C) and 12 (FMA), read the same way with

@@ -25,6 +25,9 @@ SimdPath simd_path();
 // and an add (FMA): every AVX2 CPU known has both. The matrix-vector
 // products check it before taking their AVX2 copy.
 bool cpu_has_f16c_and_fma();
+// The copy of a matrix-vector product to run for path p: p itself, or the
+// baseline copy for an AVX2 path on a CPU without F16C and FMA.
+SimdPath matvec_simd_path(SimdPath p);
 // Every path this CPU can run, narrowest first.
 std::vector<SimdPath> supported_simd_paths();
 const char* simd_path_name(SimdPath p);
