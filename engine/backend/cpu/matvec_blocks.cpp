@@ -21,11 +21,15 @@ typedef uint8_t u8x32 __attribute__((vector_size(32)));
 // under the AVX2, FMA and F16C target (the AVX2 and AVX-512 copies), each
 // with its own fused step (mul_add, matvec_target.h), its own way of
 // widening eight bytes (from memory: zext8, sext8; from a vector register:
-// sext8_of) to eight int32 lanes and of reading a half. (GCC turns the
-// generic vector form of that widening into byte-by-byte scalar code, the
-// cost of the whole product; the AVX2 copy says vpmovzxbd / vpmovsxbd.)
+// sext8_of) to eight int32 lanes and of reading a half, and its
+// exact_product_plus / _minus (a * b +- c for an exact a * b:
+// dequant_blocks.inc). (GCC turns the generic vector form of that widening
+// into byte-by-byte scalar code, the cost of the whole product; the AVX2
+// copy says vpmovzxbd / vpmovsxbd.)
 namespace plain {
 [[gnu::always_inline]] inline v8 mul_add(v8 a, v8 b, v8 acc) { return mul_add_scalar(a, b, acc); }
+[[gnu::always_inline]] inline v8 exact_product_plus(v8 a, v8 b, v8 c) { return a * b + c; }
+[[gnu::always_inline]] inline v8 exact_product_minus(v8 a, v8 b, v8 c) { return a * b - c; }
 [[gnu::always_inline]] inline i32x8 zext8(const std::byte* p) {
   i32x8 v;
   for (int i = 0; i < 8; ++i) v[i] = static_cast<uint8_t>(p[i]);
@@ -53,6 +57,10 @@ namespace plain {
 KVSCOPE_TARGET_PUSH("avx2,f16c,fma")
 namespace avx2 {
 [[gnu::always_inline]] inline v8 mul_add(v8 a, v8 b, v8 acc) { return mul_add_fma(a, b, acc); }
+[[gnu::always_inline]] inline v8 exact_product_plus(v8 a, v8 b, v8 c) { return mul_add_fma(a, b, c); }
+[[gnu::always_inline]] inline v8 exact_product_minus(v8 a, v8 b, v8 c) {
+  return v8(_mm256_fmsub_ps(__m256(a), __m256(b), __m256(c)));
+}
 [[gnu::always_inline]] inline i32x8 zext8(const std::byte* p) {
   const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
   i32x8 r;
