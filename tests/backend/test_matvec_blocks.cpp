@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <iterator>
 #include <memory>
@@ -67,9 +68,10 @@ std::vector<int> widths(GgmlType type) {
   return ggml_block_elements(type) == 256 ? std::vector<int>{256, 512, 1536} : std::vector<int>{32, 96, 576};
 }
 
-void expect_blocks_equal_the_dequantized_product(GgmlType type, const std::vector<std::byte>& data, int rows, int in) {
+// x: kMatvecMaxRows input rows of `in`.
+void expect_blocks_equal_the_dequantized_product(GgmlType type, const std::vector<std::byte>& data, int rows, int in,
+                                                 const std::vector<float>& x) {
   const std::vector<float> w = dequantized(type, data, int64_t(rows) * in);
-  const auto x = randoms(2 * std::size_t(in), 300 + in);
   for (SimdPath p : supported_simd_paths())
     for (int m = 1; m <= kMatvecMaxRows; ++m) {
       SCOPED_TRACE(std::string(simd_path_name(p)) + ", " + std::to_string(m) + " input rows");
@@ -88,6 +90,10 @@ void expect_blocks_equal_the_dequantized_product(GgmlType type, const std::vecto
     }
 }
 
+void expect_blocks_equal_the_dequantized_product(GgmlType type, const std::vector<std::byte>& data, int rows, int in) {
+  expect_blocks_equal_the_dequantized_product(type, data, rows, in, randoms(2 * std::size_t(in), 300 + in));
+}
+
 TEST(MatvecBlocks, EveryQuantizedTypeGivesTheBitsOfItsDequantizedMatrixOnEveryPath) {
   const int rows = 23;
   for (const BlockType& t : kQuantized) {
@@ -96,6 +102,45 @@ TEST(MatvecBlocks, EveryQuantizedTypeGivesTheBitsOfItsDequantizedMatrixOnEveryPa
       SCOPED_TRACE(ggml_type_name(uint32_t(t.type)) + " in " + std::to_string(in));
       expect_blocks_equal_the_dequantized_product(t.type, random_blocks(t, rows, in, 17 + in), rows, in);
     }
+  }
+}
+
+// The products' shortcuts keep to their ranges: inputs near the top of
+// float's range (a form that rescaled its factors would overflow there),
+// and blocks whose scale or minimum is infinite or NaN (where a fused or
+// rescaled form would make NaN of an infinity), still give the bits of the
+// dequantized product, on every type and path. (A Q6_K form that scaled
+// the input by 2^29 failed here without its guards.)
+TEST(MatvecBlocks, HugeInputsAndNonFiniteScalesGiveTheBitsOfTheDequantizedMatrix) {
+  const int rows = 9;
+  for (const BlockType& t : kQuantized) {
+    const int in = widths(t.type)[1], per_row = in / ggml_block_elements(t.type), bb = ggml_block_bytes(t.type);
+    SCOPED_TRACE(ggml_type_name(uint32_t(t.type)));
+    auto x = randoms(2 * std::size_t(in), 77);
+    x[5] = 0x1p100f;
+    x[in + 7] = -0x1p99f;
+    {
+      SCOPED_TRACE("huge inputs");
+      expect_blocks_equal_the_dequantized_product(t.type, random_blocks(t, rows, in, 5), rows, in, x);
+    }
+    // The last block of row 3 i + 1 with an infinite or NaN scale, that of
+    // row 3 i + 2 with such a minimum (where the type has one), every other
+    // bit of both set: every q the largest and every scale nonzero, so an
+    // infinity makes every weight of the block the same infinity (not NaN).
+    // The inputs positive: the row's product is that infinity.
+    auto data = random_blocks(t, rows, in, 6);
+    const uint16_t nonfinite[] = {0x7C00, 0xFC00, 0x7E00}, one = 0x3C00;  // +inf, -inf, NaN
+    for (int i = 0; i < 3; ++i)
+      for (std::size_t which = 0; which < t.half_offsets.size(); ++which) {
+        std::byte* block = data.data() + std::size_t((3 * i + 2 + int(which)) * per_row - 1) * bb;
+        std::memset(block, 0xFF, bb);
+        for (std::size_t h = 0; h < t.half_offsets.size(); ++h)
+          std::memcpy(block + t.half_offsets[h], h == which ? &nonfinite[i] : &one, 2);
+      }
+    auto positive = randoms(2 * std::size_t(in), 78);
+    for (float& v : positive) v = std::fabs(v);
+    SCOPED_TRACE("non-finite scales");
+    expect_blocks_equal_the_dequantized_product(t.type, data, rows, in, positive);
   }
 }
 
