@@ -15,6 +15,7 @@ namespace {
 typedef int32_t i32x8 __attribute__((vector_size(32)));
 typedef uint32_t u32x8 __attribute__((vector_size(32)));
 typedef uint16_t u16x8 __attribute__((vector_size(16)));
+typedef uint16_t u16x16 __attribute__((vector_size(32)));
 typedef uint8_t u8x32 __attribute__((vector_size(32)));
 
 // The loops, included twice: once as plain code (the baseline copy), once
