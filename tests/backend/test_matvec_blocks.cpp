@@ -48,10 +48,12 @@ std::vector<std::byte> random_blocks(const BlockType& t, int rows, int in, uint3
   // Some scales subnormal, zero or negative zero, the largest half too:
   // the in-product conversion of a scale must be exact for every half.
   const uint16_t special[] = {0x0001, 0x03FF, 0x8200, 0x0000, 0x8000, 0x7BFF, 0x0400};
+  // (The scale and the minimum drawn apart: a -0 scale meets a +0
+  // minimum, a subnormal one the largest half.)
   for (std::size_t i = 0; i < blocks; ++i)
-    for (int off : t.half_offsets) {
-      const uint16_t h = i % 5 == 4 ? special[(i / 5) % std::size(special)] : f32_to_f16(scale(g));
-      std::memcpy(data.data() + i * bb + off, &h, 2);
+    for (std::size_t k = 0; k < t.half_offsets.size(); ++k) {
+      const uint16_t h = i % 5 == 4 ? special[(i / 5 + 3 * k) % std::size(special)] : f32_to_f16(scale(g));
+      std::memcpy(data.data() + i * bb + t.half_offsets[k], &h, 2);
     }
   return data;
 }
@@ -107,10 +109,13 @@ TEST(MatvecBlocks, EveryQuantizedTypeGivesTheBitsOfItsDequantizedMatrixOnEveryPa
 
 // The products' shortcuts keep to their ranges: inputs near the top of
 // float's range (a form that rescaled its factors would overflow there),
-// and blocks whose scale or minimum is infinite or NaN (where a fused or
-// rescaled form would make NaN of an infinity), still give the bits of the
-// dequantized product, on every type and path. (A Q6_K form that scaled
-// the input by 2^29 failed here without its guards.)
+// and blocks whose scale or minimum is infinite or NaN (where a form that
+// subtracted a rescaled offset would make NaN of an infinity), still give
+// the bits of the dequantized product, on every type and path. (A Q6_K
+// form that scaled the input by 2^29 failed here without its guards.) One
+// non-finite half a block: where two NaNs meet (an infinite scale times a
+// zero q, plus a NaN minimum) IEEE leaves which NaN comes out to the
+// instruction, and a fused form may give the other's sign and payload.
 TEST(MatvecBlocks, HugeInputsAndNonFiniteScalesGiveTheBitsOfTheDequantizedMatrix) {
   const int rows = 9;
   for (const BlockType& t : kQuantized) {
@@ -195,6 +200,43 @@ void expect_same_products(const Linear& stored, const Linear& f32) {
     linear(x.data(), n, stored, a.data());
     linear(x.data(), n, f32, b.data());
     EXPECT_TRUE(same_bits(a, b));
+  }
+}
+
+// A prompt's product cuts each band into slices (cpu_ops.cpp): at
+// SmolLM2's width, 576 inputs, a band of this 3072-row layer (768 rows)
+// holds four slices of 192 rows. Stored blocks, halves and fp32 weights in place go
+// through the same slices, so OpenBLAS sees the same shapes for all three
+// (small prompts are where it may pick another kernel by shape), and the
+// stored and half layers give the bits of their fp32 twins.
+TEST(MatvecBlocks, APromptsSlicedBandsGiveTheBitsOfTheFp32TwinAtEveryLength) {
+  const int out = 3072, in = 576;
+  const BlockType& t = kQuantized[1];  // Q4_1, SmolLM2's
+  auto data = std::make_shared<std::vector<std::byte>>(random_blocks(t, out, in, 7));
+  WeightTensor w;
+  w.shape = {out, in};
+  w.blocks = t.type;
+  w.data = data->data();
+  w.keepalive = data;
+  const Linear stored = Linear::from(w, WeightTensor{}, WeightFormat::Stored, "w");
+  const Linear f32 = Linear::from(w, WeightTensor{}, WeightFormat::F32, "w");
+  const Linear half_fp16 = Linear::from(WeightTensor::owned_f32(randoms(std::size_t(out) * in, 9), {out, in}),
+                                        WeightTensor{}, WeightFormat::F16, "w");
+  std::vector<float> half_rows(std::size_t(out) * in);
+  half_fp16.rows_to_f32(0, out, half_rows.data());
+  const Linear half_twin =
+      Linear::from(WeightTensor::owned_f32(half_rows, {out, in}), WeightTensor{}, WeightFormat::F32, "w");
+  ASSERT_GE(linear_bands(f32, 3).width, 512);  // several slices of at most 128K weights a band
+  for (int n : {3, 5, 9, 17, 33, 64}) {
+    SCOPED_TRACE(std::to_string(n) + " rows");
+    const auto x = randoms(std::size_t(n) * in, 50 + n);
+    std::vector<float> a(std::size_t(n) * out), b(a.size()), c(a.size()), d(a.size());
+    linear(x.data(), n, stored, a.data());
+    linear(x.data(), n, f32, b.data());
+    EXPECT_TRUE(same_bits(a, b));
+    linear(x.data(), n, half_fp16, c.data());
+    linear(x.data(), n, half_twin, d.data());
+    EXPECT_TRUE(same_bits(c, d));
   }
 }
 

@@ -103,14 +103,21 @@ namespace {
 // Every kernel's full-width tile of output features.
 constexpr int kTile = 64;
 
-// A prompt's product widens stored blocks to fp32 in slices of about this
-// many weights (256 KB a thread). A band's worth at once (2 MB a thread,
-// three threads on two cores) was 5.4 MB of a SmolLM2 Q4_1 run's 23.5 MB
-// heap peak (heaptrack), and no faster: prefill on a Zen 4, 2 threads,
-// sliced against whole: SmolLM2 Q4_1 545-571 against 550-582 tokens/s (256
-// tokens), Gemma 3 270M Q4_K_M 448-451 against 430-435, the random 1B
-// Q4_K_M 64-65 against 61-63 (128 tokens).
-constexpr int64_t kWidenedWeights = 64 * 1024;
+// A prompt's product calls sgemm on slices of its band: whole multiples of
+// 64 rows holding at most this many weights where a row is narrower than
+// 2048, else 64 rows (SmolLM2's 576 inputs: 192 rows, 432 KiB of fp32). A
+// stored or half matrix is widened to fp32 one slice at a time, so its copy
+// stays that small: a band's worth at once (2 MB a thread, three threads on
+// two cores) was 5.4 MB of a SmolLM2 Q4_1 run's 23.5 MB heap peak
+// (heaptrack). An fp32 matrix, read in place, is cut into the same slices,
+// so all forms call OpenBLAS with the same shapes and give the same bits:
+// OpenBLAS picks its kernel, and with it the order of the additions, by
+// the shape (small prompts take its small-matrix kernels; MatvecBlocks
+// tests it). Prefill, SmolLM2 on a Zen 4, 2 threads, three interleaved
+// runs, whole bands against slices (tokens/s): F32 256 tokens 550-584
+// against 560-570, Q4_1 572-599 against 557-565; peak of a Q4_1 generate
+// 125.2 -> 120.6 MB. (Slices of 64K weights read 413-553 at F32.)
+constexpr int64_t kWidenedWeights = 128 * 1024;
 
 // The output features [r0, r1) of y = x W^T (+ b): one or two rows through
 // kvscope's matvec, more in one OpenBLAS call.
@@ -120,23 +127,21 @@ void linear_rows(const float* x, int n, const Linear& W, float* y, int r0, int r
     else if (const uint16_t* h = W.halves()) matvec_rows_f16(x, n, W.in, h, r0, r1, y, W.out);
     else matvec_rows_blocks(*W.stored.blocks, x, n, W.in, W.stored.data, r0, r1, y, W.out);
   } else {
-    if (const float* w = W.fp32()) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, r1 - r0, W.in, 1.0f, x, W.in, w + int64_t(r0) * W.in,
-                  W.in, 0.0f, y + r0, W.out);
-    } else {
-      // A prompt's product: the band widened to fp32 (exactly as on load) a
-      // slice at a time, each slice then an sgemm as for fp32 weights; the
-      // copy costs little next to the product. Each output is one slice's
-      // dot product either way, so the slices do not change a bit.
-      const int slice = std::max(kTile, (int(kWidenedWeights / std::max(W.in, 1)) / kTile) * kTile);
-      thread_local std::vector<float> widened;
-      widened.resize(size_t(std::min(slice, r1 - r0)) * W.in);
-      for (int s0 = r0; s0 < r1; s0 += slice) {
-        const int s1 = std::min(r1, s0 + slice);
+    const int slice = std::max(kTile, int(kWidenedWeights / std::max(W.in, 1)) / kTile * kTile);
+    thread_local std::vector<float> widened;
+    for (int s0 = r0; s0 < r1; s0 += slice) {
+      const int s1 = std::min(r1, s0 + slice);
+      const float* w = W.fp32();
+      if (w) {
+        w += int64_t(s0) * W.in;
+      } else {
+        // Widened exactly as on load; the copy costs little next to the product.
+        widened.resize(size_t(s1 - s0) * W.in);
         W.rows_to_f32(s0, s1, widened.data());
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, s1 - s0, W.in, 1.0f, x, W.in, widened.data(), W.in,
-                    0.0f, y + s0, W.out);
+        w = widened.data();
       }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, s1 - s0, W.in, 1.0f, x, W.in, w, W.in, 0.0f, y + s0,
+                  W.out);
     }
   }
   if (!W.b.empty()) {
