@@ -59,6 +59,16 @@ std::vector<std::byte> random_blocks(const BlockType& t, int rows, int in, uint3
   return data;
 }
 
+// An out x in matrix held as `type` blocks in `data` (kept alive by the tensor).
+WeightTensor block_tensor(GgmlType type, std::shared_ptr<std::vector<std::byte>> data, int out, int in) {
+  WeightTensor w;
+  w.shape = {out, in};
+  w.blocks = type;
+  w.data = data->data();
+  w.keepalive = std::move(data);
+  return w;
+}
+
 std::vector<float> dequantized(GgmlType type, const std::vector<std::byte>& data, int64_t n) {
   std::vector<float> f(n);
   dequantize_ggml(type, data.data(), n, f.data());
@@ -172,11 +182,7 @@ TEST(MatvecBlocks, Bf16RowsOfAnyWidthEqualTheirFp32Twin) {
       const uint16_t b = f32_to_bf16(f[i]);
       std::memcpy(data->data() + 2 * i, &b, 2);
     }
-    WeightTensor w;
-    w.shape = {out, in};
-    w.blocks = GgmlType::BF16;
-    w.data = data->data();
-    w.keepalive = data;
+    const WeightTensor w = block_tensor(GgmlType::BF16, data, out, in);
     const Linear stored = Linear::from(w, WeightTensor{}, WeightFormat::Stored, "w");
     const Linear f32 = Linear::from(w, WeightTensor{}, WeightFormat::F32, "w");
     EXPECT_EQ(stored.stored.empty(), in % 16 != 0);
@@ -205,19 +211,15 @@ void expect_same_products(const Linear& stored, const Linear& f32) {
 
 // A prompt's product cuts each band into slices (cpu_ops.cpp): at
 // SmolLM2's width, 576 inputs, a band of this 3072-row layer (768 rows)
-// holds four slices of 192 rows. Stored blocks, halves and fp32 weights in place go
-// through the same slices, so OpenBLAS sees the same shapes for all three
-// (small prompts are where it may pick another kernel by shape), and the
-// stored and half layers give the bits of their fp32 twins.
+// holds four slices of 192 rows. Stored blocks, halves and fp32 weights in
+// place go through the same slices, so OpenBLAS sees the same shapes for
+// all three (small prompts are where it may pick another kernel by shape),
+// and the stored and half layers give the bits of their fp32 twins.
 TEST(MatvecBlocks, APromptsSlicedBandsGiveTheBitsOfTheFp32TwinAtEveryLength) {
   const int out = 3072, in = 576;
   const BlockType& t = kQuantized[1];  // Q4_1, SmolLM2's
-  auto data = std::make_shared<std::vector<std::byte>>(random_blocks(t, out, in, 7));
-  WeightTensor w;
-  w.shape = {out, in};
-  w.blocks = t.type;
-  w.data = data->data();
-  w.keepalive = data;
+  const WeightTensor w =
+      block_tensor(t.type, std::make_shared<std::vector<std::byte>>(random_blocks(t, out, in, 7)), out, in);
   const Linear stored = Linear::from(w, WeightTensor{}, WeightFormat::Stored, "w");
   const Linear f32 = Linear::from(w, WeightTensor{}, WeightFormat::F32, "w");
   const Linear half_fp16 = Linear::from(WeightTensor::owned_f32(randoms(std::size_t(out) * in, 9), {out, in}),
@@ -247,12 +249,8 @@ TEST(MatvecBlocks, ALinearLayerInBlocksEqualsItsFp32TwinForEveryRowCount) {
   for (const BlockType& t : kQuantized) {
     SCOPED_TRACE(ggml_type_name(uint32_t(t.type)));
     const int out = 300, in = 512;
-    auto data = std::make_shared<std::vector<std::byte>>(random_blocks(t, out, in, 99));
-    WeightTensor w;
-    w.shape = {out, in};
-    w.blocks = t.type;
-    w.data = data->data();
-    w.keepalive = data;
+    const WeightTensor w =
+        block_tensor(t.type, std::make_shared<std::vector<std::byte>>(random_blocks(t, out, in, 99)), out, in);
     const WeightTensor bias = WeightTensor::owned_f32(randoms(out, 3), {out});
     const Linear stored = Linear::from(w, bias, WeightFormat::Stored, "w");
     const Linear f32 = Linear::from(w, bias, WeightFormat::F32, "w");

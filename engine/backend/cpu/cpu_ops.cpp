@@ -128,12 +128,13 @@ void linear_rows(const float* x, int n, const Linear& W, float* y, int r0, int r
     else matvec_rows_blocks(*W.stored.blocks, x, n, W.in, W.stored.data, r0, r1, y, W.out);
   } else {
     const int slice = std::max(kTile, int(kWidenedWeights / std::max(W.in, 1)) / kTile * kTile);
+    const float* in_place = W.fp32();
     thread_local std::vector<float> widened;
     for (int s0 = r0; s0 < r1; s0 += slice) {
       const int s1 = std::min(r1, s0 + slice);
-      const float* w = W.fp32();
-      if (w) {
-        w += int64_t(s0) * W.in;
+      const float* w;
+      if (in_place) {
+        w = in_place + int64_t(s0) * W.in;
       } else {
         // Widened exactly as on load; the copy costs little next to the product.
         widened.resize(size_t(s1 - s0) * W.in);
