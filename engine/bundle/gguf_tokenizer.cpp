@@ -1,10 +1,12 @@
 #include "bundle/gguf_tokenizer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <initializer_list>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -100,57 +102,22 @@ class Vocabulary {
   tok::TokenTable table_;
 };
 
-// Merges recovered from a SentencePiece vocabulary's scores, the way
-// transformers' generate_merges does it: every split of every token into two
-// tokens of the vocabulary, ordered within a token by the pieces' ids, then
-// all of them by (score, left length, right length) descending, ties kept
-// in that order. Lengths count code points, as Python's len. The tokens are
-// visited in the order of their first listing, with the score of the last
-// (dict(zip(tokens, scores))).
-std::vector<tok::BpeMerge> merges_from_scores(const Vocabulary& v, const std::vector<double>& scores) {
+// The merges transformers' generate_merges recovers from a SentencePiece
+// vocabulary's scores: every split of a token into two tokens of the
+// vocabulary, ordered within a token by the pieces' ids, then all of them by
+// (score, left length, right length) descending, ties kept in that order;
+// lengths count code points, as Python's len. The tokens are visited in the
+// order of their first listing, with the score of the last
+// (dict(zip(tokens, scores))). Ranked by that key on demand
+// (tokenizer/score_merges.h), not listed. `scores` by id; empty: -id.
+tok::ScoreMerges merges_from_scores(const Vocabulary& v, std::vector<double> scores) {
   const auto& tokens = v.tokens();
-  struct Merge {
-    int left, right, merged;
-    double score;
-    uint32_t left_len, right_len;
-  };
-  std::vector<Merge> all;
-  std::vector<Merge> local;
-  std::vector<std::size_t> char_starts;
-  std::vector<bool> visited(tokens.size(), false);
+  std::unordered_map<int, uint32_t> first_listed;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
-    const std::string& t = tokens[i];
-    const auto last = static_cast<std::size_t>(*v.id(t));
-    if (visited[last]) continue;
-    visited[last] = true;
-    char_starts.clear();
-    for (std::size_t at = 0; at < t.size();) {
-      char_starts.push_back(at);
-      tok::utf8::decode(t, at);
-    }
-    const auto n = static_cast<uint32_t>(char_starts.size());
-    local.clear();
-    for (uint32_t k = 1; k < n; ++k) {  // splits start after the first character
-      const std::string_view whole(t);
-      const auto l = v.id(whole.substr(0, char_starts[k]));
-      if (!l) continue;
-      const auto r = v.id(whole.substr(char_starts[k]));
-      if (r) local.push_back({*l, *r, static_cast<int>(last), scores[last], k, n - k});
-    }
-    std::stable_sort(local.begin(), local.end(), [](const Merge& a, const Merge& b) {
-      return a.left != b.left ? a.left < b.left : a.right < b.right;
-    });
-    all.insert(all.end(), local.begin(), local.end());
+    const int kept = *v.id(tokens[i]);
+    if (static_cast<std::size_t>(kept) != i) first_listed.try_emplace(kept, static_cast<uint32_t>(i));
   }
-  std::stable_sort(all.begin(), all.end(), [](const Merge& a, const Merge& b) {
-    if (a.score != b.score) return a.score > b.score;
-    if (a.left_len != b.left_len) return a.left_len > b.left_len;
-    return a.right_len > b.right_len;
-  });
-  std::vector<tok::BpeMerge> out;
-  out.reserve(all.size());
-  for (const Merge& m : all) out.push_back({m.left, m.right, m.merged});
-  return out;
+  return tok::ScoreMerges(std::move(scores), std::move(first_listed));
 }
 
 // tokenizer.ggml.merges, each "left right" naming two tokens whose
@@ -223,9 +190,10 @@ std::vector<int64_t> token_types(const GgufFile& f, std::size_t n_tokens) {
 // BPE model built from the vocabulary and merges directly (hundreds of
 // thousands of entries for a large model: written out as JSON and read back
 // they took seconds and hundreds of MB).
+template <class Merges>  // tok::MergeTable or tok::ScoreMerges
 Tokenizer build_tokenizer(const GgufFile& f, nlohmann::json added, nlohmann::json normalizer, nlohmann::json pre,
                           nlohmann::json post, nlohmann::json decoder, tok::BpeOptions options, Vocabulary& vocab,
-                          std::vector<tok::BpeMerge> merges) {
+                          Merges merges) {
   nlohmann::json head = nlohmann::json::object();
   head["version"] = "1.0";
   head["truncation"] = nullptr;
@@ -235,8 +203,7 @@ Tokenizer build_tokenizer(const GgufFile& f, nlohmann::json added, nlohmann::jso
   head["pre_tokenizer"] = std::move(pre);
   head["post_processor"] = std::move(post);
   head["decoder"] = std::move(decoder);
-  auto model = std::make_unique<tok::BpeModel>(f.source(), std::move(options), vocab.take_table(),
-                                               tok::MergeTable(std::move(merges)));
+  auto model = std::make_unique<tok::BpeModel>(f.source(), std::move(options), vocab.take_table(), std::move(merges));
   return Tokenizer::with_model(head.dump(), f.source(), std::move(model));
 }
 
@@ -339,19 +306,21 @@ Tokenizer sentencepiece_tokenizer(const GgufFile& f, SentencePieceClass cls) {
     spelled.push_back(gemma ? gemma_spelling(file_tokens[i]) : file_tokens[i]);
   }
   Vocabulary vocab(std::move(spelled));
-  std::vector<tok::BpeMerge> merges;
+  std::variant<tok::MergeTable, tok::ScoreMerges> merges = tok::MergeTable();
   if (f.find("tokenizer.ggml.merges")) {
-    merges = merges_from_metadata(f, vocab);
+    merges = tok::MergeTable(merges_from_metadata(f, vocab));
   } else if (gemma) {
     // Gemma's scores do not follow its merge order; the tokens' positions do.
-    std::vector<double> by_position(file_tokens.size());
-    for (std::size_t i = 0; i < by_position.size(); ++i) by_position[i] = -static_cast<double>(i);
-    merges = merges_from_scores(vocab, by_position);
+    merges = merges_from_scores(vocab, {});
   } else {
     const GgufValue* sc = f.find("tokenizer.ggml.scores");
     if (!sc || !sc->is_array() || sc->reals.size() != file_tokens.size())
       throw Error(f.source(), "tokenizer.ggml.scores",
                   "expected one score per token (a SentencePiece vocabulary without merges needs them)");
+    for (std::size_t i = 0; i < sc->reals.size(); ++i)
+      if (std::isnan(sc->reals[i]))
+        throw Error(f.source(), "tokenizer.ggml.scores[" + std::to_string(i) + "]",
+                    "not a number (the merges are ordered by the scores)");
     merges = merges_from_scores(vocab, sc->reals);
   }
   const nlohmann::json added =
@@ -387,8 +356,13 @@ Tokenizer sentencepiece_tokenizer(const GgufFile& f, SentencePieceClass cls) {
   if (gemma) options.unk_token = "<unk>";
   options.fuse_unk = true;
   options.byte_fallback = true;
-  return build_tokenizer(f, added, normalizer, pre, post_processor(f, file_tokens, add_bos),
-                         {{"type", "Sequence"}, {"decoders", decoders}}, std::move(options), vocab, std::move(merges));
+  const nlohmann::json post = post_processor(f, file_tokens, add_bos);
+  return std::visit(
+      [&](auto& m) {
+        return build_tokenizer(f, added, normalizer, pre, post, {{"type", "Sequence"}, {"decoders", decoders}},
+                               std::move(options), vocab, std::move(m));
+      },
+      merges);
 }
 
 }  // namespace
@@ -416,7 +390,7 @@ Tokenizer gguf_tokenizer(const GgufFile& f) {
     spelled.push_back(in_byte_alphabet(t) ? t : tok::byte_level::encode(t));
   }
   Vocabulary vocab(std::move(spelled));
-  std::vector<tok::BpeMerge> merges = merges_from_metadata(f, vocab);
+  tok::MergeTable merges(merges_from_metadata(f, vocab));
 
   nlohmann::json added = nlohmann::json::array();
   for (std::size_t i = 0; i < types.size(); ++i) {

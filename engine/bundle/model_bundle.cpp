@@ -49,17 +49,23 @@ ModelBundle load_model_bundle(const fs::path& dir) {
   ModelBundle b;
   if (is_gguf_file(dir)) {
     verify_fetched_model(dir);  // a file tools/get-model.sh fetched still has its pinned SHA-256
-    // Everything is in the one file, read once: the tokenizer comes from its metadata.
-    const GgufFile f = GgufFile::open(dir);
-    b.files = load_gguf_model(f);
-    b.tokenizer = std::make_shared<const Tokenizer>(gguf_tokenizer(f));
+    {
+      // Everything is in the one file, read once: the tokenizer comes from its metadata.
+      const GgufFile f = GgufFile::open(dir);
+      b.files = load_gguf_model(f);
+      b.tokenizer = std::make_shared<const Tokenizer>(gguf_tokenizer(f));
+    }
+    // After the file's parsed metadata (its token list's strings among it) is gone too.
     return_freed_heap();
+    const std::string source = dir.string();
     const auto& cfg = b.files.config;
     if (b.tokenizer->vocab_size() > cfg.vocab_size)
-      throw Error(f.source(), "tokenizer.ggml.tokens",
-                  std::to_string(b.tokenizer->vocab_size()) + " tokens but the model has " + std::to_string(cfg.vocab_size) + " rows");
+      throw Error(source, "tokenizer.ggml.tokens",
+                  std::to_string(b.tokenizer->vocab_size()) + " tokens but the model has " +
+                      std::to_string(cfg.vocab_size) + " rows");
     for (int e : cfg.eos_ids)
-      if (e < 0 || e >= cfg.vocab_size) throw Error(f.source(), "tokenizer.ggml.eos_token_id", "id " + std::to_string(e) + " outside the vocabulary");
+      if (e < 0 || e >= cfg.vocab_size)
+        throw Error(source, "tokenizer.ggml.eos_token_id", "id " + std::to_string(e) + " outside the vocabulary");
     return b;
   }
   b.files = load_model_files(dir);

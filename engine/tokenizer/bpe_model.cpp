@@ -106,6 +106,15 @@ std::unique_ptr<BpeModel> BpeModel::parse(const JsonField& model, const Streamed
 }
 
 BpeModel::BpeModel(std::string source, BpeOptions options, TokenTable vocab, MergeTable merges)
+    : BpeModel(std::move(source), std::move(options), std::move(vocab),
+               std::variant<MergeTable, ScoreMerges>(std::move(merges))) {}
+
+BpeModel::BpeModel(std::string source, BpeOptions options, TokenTable vocab, ScoreMerges merges)
+    : BpeModel(std::move(source), std::move(options), std::move(vocab),
+               std::variant<MergeTable, ScoreMerges>(std::move(merges))) {}
+
+BpeModel::BpeModel(std::string source, BpeOptions options, TokenTable vocab,
+                   std::variant<MergeTable, ScoreMerges> merges)
     : source_(std::move(source)),
       vocab_(std::move(vocab)),
       merges_(std::move(merges)),
@@ -207,26 +216,52 @@ std::vector<BpeModel::Symbol> BpeModel::split_word(std::string_view word) const 
   return symbols;
 }
 
+namespace {
+
+// A merge as the heap below orders it: by the rank its list gives it.
+struct Listed {
+  uint32_t rank;
+  int merged;
+};
+std::optional<Listed> merge_of(const MergeTable& merges, const TokenTable&, int left, int right) {
+  const BpeMerge* m = merges.find(left, right);
+  if (!m) return std::nullopt;
+  return Listed{merges.rank_of(m), m->merged};
+}
+std::optional<ScoreMerges::Found> merge_of(const ScoreMerges& merges, const TokenTable& vocab, int left, int right) {
+  return merges.find(vocab, left, right);
+}
+
+}  // namespace
+
+void BpeModel::merge_all(std::vector<Symbol>& symbols) const {
+  std::visit([&](const auto& merges) { merge_all_by(merges, symbols); }, merges_);
+}
+
 // HF's Word::merge_all: a min-heap of candidate merges ordered by (rank,
 // position); entries whose pair changed since they were pushed are skipped.
-void BpeModel::merge_all(std::vector<Symbol>& symbols) const {
+template <class Merges>
+void BpeModel::merge_all_by(const Merges& merges, std::vector<Symbol>& symbols) const {
+  using Rank = decltype(merge_of(merges, vocab_, 0, 0)->rank);
   struct Candidate {
-    uint32_t rank;
+    Rank rank;
     int pos;
     int new_id;
   };
   struct Later {
     bool operator()(const Candidate& x, const Candidate& y) const {
-      return x.rank != y.rank ? x.rank > y.rank : x.pos > y.pos;
+      if (x.rank < y.rank) return false;
+      if (y.rank < x.rank) return true;
+      return x.pos > y.pos;
     }
   };
   std::vector<Candidate> storage;
   storage.reserve(symbols.size());
   std::priority_queue<Candidate, std::vector<Candidate>, Later> queue(Later{}, std::move(storage));
-  for (size_t i = 0; i + 1 < symbols.size(); ++i) {
-    if (const BpeMerge* m = merges_.find(symbols[i].id, symbols[i + 1].id))
-      queue.push(Candidate{merges_.rank_of(m), static_cast<int>(i), m->merged});
-  }
+  const auto push = [&](int left_pos, int left, int right) {
+    if (const auto m = merge_of(merges, vocab_, left, right)) queue.push(Candidate{m->rank, left_pos, m->merged});
+  };
+  for (size_t i = 0; i + 1 < symbols.size(); ++i) push(static_cast<int>(i), symbols[i].id, symbols[i + 1].id);
   while (!queue.empty()) {
     Candidate top = queue.top();
     queue.pop();
@@ -235,7 +270,7 @@ void BpeModel::merge_all(std::vector<Symbol>& symbols) const {
     const int next_pos = cur.next;
     const Symbol right = symbols[next_pos];
     // Stale entry: the pair at this position is no longer the one queued.
-    const BpeMerge* now = merges_.find(cur.id, right.id);
+    const auto now = merge_of(merges, vocab_, cur.id, right.id);
     if (!now || now->merged != top.new_id) continue;
 
     cur.id = top.new_id;
@@ -245,14 +280,8 @@ void BpeModel::merge_all(std::vector<Symbol>& symbols) const {
     if (right.next >= 0 && static_cast<size_t>(right.next) < symbols.size())
       symbols[right.next].prev = top.pos;
 
-    if (cur.prev >= 0) {
-      if (const BpeMerge* m = merges_.find(symbols[cur.prev].id, cur.id))
-        queue.push(Candidate{merges_.rank_of(m), cur.prev, m->merged});
-    }
-    if (cur.next >= 0 && static_cast<size_t>(cur.next) < symbols.size()) {
-      if (const BpeMerge* m = merges_.find(cur.id, symbols[cur.next].id))
-        queue.push(Candidate{merges_.rank_of(m), top.pos, m->merged});
-    }
+    if (cur.prev >= 0) push(cur.prev, symbols[cur.prev].id, cur.id);
+    if (cur.next >= 0 && static_cast<size_t>(cur.next) < symbols.size()) push(top.pos, cur.id, symbols[cur.next].id);
   }
 }
 

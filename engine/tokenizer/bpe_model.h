@@ -15,6 +15,7 @@
 
 #include "tokenizer/json_field.h"
 #include "tokenizer/merge_table.h"
+#include "tokenizer/score_merges.h"
 #include "tokenizer/streamed_bpe.h"
 #include "tokenizer/token_table.h"
 
@@ -51,6 +52,8 @@ class BpeModel {
   // A model from parts read elsewhere (a GGUF file's metadata); `source`
   // names the file in errors thrown while tokenizing.
   BpeModel(std::string source, BpeOptions options, TokenTable vocab, MergeTable merges);
+  // ... whose merges are ranked by the vocabulary's scores (score_merges.h).
+  BpeModel(std::string source, BpeOptions options, TokenTable vocab, ScoreMerges merges);
 
   // The ids of merge "left right" and of the token it makes (left followed by
   // right without its continuing_subword_prefix); else what is wrong, naming
@@ -69,6 +72,8 @@ class BpeModel {
   size_t size() const { return vocab_.size(); }
 
  private:
+  BpeModel(std::string source, BpeOptions options, TokenTable vocab, std::variant<MergeTable, ScoreMerges> merges);
+
   struct Symbol {
     int id;
     int prev;
@@ -78,12 +83,14 @@ class BpeModel {
 
   std::vector<Symbol> split_word(std::string_view word) const;
   void merge_all(std::vector<Symbol>& symbols) const;
+  template <class Merges>
+  void merge_all_by(const Merges& merges, std::vector<Symbol>& symbols) const;
   // Looks up the ids the options name (unk_token, the "<0xXX>" byte tokens).
   void find_named_ids();
 
   std::string source_;  // file name, for the error thrown when unk_token is missing
   TokenTable vocab_;
-  MergeTable merges_;
+  std::variant<MergeTable, ScoreMerges> merges_;
   std::optional<std::string> unk_token_;
   std::optional<int> unk_id_;
   bool byte_fallback_ = false;

@@ -312,6 +312,23 @@ TEST(GgufModel, UnsupportedMetadataIsRefusedByKey) {
   EXPECT_NE(m.find("phi3.rope.dimension_count: 32 differs from the head size 64"), std::string::npos) << m;
 }
 
+// A SentencePiece vocabulary without merges has them ordered by its
+// scores; a score that is not a number has no place in that order and is
+// refused by index. tiny_llama_spm's scores are 0, -1, -2, ...: -2 -> NaN.
+TEST(GgufModel, ANotANumberScoreIsRefusedByIndex) {
+  const auto le = [](uint32_t a, uint32_t b, uint32_t c) {
+    std::string s;
+    for (uint32_t v : {a, b, c})
+      for (int i = 0; i < 4; ++i) s += static_cast<char>((v >> (8 * i)) & 0xFF);
+    return s;
+  };
+  const std::string m = bundle_error(with_string_patched(le(0xBF800000u, 0xC0000000u, 0xC0400000u),
+                                                         le(0xBF800000u, 0x7FC00000u, 0xC0400000u), "nan_score.gguf",
+                                                         gguf_path("tiny_llama_spm")));
+  EXPECT_NE(m.find("nan_score.gguf"), std::string::npos) << m;  // the file
+  EXPECT_NE(m.find("tokenizer.ggml.scores[2]: not a number"), std::string::npos) << m;
+}
+
 TEST(GgufModel, Qwen3AndPhi3ConfigsComeFromTheMetadata) {
   const auto q = load_model_bundle(gguf_path("tiny_qwen3")).config();
   EXPECT_EQ(q.arch, Arch::Llama);
