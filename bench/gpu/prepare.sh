@@ -73,9 +73,16 @@ where_to() {
     *) echo lib ;;
   esac
 }
-for b in "${BINS[@]}"; do
-  ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
-done | sort -u | while read -r soname path; do
+# Pango and Cairo are opened when a figure is first drawn, not linked
+# (engine/figures/drawing_library.h): they and what they load travel too.
+DRAWING=$(ldconfig -p | awk '$1 == "libpangocairo-1.0.so.0" {print $NF; exit}')
+[[ -n $DRAWING ]] || die "libpangocairo-1.0.so.0 (the figures' drawing library) is not installed here"
+{
+  echo "libpangocairo-1.0.so.0 $DRAWING"
+  for b in "${BINS[@]}" "$DRAWING"; do
+    ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
+  done
+} | sort -u | while read -r soname path; do
   dest=$(where_to "$soname")
   [[ $dest == skip ]] && continue
   cp -L "$path" "$STAGE/$dest/$soname"

@@ -128,7 +128,13 @@ std::string printable_token(std::string_view text, int max_chars) {
   int n = 0;
   bool cut = false, all_spaces = *valid != 0;
   for (const gchar* p = valid; *p; ++p) all_spaces = all_spaces && *p == ' ';
-  for (const gchar* p = valid; *p; p = g_utf8_next_char(p)) {
+  // (g_utf8_next_char reads GLib's g_utf8_skip table, a variable, which the
+  // libraries opened on first use cannot lend: drawing_library.h.)
+  const auto next_char = [](const gchar* p) {
+    const auto lead = static_cast<unsigned char>(*p);
+    return p + (lead < 0xC0 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4);
+  };
+  for (const gchar* p = valid; *p; p = next_char(p)) {
     const gunichar c = g_utf8_get_char(p);
     if (n == max_chars) {
       cut = true;
