@@ -91,6 +91,38 @@ TEST_P(ForwardPair, EqualsTwoSeparateCallsBitForBit) {
   EXPECT_FALSE(same_bits(op1.logits, of1.logits));
 }
 
+// A step whose logits stay in the backend (logits_to_host false, as a
+// generator asks: the CPU computes them straight into what sample() reads)
+// samples exactly what the same step with its logits on the host gives,
+// greedy and at a temperature, and hands back no logits.
+TEST_P(ForwardPair, LogitsLeftForSamplingSampleAsTheLogitsOnTheHost) {
+  const auto m = load_model_files(test::model_dir(GetParam()));
+  const auto g = test::Golden::load(GetParam());
+  const int n = std::min<int>(8, static_cast<int>(g.prompt.size()));
+  const std::vector<int> prompt(g.prompt.begin(), g.prompt.begin() + n);
+  BackendOptions bo;
+  bo.max_tokens = n + 6;
+  auto host = make_backend(Device::Cpu, m.config, m.weights, bo);
+  auto kept = host->spawn(bo);
+  ForwardOptions on_host, left;
+  left.logits_to_host = false;
+  ForwardOutput oh, ol;
+  host->forward(prompt, on_host, oh);
+  kept->forward(prompt, left, ol);
+  for (int s = 0; s < 5; ++s) {
+    EXPECT_EQ(ol.n_logits, 0);
+    EXPECT_TRUE(ol.logits.empty());
+    ASSERT_EQ(oh.n_logits, 1);
+    const SamplingParams warm{0.8f, 0, 1.0f, 17};
+    EXPECT_EQ(kept->sample(warm, uint64_t(s)), host->sample(warm, uint64_t(s))) << "step " << s;
+    const int t = host->sample(SamplingParams{}, uint64_t(s));
+    EXPECT_EQ(kept->sample(SamplingParams{}, uint64_t(s)), t) << "step " << s;
+    const int tok[1] = {t};
+    host->forward(tok, on_host, oh);
+    kept->forward(tok, left, ol);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, ForwardPair,
                          ::testing::Values("llama_gqa", "gpt2", "gpt_neox_parallel", "qwen2_fp16_sharded", "qwen3_bf16",
                                            "llama_mlkv", "gemma3", "gptj_fp16", "opt", "opt_postnorm_proj_bf16", "phi3",

@@ -427,7 +427,16 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
     head_in = emb_.data();
   }
   float* logits;
-  if (single) {
+  // One row the caller does not take (a generator's step): computed where
+  // sample() reads it, not into the output and then copied (Gemma 3's
+  // 262,144 logits were 1 MB held twice).
+  const bool only_for_sampling = single && rows == 1 && !first.opt->logits_to_host;
+  if (only_for_sampling) {
+    first.out->n_logits = 0;
+    first.out->logits.clear();
+    first.be->last_logits_.resize(V);
+    logits = first.be->last_logits_.data();
+  } else if (single) {
     first.out->n_logits = rows;
     first.out->logits.resize(size_t(rows) * V);
     logits = first.out->logits.data();
@@ -455,6 +464,7 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
     });
   }
   for (const Lane& ln : lanes) {
+    if (only_for_sampling) break;
     ForwardOutput& out = *ln.out;
     if (!single) {  // one row each, in lane order
       out.n_logits = 1;
