@@ -111,13 +111,7 @@ class Vocabulary {
 // (dict(zip(tokens, scores))). Ranked by that key on demand
 // (tokenizer/score_merges.h), not listed. `scores` by id; empty: -id.
 tok::ScoreMerges merges_from_scores(const Vocabulary& v, std::vector<double> scores) {
-  const auto& tokens = v.tokens();
-  std::unordered_map<int, uint32_t> first_listed;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    const int kept = *v.id(tokens[i]);
-    if (static_cast<std::size_t>(kept) != i) first_listed.try_emplace(kept, static_cast<uint32_t>(i));
-  }
-  return tok::ScoreMerges(std::move(scores), std::move(first_listed));
+  return tok::ScoreMerges::of_listing(v.tokens(), v.table(), std::move(scores));
 }
 
 // tokenizer.ggml.merges, each "left right" naming two tokens whose

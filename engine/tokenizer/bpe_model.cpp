@@ -246,6 +246,7 @@ void BpeModel::merge_all_by(const Merges& merges, std::vector<Symbol>& symbols) 
   struct Candidate {
     Rank rank;
     int pos;
+    int left, right;  // the pair at pos when queued
     int new_id;
   };
   struct Later {
@@ -259,7 +260,8 @@ void BpeModel::merge_all_by(const Merges& merges, std::vector<Symbol>& symbols) 
   storage.reserve(symbols.size());
   std::priority_queue<Candidate, std::vector<Candidate>, Later> queue(Later{}, std::move(storage));
   const auto push = [&](int left_pos, int left, int right) {
-    if (const auto m = merge_of(merges, vocab_, left, right)) queue.push(Candidate{m->rank, left_pos, m->merged});
+    if (const auto m = merge_of(merges, vocab_, left, right))
+      queue.push(Candidate{m->rank, left_pos, left, right, m->merged});
   };
   for (size_t i = 0; i + 1 < symbols.size(); ++i) push(static_cast<int>(i), symbols[i].id, symbols[i + 1].id);
   while (!queue.empty()) {
@@ -269,9 +271,13 @@ void BpeModel::merge_all_by(const Merges& merges, std::vector<Symbol>& symbols) 
     if (cur.len == 0 || cur.next == -1) continue;
     const int next_pos = cur.next;
     const Symbol right = symbols[next_pos];
-    // Stale entry: the pair at this position is no longer the one queued.
-    const auto now = merge_of(merges, vocab_, cur.id, right.id);
-    if (!now || now->merged != top.new_id) continue;
+    // Stale entry: the pair at this position no longer makes the merge
+    // queued. The same two ids make the same merge, so only a changed pair
+    // is looked up again.
+    if (cur.id != top.left || right.id != top.right) {
+      const auto now = merge_of(merges, vocab_, cur.id, right.id);
+      if (!now || now->merged != top.new_id) continue;
+    }
 
     cur.id = top.new_id;
     cur.len += right.len;

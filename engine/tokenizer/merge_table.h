@@ -1,7 +1,8 @@
-// BPE merges by rank and the rank of a pair of ids. The merges lie in one
-// array in rank order and the index is an open-addressing table of ranks:
-// 17-23 bytes a merge where a node-based map took ~40 (Gemma 3 has 514,847
-// merges).
+// BPE merges by rank and the rank of a pair of ids, as a tokenizer.json or
+// a GGUF file lists them. The merges lie in one array in rank order and the
+// index is an open-addressing table of ranks: 17-23 bytes a merge where a
+// node-based map took ~40 (Gemma 3's tokenizer.json lists 514,847; its
+// GGUF file lists none: score_merges.h).
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,7 @@
 #include "tokenizer/score_merges.h"
 
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,20 @@ ScoreMerges::ScoreMerges(std::vector<double> scores, std::unordered_map<int, uin
   scores_.shrink_to_fit();
 }
 
+ScoreMerges ScoreMerges::of_listing(const std::vector<std::string>& tokens, const TokenTable& vocab,
+                                    std::vector<double> scores) {
+  if (!scores.empty() && scores.size() != tokens.size())
+    throw std::invalid_argument("ScoreMerges: " + std::to_string(scores.size()) + " scores for " +
+                                std::to_string(tokens.size()) + " tokens");
+  // transformers visits the tokens in the order of their first listing.
+  std::unordered_map<int, uint32_t> first_listed;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const auto kept = vocab.find(tokens[i]);
+    if (kept && static_cast<std::size_t>(*kept) != i) first_listed.try_emplace(*kept, static_cast<uint32_t>(i));
+  }
+  return ScoreMerges(std::move(scores), std::move(first_listed));
+}
+
 std::optional<ScoreMerges::Found> ScoreMerges::find(const TokenTable& vocab, int left, int right) const {
   const auto l = vocab.spelling(left), r = vocab.spelling(right);
   if (!l || !r) return std::nullopt;
@@ -54,13 +69,10 @@ std::optional<ScoreMerges::Found> ScoreMerges::find(const TokenTable& vocab, int
   if (!merged) return std::nullopt;
   const auto m = static_cast<std::size_t>(*merged);
   const double score = scores_.empty() ? -static_cast<double>(*merged) : scores_[m];
-  const auto listed = first_listed_.find(*merged);
-  const uint32_t first = listed == first_listed_.end() ? static_cast<uint32_t>(*merged) : listed->second;
+  uint32_t first = static_cast<uint32_t>(*merged);
+  if (!first_listed_.empty())
+    if (const auto listed = first_listed_.find(*merged); listed != first_listed_.end()) first = listed->second;
   return Found{Rank{score, code_points(*l), code_points(*r), first, left, right}, *merged};
-}
-
-std::size_t ScoreMerges::bytes_held() const {
-  return scores_.capacity() * sizeof(double) + first_listed_.size() * (sizeof(int) + sizeof(uint32_t) + 16);
 }
 
 }  // namespace kvscope::tok

@@ -9,9 +9,9 @@
 // vocabulary, and its rank by the key the sort orders by.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -39,21 +39,26 @@ class ScoreMerges {
     int merged;
   };
 
-  // `scores[id]`: the score of the token `id` (one per id); empty: the score
-  // of `id` is -id (Gemma: merges in the order of the tokens' positions).
-  // `first_listed`: the position where each token whose spelling is listed
-  // more than once is listed first (for the others it is its id).
-  ScoreMerges(std::vector<double> scores, std::unordered_map<int, uint32_t> first_listed);
+  // The merges of the vocabulary `tokens` (listed by id; `vocab` holds them,
+  // a spelling listed twice keeping its last id). `scores[id]`: the score
+  // of token `id`, one per token; empty: the score of `id` is -id (Gemma:
+  // merges in the order of the tokens' positions). Throws
+  // std::invalid_argument when the scores are neither empty nor one per
+  // token.
+  static ScoreMerges of_listing(const std::vector<std::string>& tokens, const TokenTable& vocab,
+                                std::vector<double> scores);
 
   // The merge of `left` followed by `right`, tokens of `vocab` (the table
   // the scores are by id of), or nothing when their concatenation is not a
   // token.
   std::optional<Found> find(const TokenTable& vocab, int left, int right) const;
 
-  std::size_t bytes_held() const;
-
  private:
+  ScoreMerges(std::vector<double> scores, std::unordered_map<int, uint32_t> first_listed);
+
   std::vector<double> scores_;
+  // Where each token whose spelling is listed more than once is listed
+  // first (for the others it is its id); usually empty.
   std::unordered_map<int, uint32_t> first_listed_;
 };
 

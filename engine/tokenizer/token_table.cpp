@@ -3,6 +3,7 @@
 #include <cstring>
 #include <functional>
 #include <stdexcept>
+#include <string>
 
 namespace kvscope::tok {
 
@@ -56,7 +57,8 @@ void TokenTable::grow_index(std::size_t capacity) {
 }
 
 std::optional<std::string> TokenTable::add(std::string_view spelling, int id) {
-  if (id < 0 || static_cast<Slot>(id) >= kIdMask) throw std::length_error("token id outside the table's 25 bits");
+  if (id < 0 || static_cast<Slot>(id) >= kIdMask)
+    throw std::length_error("token id " + std::to_string(id) + " outside 0 .. 2^25 - 2");
   const auto at = static_cast<std::size_t>(id);
   if (at < spans_.size() && spans_[at].length != kAbsent) {
     const std::string_view held(text_.data() + spans_[at].offset, spans_[at].length);

@@ -21,7 +21,8 @@ class TokenTable {
   // reallocates nothing (optional).
   void reserve(std::size_t tokens, std::size_t bytes);
 
-  // Gives `spelling` the id `id` (0 <= id <= kMaxId, checked by the caller).
+  // Gives `spelling` the id `id` (0 <= id < 2^25 - 1, else std::length_error;
+  // the tokenizers refuse ids above BpeModel::kMaxId before they get here).
   // A spelling added again moves to the new id and leaves its old id without
   // a spelling, as a Python dict built from (spelling, id) pairs keeps the
   // last. When `id` already has another spelling nothing is added and that

@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
+#include <stdexcept>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -72,16 +74,6 @@ std::vector<BpeMerge> listed_merges(const std::vector<std::string>& tokens, cons
   return out;
 }
 
-std::unordered_map<int, uint32_t> first_listings(const std::vector<std::string>& tokens) {
-  const TokenTable vocab = table_of(tokens);
-  std::unordered_map<int, uint32_t> first;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    const int kept = *vocab.find(tokens[i]);
-    if (static_cast<std::size_t>(kept) != i) first.try_emplace(kept, static_cast<uint32_t>(i));
-  }
-  return first;
-}
-
 BpeOptions spm_options() {
   BpeOptions o;
   o.unk_token = "<unk>";
@@ -90,32 +82,41 @@ BpeOptions spm_options() {
   return o;
 }
 
-// Random tokens over a few characters of 1 to 3 bytes; every character is a
-// token but one (left to <unk> or its byte tokens), some spellings twice.
+// Random tokens over a few characters of 1 to 3 bytes, every character a
+// token but two: "x" has a byte token only, "y" neither (it is <unk>). Some
+// tokens hold the byte token or <unk> (so they merge too), one spelling is
+// empty, and some spellings are listed two or three times.
 std::vector<std::string> random_vocabulary(std::mt19937& rng, int extra) {
   const std::vector<std::string> chars = {"a", "b", "c", "d", "\xE2\x96\x81", "\xC3\xA9", "\xE4\xB8\xAD"};
-  std::vector<std::string> tokens = {"<unk>", "<0x78>"};  // "x" has a byte token only
+  const std::vector<std::string> pieces = {"a",      "b",    "c", "d", "\xE2\x96\x81", "\xC3\xA9", "\xE4\xB8\xAD",
+                                           "<0x78>", "<unk>"};
+  std::vector<std::string> tokens = {"<unk>", "<0x78>", ""};
   for (const auto& c : chars) tokens.push_back(c);
   for (int i = 0; i < extra; ++i) {
     std::string t;
     const int len = 2 + int(rng() % 5);
-    for (int k = 0; k < len; ++k) t += chars[rng() % chars.size()];
+    for (int k = 0; k < len; ++k) t += rng() % 8 == 0 ? pieces[7 + rng() % 2] : chars[rng() % chars.size()];
     tokens.push_back(t);
-    if (rng() % 16 == 0) tokens.push_back(tokens[2 + rng() % (tokens.size() - 2)]);  // listed again
+    if (rng() % 12 == 0) {  // listed again, now and then a third time
+      const std::string again = tokens[3 + rng() % (tokens.size() - 3)];
+      tokens.push_back(again);
+      if (rng() % 3 == 0) tokens.push_back(again);
+    }
   }
   return tokens;
 }
 
 std::vector<double> random_scores(std::mt19937& rng, std::size_t n) {
   // Few distinct values, so that most merges tie on the score.
-  const std::vector<double> values = {-3.5, -2.0, -1.0, -0.0, 0.0, 1.25};
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> values = {-inf, -3.5, -2.0, -1.0, -0.0, 0.0, 1.25, inf};
   std::vector<double> s(n);
   for (auto& v : s) v = values[rng() % values.size()];
   return s;
 }
 
 std::string random_word(std::mt19937& rng) {
-  const std::vector<std::string> chars = {"a", "b", "c", "d", "x", "\xE2\x96\x81", "\xC3\xA9", "\xE4\xB8\xAD"};
+  const std::vector<std::string> chars = {"a", "b", "c", "d", "x", "y", "\xE2\x96\x81", "\xC3\xA9", "\xE4\xB8\xAD"};
   std::string w;
   const int len = 1 + int(rng() % 14);
   for (int k = 0; k < len; ++k) w += chars[rng() % chars.size()];
@@ -124,7 +125,8 @@ std::string random_word(std::mt19937& rng) {
 
 void expect_same_splits(const std::vector<std::string>& tokens, const std::vector<double>& scores, std::mt19937& rng) {
   const BpeModel listed("listed.gguf", spm_options(), table_of(tokens), MergeTable(listed_merges(tokens, scores)));
-  const BpeModel ranked("ranked.gguf", spm_options(), table_of(tokens), ScoreMerges(scores, first_listings(tokens)));
+  const BpeModel ranked("ranked.gguf", spm_options(), table_of(tokens),
+                        ScoreMerges::of_listing(tokens, table_of(tokens), scores));
   for (int i = 0; i < 400; ++i) {
     const std::string word = random_word(rng);
     std::vector<int> a, b;
@@ -134,7 +136,7 @@ void expect_same_splits(const std::vector<std::string>& tokens, const std::vecto
   }
   // Every token spelled out merges back as the listed merges make it.
   for (const std::string& t : tokens) {
-    if (t == "<unk>" || t == "<0x78>") continue;
+    if (t == "<unk>" || t == "<0x78>" || t.empty()) continue;
     std::vector<int> a, b;
     listed.tokenize(t, a);
     ranked.tokenize(t, b);
@@ -170,7 +172,7 @@ TEST(ScoreMerges, RankOrdersByScoreThenLengthsThenListingThenIds) {
 TEST(ScoreMerges, FindsAMergeOnlyWhereTheConcatenationIsAToken) {
   const std::vector<std::string> tokens = {"a", "b", "ab", "c", "abc"};
   const TokenTable vocab = table_of(tokens);
-  const ScoreMerges m({0.0, 0.0, -1.0, 0.0, -2.0}, {});
+  const ScoreMerges m = ScoreMerges::of_listing(tokens, vocab, {0.0, 0.0, -1.0, 0.0, -2.0});
   const auto ab = m.find(vocab, 0, 1);
   ASSERT_TRUE(ab);
   EXPECT_EQ(ab->merged, 2);
@@ -180,6 +182,22 @@ TEST(ScoreMerges, FindsAMergeOnlyWhereTheConcatenationIsAToken) {
   EXPECT_FALSE(m.find(vocab, 1, 0));   // "ba"
   EXPECT_FALSE(m.find(vocab, 1, 3));   // "bc"
   EXPECT_FALSE(m.find(vocab, 0, 99));  // no such id
+  EXPECT_THROW(ScoreMerges::of_listing(tokens, vocab, {0.0, 1.0}), std::invalid_argument);  // not one per token
+}
+
+// A spelling listed again ranks where it was listed first, with the id and
+// the score of its last listing (dict(zip(tokens, scores)) in the order of
+// the first keys).
+TEST(ScoreMerges, ARepeatedSpellingRanksByItsFirstListing) {
+  const std::vector<std::string> tokens = {"a", "b", "c", "bc", "ab", "bc"};
+  const TokenTable vocab = table_of(tokens);
+  const ScoreMerges m = ScoreMerges::of_listing(tokens, vocab, {0, 0, 0, 1.0, 5.0, -1.0});
+  const auto bc = m.find(vocab, 1, 2);
+  ASSERT_TRUE(bc);
+  EXPECT_EQ(bc->merged, 5);              // the last id
+  EXPECT_EQ(bc->rank.score, -1.0);       // and its score
+  EXPECT_EQ(bc->rank.first_listed, 3u);  // listed first at 3
+  EXPECT_EQ(m.find(vocab, 0, 1)->rank.first_listed, 4u);
 }
 
 }  // namespace

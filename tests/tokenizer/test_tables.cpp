@@ -6,6 +6,7 @@
 
 #include <array>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,15 @@ TEST(TokenTable, AGemmaSizedVocabularyHoldsItsTextAndAFewBytesAToken) {
   EXPECT_EQ(t.find("w262143"), n - 1);
 }
 
+// (An id as high as 2^25 - 2 fits too, but its table of spans by id would
+// take 256 MB here.)
+TEST(TokenTable, IdsPastItsSlotsBitsThrow) {
+  TokenTable t;
+  EXPECT_THROW(t.add("over", (1 << 25) - 1), std::length_error);
+  EXPECT_THROW(t.add("negative", -1), std::length_error);
+  EXPECT_FALSE(t.find("over"));
+}
+
 TEST(MergeTable, FindsAPairsMergeAndRank) {
   const MergeTable m({{0, 1, 5}, {1, 2, 6}, {5, 2, 7}});
   ASSERT_NE(m.find(1, 2), nullptr);
@@ -103,7 +113,7 @@ TEST(MergeTable, APairListedTwiceKeepsItsLastRank) {
 
 TEST(MergeTable, HalfAMillionMergesAreAllFoundInABoundedTable) {
   std::vector<BpeMerge> merges;
-  const int n = 514847;  // Gemma 3's count
+  const int n = 514847;  // Gemma 3's tokenizer.json lists as many
   for (int r = 0; r < n; ++r) merges.push_back({r % 1021, r / 1021, r});
   const MergeTable m(merges);
   for (int r = 0; r < n; ++r) {
