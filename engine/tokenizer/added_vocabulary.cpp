@@ -34,19 +34,31 @@ void AddedVocabulary::Trie::insert(std::string_view pattern, int token) {
   int node = 0;
   for (char ch : pattern) {
     auto b = static_cast<unsigned char>(ch);
-    auto& kids = nodes[node].children;
-    auto it = std::lower_bound(kids.begin(), kids.end(), b,
-                               [](const std::pair<unsigned char, int>& e, unsigned char v) { return e.first < v; });
+    auto& kids = growing_[node].children;
+    auto it = std::lower_bound(kids.begin(), kids.end(), b, [](const Edge& e, unsigned char v) { return e.first < v; });
     if (it != kids.end() && it->first == b) {
       node = it->second;
     } else {
-      int fresh = static_cast<int>(nodes.size());
+      int fresh = static_cast<int>(growing_.size());
       kids.insert(it, {b, fresh});  // `kids` may dangle after the push below; not used again
-      nodes.push_back(Node{});
+      growing_.push_back(Growing{});
       node = fresh;
     }
   }
-  if (nodes[node].token < 0) nodes[node].token = token;  // first of equal patterns wins
+  if (growing_[node].token < 0) growing_[node].token = token;  // first of equal patterns wins
+}
+
+void AddedVocabulary::Trie::freeze() {
+  nodes.assign(growing_.size(), Node{});
+  edges.clear();
+  for (std::size_t i = 0; i < growing_.size(); ++i) {
+    nodes[i] = Node{static_cast<uint32_t>(edges.size()), static_cast<uint32_t>(growing_[i].children.size()),
+                    growing_[i].token};
+    edges.insert(edges.end(), growing_[i].children.begin(), growing_[i].children.end());
+  }
+  nodes.shrink_to_fit();
+  edges.shrink_to_fit();
+  std::vector<Growing>().swap(growing_);
 }
 
 std::pair<int, size_t> AddedVocabulary::Trie::longest_at(std::string_view text, size_t pos) const {
@@ -54,10 +66,11 @@ std::pair<int, size_t> AddedVocabulary::Trie::longest_at(std::string_view text, 
   std::pair<int, size_t> best{-1, 0};
   for (size_t i = pos; i < text.size(); ++i) {
     auto b = static_cast<unsigned char>(text[i]);
-    const auto& kids = nodes[node].children;
-    auto it = std::lower_bound(kids.begin(), kids.end(), b,
-                               [](const std::pair<unsigned char, int>& e, unsigned char v) { return e.first < v; });
-    if (it == kids.end() || it->first != b) break;
+    const Node& n = nodes[node];
+    const Edge* kids = edges.data() + n.first_edge;
+    const Edge* it =
+        std::lower_bound(kids, kids + n.edges, b, [](const Edge& e, unsigned char v) { return e.first < v; });
+    if (it == kids + n.edges || it->first != b) break;
     node = it->second;
     if (nodes[node].token >= 0) best = {nodes[node].token, i + 1 - pos};
   }
@@ -108,6 +121,8 @@ AddedVocabulary AddedVocabulary::parse(const JsonField& list, const BpeModel& mo
     if (!pattern.empty()) (t.normalized ? v.normalized_trie_ : v.raw_trie_).insert(pattern, index);
     v.tokens_.push_back(std::move(t));
   }
+  v.raw_trie_.freeze();
+  v.normalized_trie_.freeze();
   return v;
 }
 
