@@ -6,7 +6,6 @@
 #include <optional>
 #include <string_view>
 #include <unordered_map>
-#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -102,18 +101,6 @@ class Vocabulary {
   tok::TokenTable table_;
 };
 
-// The merges transformers' generate_merges recovers from a SentencePiece
-// vocabulary's scores: every split of a token into two tokens of the
-// vocabulary, ordered within a token by the pieces' ids, then all of them by
-// (score, left length, right length) descending, ties kept in that order;
-// lengths count code points, as Python's len. The tokens are visited in the
-// order of their first listing, with the score of the last
-// (dict(zip(tokens, scores))). Ranked by that key on demand
-// (tokenizer/score_merges.h), not listed. `scores` by id; empty: -id.
-tok::ScoreMerges merges_from_scores(const Vocabulary& v, std::vector<double> scores) {
-  return tok::ScoreMerges::of_listing(v.tokens(), v.table(), std::move(scores));
-}
-
 // tokenizer.ggml.merges, each "left right" naming two tokens whose
 // concatenation is a token too.
 std::vector<tok::BpeMerge> merges_from_metadata(const GgufFile& f, const Vocabulary& vocab) {
@@ -184,10 +171,9 @@ std::vector<int64_t> token_types(const GgufFile& f, std::size_t n_tokens) {
 // BPE model built from the vocabulary and merges directly (hundreds of
 // thousands of entries for a large model: written out as JSON and read back
 // they took seconds and hundreds of MB).
-template <class Merges>  // tok::MergeTable or tok::ScoreMerges
 Tokenizer build_tokenizer(const GgufFile& f, nlohmann::json added, nlohmann::json normalizer, nlohmann::json pre,
                           nlohmann::json post, nlohmann::json decoder, tok::BpeOptions options, Vocabulary& vocab,
-                          Merges merges) {
+                          tok::BpeMerges merges) {
   nlohmann::json head = nlohmann::json::object();
   head["version"] = "1.0";
   head["truncation"] = nullptr;
@@ -300,12 +286,14 @@ Tokenizer sentencepiece_tokenizer(const GgufFile& f, SentencePieceClass cls) {
     spelled.push_back(gemma ? gemma_spelling(file_tokens[i]) : file_tokens[i]);
   }
   Vocabulary vocab(std::move(spelled));
-  std::variant<tok::MergeTable, tok::ScoreMerges> merges = tok::MergeTable();
+  // Without listed merges, those transformers' generate_merges recovers from
+  // the scores, ranked on demand (tokenizer/score_merges.h).
+  tok::BpeMerges merges;
   if (f.find("tokenizer.ggml.merges")) {
     merges = tok::MergeTable(merges_from_metadata(f, vocab));
   } else if (gemma) {
     // Gemma's scores do not follow its merge order; the tokens' positions do.
-    merges = merges_from_scores(vocab, {});
+    merges = tok::ScoreMerges::of_listing(vocab.tokens(), vocab.table(), {});
   } else {
     const GgufValue* sc = f.find("tokenizer.ggml.scores");
     if (!sc || !sc->is_array() || sc->reals.size() != file_tokens.size())
@@ -315,7 +303,7 @@ Tokenizer sentencepiece_tokenizer(const GgufFile& f, SentencePieceClass cls) {
       if (std::isnan(sc->reals[i]))
         throw Error(f.source(), "tokenizer.ggml.scores[" + std::to_string(i) + "]",
                     "not a number (the merges are ordered by the scores)");
-    merges = merges_from_scores(vocab, sc->reals);
+    merges = tok::ScoreMerges::of_listing(vocab.tokens(), vocab.table(), sc->reals);
   }
   const nlohmann::json added =
       gemma ? sentencepiece_added_tokens(f, file_tokens, vocab, {"<bos>", "<eos>", "<unk>", "<pad>", "<mask>"})
@@ -350,13 +338,8 @@ Tokenizer sentencepiece_tokenizer(const GgufFile& f, SentencePieceClass cls) {
   if (gemma) options.unk_token = "<unk>";
   options.fuse_unk = true;
   options.byte_fallback = true;
-  const nlohmann::json post = post_processor(f, file_tokens, add_bos);
-  return std::visit(
-      [&](auto& m) {
-        return build_tokenizer(f, added, normalizer, pre, post, {{"type", "Sequence"}, {"decoders", decoders}},
-                               std::move(options), vocab, std::move(m));
-      },
-      merges);
+  return build_tokenizer(f, added, normalizer, pre, post_processor(f, file_tokens, add_bos),
+                         {{"type", "Sequence"}, {"decoders", decoders}}, std::move(options), vocab, std::move(merges));
 }
 
 }  // namespace

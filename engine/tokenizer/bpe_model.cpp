@@ -105,16 +105,7 @@ std::unique_ptr<BpeModel> BpeModel::parse(const JsonField& model, const Streamed
                                     MergeTable(std::move(merges)));
 }
 
-BpeModel::BpeModel(std::string source, BpeOptions options, TokenTable vocab, MergeTable merges)
-    : BpeModel(std::move(source), std::move(options), std::move(vocab),
-               std::variant<MergeTable, ScoreMerges>(std::move(merges))) {}
-
-BpeModel::BpeModel(std::string source, BpeOptions options, TokenTable vocab, ScoreMerges merges)
-    : BpeModel(std::move(source), std::move(options), std::move(vocab),
-               std::variant<MergeTable, ScoreMerges>(std::move(merges))) {}
-
-BpeModel::BpeModel(std::string source, BpeOptions options, TokenTable vocab,
-                   std::variant<MergeTable, ScoreMerges> merges)
+BpeModel::BpeModel(std::string source, BpeOptions options, TokenTable vocab, BpeMerges merges)
     : source_(std::move(source)),
       vocab_(std::move(vocab)),
       merges_(std::move(merges)),

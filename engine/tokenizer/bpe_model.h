@@ -28,6 +28,9 @@ struct StringHash {
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
+// A BPE model's merges: listed, or ranked by its vocabulary's scores.
+using BpeMerges = std::variant<MergeTable, ScoreMerges>;
+
 // What tokenizer.json's model says besides its vocabulary and merges.
 struct BpeOptions {
   std::optional<std::string> unk_token;
@@ -50,10 +53,9 @@ class BpeModel {
   static std::unique_ptr<BpeModel> parse(const JsonField& model, const StreamedBpe& taken);
 
   // A model from parts read elsewhere (a GGUF file's metadata); `source`
-  // names the file in errors thrown while tokenizing.
-  BpeModel(std::string source, BpeOptions options, TokenTable vocab, MergeTable merges);
-  // ... whose merges are ranked by the vocabulary's scores (score_merges.h).
-  BpeModel(std::string source, BpeOptions options, TokenTable vocab, ScoreMerges merges);
+  // names the file in errors thrown while tokenizing. The merges are listed
+  // (MergeTable) or ranked by the vocabulary's scores (ScoreMerges).
+  BpeModel(std::string source, BpeOptions options, TokenTable vocab, BpeMerges merges);
 
   // The ids of merge "left right" and of the token it makes (left followed by
   // right without its continuing_subword_prefix); else what is wrong, naming
@@ -72,8 +74,6 @@ class BpeModel {
   size_t size() const { return vocab_.size(); }
 
  private:
-  BpeModel(std::string source, BpeOptions options, TokenTable vocab, std::variant<MergeTable, ScoreMerges> merges);
-
   struct Symbol {
     int id;
     int prev;
@@ -90,7 +90,7 @@ class BpeModel {
 
   std::string source_;  // file name, for the error thrown when unk_token is missing
   TokenTable vocab_;
-  std::variant<MergeTable, ScoreMerges> merges_;
+  BpeMerges merges_;
   std::optional<std::string> unk_token_;
   std::optional<int> unk_id_;
   bool byte_fallback_ = false;

@@ -464,7 +464,7 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
     });
   }
   for (const Lane& ln : lanes) {
-    if (only_for_sampling) break;
+    if (only_for_sampling) break;  // nothing to hand out or copy
     ForwardOutput& out = *ln.out;
     if (!single) {  // one row each, in lane order
       out.n_logits = 1;
