@@ -12,6 +12,9 @@
 
 #include <pthread.h>
 #include <sched.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "common/error.h"
 
@@ -52,6 +55,18 @@ thread_local bool t_in_pool = false;
 class Pool {
  public:
   explicit Pool(int threads) {
+#if defined(__GLIBC__)
+    // The workers allocate from the one heap the callers use, not an arena
+    // each: glibc gives back the top of a worker's arena only when more
+    // than its trim threshold (raised as large blocks are freed, up to
+    // 64 MB) is free there, and return_freed_heap() (malloc_trim) trims
+    // the top of the main heap only, so a prompt's attention scores
+    // allocated by a worker (a row over the prompt per token, 3.6 MB a
+    // task at 943 tokens) stayed resident after they were freed. The
+    // workers allocate scratch once per call, not per task, so they
+    // hardly contend for the one heap.
+    mallopt(M_ARENA_MAX, 1);
+#endif
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
     const bool known = sched_getaffinity(0, sizeof(allowed), &allowed) == 0;

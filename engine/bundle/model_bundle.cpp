@@ -1,9 +1,6 @@
 #include "bundle/model_bundle.h"
 
 #include <unistd.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include <algorithm>
 #include <cstdlib>
@@ -11,6 +8,7 @@
 #include "bundle/downloaded_models.h"
 #include "bundle/gguf_tokenizer.h"
 #include "common/error.h"
+#include "common/freed_heap.h"
 #include "io/json_file.h"
 #include "model/gguf_model.h"
 
@@ -31,19 +29,13 @@ std::string special_name(const nlohmann::json& v) {
   return "";
 }
 
+}  // namespace
+
 // Building a tokenizer leaves many freed small blocks behind: a
 // tokenizer.json's members and merges are parsed one small value at a
-// time, and a GGUF file's token list and merges pass through vectors of
-// strings and candidate merges (tens of MB for Gemma 3's 262,144 tokens). glibc keeps freed pages in the
-// process's resident memory until asked to return them; without this a
-// run's peak is those plus the model.
-void return_freed_heap() {
-#if defined(__GLIBC__)
-  malloc_trim(0);
-#endif
-}
-
-}  // namespace
+// time, and a GGUF file's token list passes through vectors of strings
+// (tens of MB for Gemma 3's 262,144 tokens); they are returned with
+// return_freed_heap() once the bundle is built.
 
 ModelBundle load_model_bundle(const fs::path& dir) {
   ModelBundle b;

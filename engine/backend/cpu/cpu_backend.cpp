@@ -12,6 +12,7 @@
 #include "backend/leverage_scores.h"
 #include "backend/parallel.h"
 #include "backend/sampler.h"
+#include "common/freed_heap.h"
 #include "io/dtype.h"
 #include "kv/row_moves.h"
 #include "model/rope.h"
@@ -201,6 +202,26 @@ int CpuBackend::prepare_forward(int n, const ForwardOptions& opt, ForwardOutput&
     for (int s = 0; s < S; ++s) contrib_[s].assign(size_t(rows) * kv().len(s), 0.0f);
   }
   return first_pos;
+}
+
+// What a call of several query rows sized by their number: each attention
+// task's scores (rows x slots) and the statistic's per-row contributions.
+void CpuBackend::release_prompt_scratch() {
+  head_scratch_.clear();
+  head_scratch_.shrink_to_fit();
+  for (auto& c : contrib_) std::vector<float>().swap(c);
+  std::vector<float>().swap(stat_total_);
+}
+
+std::size_t CpuBackend::scratch_bytes() const {
+  std::size_t floats = stat_total_.capacity();
+  for (const auto* v : {&x_, &h_, &q_, &kn_, &vn_, &att_, &o_, &up_, &gate_, &mlp_, &emb_}) floats += v->capacity();
+  for (const auto& c : contrib_) floats += c.capacity();
+  for (const HeadScratch& s : head_scratch_) {
+    const auto& k = s.keyformer;  // 4-byte elements, like the floats
+    floats += s.scores.capacity() + k.block.capacity() + k.draws.capacity() + k.word_at.capacity() + k.z.capacity();
+  }
+  return floats * sizeof(float);
 }
 
 // ExpectedAttention's moments of this call's n queries of `layer`, before
@@ -408,7 +429,6 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
     if (ln.opt->stats.active()) ln.be->finish_stats(ln.n, ln.opt->stats);
     if (ln.opt->value_weights) ln.be->update_value_weights();
   }
-
   // The head over the rows whose logits are wanted. One lane writes
   // straight into its output; paired lanes (one row each, consecutive)
   // share one product and are copied out.
@@ -425,6 +445,31 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
     emb_.resize(size_t(rows) * e);
     cpu::linear(h_.data(), rows, model_->project_out, emb_.data());
     head_in = emb_.data();
+  }
+  // A prompt's rows are returned before the head is read: the head is the
+  // largest matrix (Gemma 3's 262,144 rows) and its pages would otherwise
+  // come in while the prompt's activations (~36 KB a token) and its
+  // attention scores (a token's row over the prompt, per task) are still
+  // held. What is left is the head's input rows (one, unless every row's
+  // logits are asked for). Decode steps (one row a lane) keep theirs, so
+  // they allocate nothing.
+  bool any_prompt = false;
+  for (const Lane& ln : lanes)
+    if (ln.n > 1) {
+      ln.be->release_prompt_scratch();
+      any_prompt = true;
+    }
+  if (any_prompt) {
+    for (std::vector<float>* rows_of : {&x_, &q_, &kn_, &vn_, &att_, &o_, &up_, &gate_, &mlp_})
+      std::vector<float>().swap(*rows_of);
+    // The head reads its rows from h_, or from emb_ after OPT's projection.
+    std::vector<float>& kept = model_->project_out.empty() ? h_ : emb_;
+    std::vector<float>& gone = model_->project_out.empty() ? emb_ : h_;
+    std::vector<float>().swap(gone);
+    kept.resize(size_t(rows) * (model_->project_out.empty() ? d : e));
+    kept.shrink_to_fit();
+    head_in = kept.data();
+    return_freed_heap();
   }
   float* logits;
   // One row the caller does not take (a generator's step): computed where

@@ -59,6 +59,10 @@ class CpuBackend final : public Backend {
   // Direct access for tests: the cached key / value row of a slot.
   const float* key(int seg, int slot) const { return k_.data() + row_of(seg, slot) * hd_; }
   const float* value(int seg, int slot) const { return v_.data() + row_of(seg, slot) * hd_; }
+  // Bytes the per-call work buffers hold between calls (activations,
+  // attention scores, statistic contributions; not the cache or the
+  // logits). For tests: a prompt's rows are not kept for the decode steps.
+  std::size_t scratch_bytes() const;
 
  private:
   void do_forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) override;
@@ -92,6 +96,7 @@ class CpuBackend final : public Backend {
     std::vector<float> scores;  // [query row][slot] (a prompt), [head][slot] (a decode step)
     cpu::KeyformerRowScratch keyformer;
   };
+  void release_prompt_scratch();
   bool tasks_by_kv_head(int n, const SlotStatRule& rule) const;
   int attention_tasks(int n, const SlotStatRule& rule);
   void attention_task(int t, int layer, int n, const float* q, float* out, AttentionRows* capture,
