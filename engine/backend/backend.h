@@ -157,6 +157,17 @@ class Backend {
   // same tokens, both compute the same bits. Pending work is finished first,
   // hence not const. sample() needs a forward() on the copy first.
   virtual std::unique_ptr<Backend> clone() = 0;
+  // The full-cache twin of this run while nothing has been evicted yet (a
+  // session's shadow after a one-shot prompt): a clone() in Original
+  // positions. Until a slot leaves, compacted and original positions are
+  // the same numbers, and the statistics change no K, V or logits, so the
+  // twin holds the bits a spawn() fed the same tokens would, without
+  // computing the prompt again. Throws kvscope::Error unless
+  // holds_every_token().
+  std::unique_ptr<Backend> clone_as_full_cache();
+  // Whether every segment still holds every token fed so far (nothing
+  // evicted, by a policy or by a sliding window).
+  bool holds_every_token() const;
 
   const KvBook& kv() const { return book_; }
   // Per-slot statistic of each segment (same order as kv().positions(seg)),

@@ -148,6 +148,21 @@ void Backend::retain(int seg, std::span<const int> keep) {
   }
 }
 
+bool Backend::holds_every_token() const {
+  for (int s = 0; s < book_.layout().n_segments(); ++s)
+    if (book_.len(s) != seen_) return false;
+  return true;
+}
+
+std::unique_ptr<Backend> Backend::clone_as_full_cache() {
+  if (!holds_every_token())
+    throw Error("backend", "", "a run that evicted is not a full-cache run: its twin must compute its tokens again");
+  std::unique_ptr<Backend> twin = clone();
+  twin->opts_.positions = PositionMode::Original;
+  twin->clear_slot_stats();
+  return twin;
+}
+
 void Backend::reset() {
   book_.clear();
   for (auto& st : stats_) st.clear();

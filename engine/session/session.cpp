@@ -227,6 +227,20 @@ void Session::run_shadow_forward(std::span<const int> toks) {
   run_native_forward(toks);
 }
 
+// A one-shot prompt's pass is the full-cache run's too: nothing has been
+// evicted yet, and the run's statistics change no K, V or logits. Its
+// captures are the shadow's (the same layers, the last query row), so the
+// shadow is a copy made before the first eviction, not the prompt computed
+// again: half the prefill of a session with metrics, and the second pass's
+// activations are not held beside every page of the weights.
+void Session::shadow_the_prompt(std::span<const int> prompt) {
+  if (!backend_->holds_every_token()) return run_shadow_forward(prompt);
+  shadow_.reset();  // its empty cache goes before the copy's is made
+  shadow_ = backend_->clone_as_full_cache();
+  shadow_out_ = out_;
+  run_native_forward(prompt);
+}
+
 namespace {
 const float* last_logits(const ForwardOutput& o, int vocab) {
   return o.logits.data() + (o.n_logits - 1) * size_t(vocab);
@@ -271,7 +285,10 @@ void Session::prefill() {
       }
     }
   }
-  if (metrics_) run_shadow_forward(prompt);
+  if (metrics_) {
+    if (cfg_.policy.prefill == PrefillMode::OneShot) shadow_the_prompt(prompt);
+    else run_shadow_forward(prompt);
+  }
   finish_prefill();
 }
 
@@ -291,7 +308,7 @@ void Session::run_prompt_forward() {
     throw Error("session", "", "a streaming prefill evicts inside the prompt; it cannot be shared");
   row_ = 0;
   run_forward(std::span<const int>(tokens_.data(), prompt_len_), true);
-  if (metrics_) run_shadow_forward(std::span<const int>(tokens_.data(), prompt_len_));
+  if (metrics_) shadow_the_prompt(std::span<const int>(tokens_.data(), prompt_len_));
   prompt_forward_pending_ = true;
 }
 

@@ -122,6 +122,7 @@ class Session {
   ForwardOptions shadow_options() const;
   void run_forward(std::span<const int> toks, bool capture, std::function<void()> alongside_head = {});
   void run_shadow_forward(std::span<const int> toks);
+  void shadow_the_prompt(std::span<const int> prompt);
   void run_native_forward(std::span<const int> toks);
   // A step's bookkeeping after its forward pass: choose, record, measure
   // (before eviction, against the shadow run), evict, add the metrics row.

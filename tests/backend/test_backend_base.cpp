@@ -387,3 +387,63 @@ TEST(BackendBase, CpuRunIsUntouchedByARefusedRetain) {
 
 }  // namespace
 }  // namespace kvscope
+
+namespace kvscope {
+namespace {
+
+// A session's shadow after a one-shot prompt is a copy of the run
+// (Backend::clone_as_full_cache), not the prompt computed again: the copy
+// must hold the bits of a full-cache run fed the same tokens, though the
+// run it was copied from keeps compacted positions and gathered
+// statistics, and then decode alongside that run step for step.
+TEST(BackendBase, AFullCacheTwinIsTheRunASpawnFedTheSameTokensWouldBe) {
+  for (const char* model : {"llama_gqa", "mpt"}) {  // RoPE, ALiBi
+    for (const StatSource source : {StatSource::Attention, StatSource::GumbelSoftmax, StatSource::KeyNorm}) {
+      SCOPED_TRACE(std::string(model) + " statistic " + std::to_string(int(source)));
+      const auto m = load_model_files(test::model_dir(model));
+      BackendOptions bo;
+      bo.max_tokens = 24;
+      bo.positions = PositionMode::Compacted;
+      auto run = make_backend(Device::Cpu, m.config, m.weights, bo);
+      BackendOptions so = bo;
+      so.positions = PositionMode::Original;
+      auto spawned = run->spawn(so);
+      ForwardOptions fo;  // the run's: a statistic and the last query's rows
+      fo.stats.source = source;
+      fo.capture_layers = {0, 1};
+      fo.capture_last_query_only = true;
+      ForwardOptions full = fo;  // the shadow's: no statistic
+      full.stats = SlotStatRule{};
+      ForwardOutput run_out, spawned_out, twin_out;
+      const std::vector<int> prompt = {5, 9, 14, 2, 7, 11, 4, 8};
+      run->forward(prompt, fo, run_out);
+      spawned->forward(prompt, full, spawned_out);
+      ASSERT_TRUE(run->holds_every_token());
+      const auto twin = run->clone_as_full_cache();
+      EXPECT_EQ(twin->options().positions, PositionMode::Original);
+      EXPECT_TRUE(testing_rows::same_bits(run_out.logits, spawned_out.logits));
+      ASSERT_EQ(run_out.attention.size(), spawned_out.attention.size());
+      for (std::size_t i = 0; i < run_out.attention.size(); ++i)
+        EXPECT_TRUE(testing_rows::same_bits(run_out.attention[i].probs, spawned_out.attention[i].probs));
+      // The run evicts; the twin and the spawned run go on with every slot.
+      for (int s = 0; s < run->kv().layout().n_segments(); ++s) run->retain(s, std::vector<int>{0, 3, 6, 7});
+      EXPECT_FALSE(run->holds_every_token());
+      EXPECT_THROW(run->clone_as_full_cache(), Error);
+      for (const int tok : {3, 12, 6}) {
+        const int one[1] = {tok};
+        twin->forward(one, full, twin_out);
+        spawned->forward(one, full, spawned_out);
+        EXPECT_TRUE(testing_rows::same_bits(twin_out.logits, spawned_out.logits));
+        for (std::size_t i = 0; i < twin_out.attention.size(); ++i)
+          EXPECT_TRUE(testing_rows::same_bits(twin_out.attention[i].probs, spawned_out.attention[i].probs));
+      }
+      for (int s = 0; s < twin->kv().layout().n_segments(); ++s) {
+        EXPECT_EQ(twin->kv().positions(s), spawned->kv().positions(s));
+        EXPECT_EQ(twin->kv().rope_positions(s), spawned->kv().rope_positions(s));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kvscope
