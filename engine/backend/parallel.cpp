@@ -51,6 +51,7 @@ int next_of(uint64_t w) { return static_cast<int>(w & kIndexMask); }
 constexpr auto kSpinFor = std::chrono::microseconds(300);
 
 thread_local bool t_in_pool = false;
+thread_local int t_worker = 0;  // pool_thread_index()
 
 class Pool {
  public:
@@ -72,7 +73,10 @@ class Pool {
     const bool known = sched_getaffinity(0, sizeof(allowed), &allowed) == 0;
     const int caller_cpu = sched_getcpu();
     for (int i = 1; i < threads; ++i) {
-      workers_.emplace_back([this] { work(); });
+      workers_.emplace_back([this, i] {
+        t_worker = i;
+        work();
+      });
       // A new thread starts on its creator's core, and the scheduler can
       // take tens of milliseconds to move a spinning worker to an idle
       // one; until then the two take turns. Starting the workers away from
@@ -205,6 +209,7 @@ Pool& pool() {
 }  // namespace
 
 int pool_threads() { return pool().threads(); }
+int pool_thread_index() { return t_worker; }
 
 void parallel_for_impl(int n, void (*task)(void* ctx, int i), void* ctx) {
   if (n <= 0) return;

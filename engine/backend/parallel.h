@@ -17,6 +17,12 @@ namespace kvscope {
 // it), else the cores this process may run on, at most 64.
 int pool_threads();
 
+// Which of the pool's threads runs the calling code: 1 .. pool_threads() - 1
+// for its workers, 0 for any other thread (a caller, whose tasks it runs
+// itself). A task can keep scratch per thread rather than per task: only
+// pool_threads() tasks of a call run at once.
+int pool_thread_index();
+
 // Runs task(i) for every i in [0, n) on the pool's threads and the caller,
 // and returns when all have finished; the first exception a task throws is
 // rethrown here. Tasks must not depend on running in any order. A call made

@@ -540,10 +540,12 @@ bool CpuBackend::tasks_by_kv_head(int n, const SlotStatRule& rule) const {
 
 // The number of attention tasks of a layer in this call (tasks_by_kv_head
 // says which); the capture rows were shaped by begin_forward().
+// Scratch is per thread, not per task: a prompt's scores are a row over
+// the prompt per token (3.7 MB a task for SmolLM2 at 966 tokens), and only
+// pool_threads() of a layer's tasks (9 query heads) run at once.
 int CpuBackend::attention_tasks(int n, const SlotStatRule& rule) {
-  const int tasks = tasks_by_kv_head(n, rule) ? layout_.n_kv_heads : model_->cfg.n_heads;
-  if (head_scratch_.size() < size_t(tasks)) head_scratch_.resize(tasks);
-  return tasks;
+  if (head_scratch_.size() < size_t(pool_threads())) head_scratch_.resize(pool_threads());
+  return tasks_by_kv_head(n, rule) ? layout_.n_kv_heads : model_->cfg.n_heads;
 }
 
 void CpuBackend::attention_task(int t, int layer, int n, const float* q, float* out, AttentionRows* capture,
@@ -551,12 +553,13 @@ void CpuBackend::attention_task(int t, int layer, int n, const float* q, float* 
   const int G = layout_.group_size();
   const bool by_group = tasks_by_kv_head(n, rule);
   const int h0 = by_group ? t * G : t, h1 = by_group ? h0 + G : t + 1;
+  HeadScratch& scratch = head_scratch_[pool_thread_index()];
   if (n == 1) {
-    attend_group(layer, h0, h1 - h0, q, out, capture, rule, capture_logits, head_scratch_[t]);
+    attend_group(layer, h0, h1 - h0, q, out, capture, rule, capture_logits, scratch);
     return;
   }
   for (int h = h0; h < h1; ++h)
-    attend_head(layer, h, n, q, out, capture, rule, last_only ? n - 1 : 0, capture_logits, head_scratch_[t]);
+    attend_head(layer, h, n, q, out, capture, rule, last_only ? n - 1 : 0, capture_logits, scratch);
 }
 
 // Query head h of a prompt (n > 1 query rows): scores, mask, the

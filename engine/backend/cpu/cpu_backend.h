@@ -135,7 +135,7 @@ class CpuBackend final : public Backend {
   std::vector<std::vector<float>> contrib_;   // [segment][row][slot]: this call's statistic contributions
   std::vector<float> stat_total_;             // one segment's contributions of this call
   std::vector<float> key_norm_, key_anchor_;  // key_scores: one segment's key norms and mean direction
-  std::vector<HeadScratch> head_scratch_;     // one per attention task (parallel.h)
+  std::vector<HeadScratch> head_scratch_;     // one per pool thread (pool_thread_index())
 };
 
 }  // namespace kvscope
