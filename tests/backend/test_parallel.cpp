@@ -43,9 +43,7 @@ TEST(Parallel, ATaskErrorReachesTheCallerAndThePoolGoesOn) {
 
 TEST(Parallel, ACallFromATaskRunsItsTasksInOrder) {
   std::vector<std::vector<int>> seen(4);
-  parallel_for(4, [&](int outer) {
-    parallel_for(5, [&](int inner) { seen[outer].push_back(inner); });
-  });
+  parallel_for(4, [&](int outer) { parallel_for(5, [&](int inner) { seen[outer].push_back(inner); }); });
   for (const auto& s : seen) EXPECT_EQ(s, (std::vector<int>{0, 1, 2, 3, 4}));
 }
 
@@ -60,6 +58,31 @@ TEST(Parallel, TwoCallingThreadsBothGetEveryTaskRun) {
   t2.join();
   EXPECT_EQ(a.load(), 2000L * 21);
   EXPECT_EQ(b.load(), 2000L * 21);
+}
+
+// Scratch kept per pool thread (the CPU backend's attention) is safe only
+// if no two tasks running at once have the same index.
+TEST(Parallel, TasksRunningAtOnceHaveDifferentThreadIndexes) {
+  EXPECT_EQ(pool_thread_index(), 0);  // a caller
+  const int T = pool_threads();
+  std::vector<std::atomic<int>> busy(T);
+  std::atomic<int> clashes{0}, out_of_range{0};
+  // Rounds: a pool made by the first call may start its workers late.
+  for (int round = 0; round < 4; ++round)
+    parallel_for(64, [&](int) {
+      const int k = pool_thread_index();
+      if (k < 0 || k >= T) {
+        out_of_range.fetch_add(1);
+        return;
+      }
+      if (busy[k].fetch_add(1) != 0) clashes.fetch_add(1);
+      volatile double x = 0;
+      for (int j = 0; j < 200000; ++j) x = x + j;  // ~0.2 ms: long enough to overlap
+      busy[k].fetch_sub(1);
+    });
+  EXPECT_EQ(out_of_range.load(), 0);
+  EXPECT_EQ(clashes.load(), 0);
+  EXPECT_EQ(pool_thread_index(), 0);
 }
 
 TEST(Parallel, LinearBandsHaveAFixedWidthAndCoverEveryFeature) {
