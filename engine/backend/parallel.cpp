@@ -144,7 +144,12 @@ class Pool {
 
   void work() {
     t_in_pool = true;
-    uint64_t seen = epoch_of(job_.load());
+    // The epoch before the first job (workers are made with the pool): a
+    // worker that starts after the first job was posted still joins it.
+    // (Reading job_ here let a late start take that job as seen: the
+    // caller ran the process's first call alone, ~40 ms of a 2-thread
+    // prompt.)
+    uint64_t seen = 0;
     while (!stop_.load(std::memory_order_relaxed)) {
       auto idle_since = std::chrono::steady_clock::now();
       uint64_t epoch = seen;
