@@ -227,12 +227,13 @@ void Session::run_shadow_forward(std::span<const int> toks) {
   run_native_forward(toks);
 }
 
-// A one-shot prompt's pass is the full-cache run's too: nothing has been
-// evicted yet, and the run's statistics change no K, V or logits. Its
-// captures are the shadow's (the same layers, the last query row), so the
-// shadow is a copy made before the first eviction, not the prompt computed
-// again: half the prefill of a session with metrics, and the second pass's
-// activations are not held beside every page of the weights.
+// While nothing has been evicted (always after a one-shot prompt; after a
+// streaming one only if every token was kept), the prompt's pass is the
+// full-cache run's too: the run's statistics change no K, V or logits, and
+// its captures are the shadow's (the same layers, the last query row). So
+// the shadow is a copy made before the first eviction, not the prompt
+// computed again: half the prefill of a session with metrics, and the
+// second pass's activations are not held beside every page of the weights.
 void Session::shadow_the_prompt(std::span<const int> prompt) {
   if (!backend_->holds_every_token()) return run_shadow_forward(prompt);
   shadow_.reset();  // its empty cache goes before the copy's is made
@@ -285,10 +286,7 @@ void Session::prefill() {
       }
     }
   }
-  if (metrics_) {
-    if (cfg_.policy.prefill == PrefillMode::OneShot) shadow_the_prompt(prompt);
-    else run_shadow_forward(prompt);
-  }
+  if (metrics_) shadow_the_prompt(prompt);
   finish_prefill();
 }
 
