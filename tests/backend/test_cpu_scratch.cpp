@@ -5,6 +5,8 @@
 // (bench/NOTES.md: Gemma 3's resident memory at long prompts).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
@@ -77,6 +79,57 @@ TEST(CpuScratch, APromptsRowsAreNotKeptForTheDecodeSteps) {
     ASSERT_EQ(prompt.logits.size(), steps.logits.size());
     for (std::size_t i = 0; i < prompt.logits.size(); ++i) EXPECT_NEAR(prompt.logits[i], steps.logits[i], 1e-4);
   }
+}
+
+// What a prompt call holds while its layers run (between_layers), with
+// the statistic of `reduce` over the readers of each segment.
+struct DuringPrompt {
+  std::size_t scratch = 0, contributions = 0;  // the largest seen
+  int segments = 0, slots = 0;
+};
+
+DuringPrompt during_prompt(const std::string& model, int tokens, ReaderReduce reduce) {
+  auto m = load_model_files(test::model_dir(model));
+  const auto g = test::Golden::load(model);
+  m.config.max_positions = std::max(m.config.max_positions, tokens);  // RoPE: longer than the tiny checkpoint's 128
+  BackendOptions bo;
+  bo.max_tokens = tokens;
+  CpuBackend be(CpuModel::create(m.config, m.weights), bo);
+  ForwardOptions fo;
+  fo.stats.source = StatSource::Attention;
+  fo.stats.reduce = reduce;
+  DuringPrompt d;
+  fo.between_layers = [&](int) {
+    d.scratch = std::max(d.scratch, be.scratch_bytes());
+    d.contributions = std::max(d.contributions, be.contribution_bytes());
+  };
+  std::vector<int> prompt;
+  for (int i = 0; i < tokens; ++i) prompt.push_back(g.prompt[i % g.prompt.size()]);
+  ForwardOutput out;
+  be.forward(prompt, fo, out);
+  d.segments = be.kv().layout().n_segments();
+  d.slots = tokens;
+  return d;
+}
+
+// A max over the query heads reading a segment is taken row by row, then
+// the rows are summed: each block of query rows is summed as it is done,
+// so a prompt holds one row per segment (as a mean does) and a block of
+// rows' maxima per thread, not a row per query row and segment (a SmolLM2
+// run with --reduce max at 966 tokens held 420 MiB of them).
+TEST(CpuScratch, AMaxOverReadersHoldsOneRowPerSegment) {
+  constexpr int kTokens = 300;  // three blocks of query rows
+  const DuringPrompt mean = during_prompt("llama_gqa", kTokens, ReaderReduce::Mean);
+  const DuringPrompt max = during_prompt("llama_gqa", kTokens, ReaderReduce::Max);
+  const std::size_t one_row_each = std::size_t(max.segments) * max.slots * sizeof(float);
+  EXPECT_EQ(mean.contributions, one_row_each);
+  EXPECT_EQ(max.contributions, one_row_each);
+  const std::size_t block_of_maxima = std::size_t(CpuBackend::kQueryBlock) * max.slots * sizeof(float);
+  EXPECT_LE(max.scratch, mean.scratch + std::size_t(pool_threads()) * block_of_maxima);
+  // MLKV's shared layers keep a row per query row: a row's maximum takes
+  // in every layer that reads the segment.
+  const DuringPrompt mlkv = during_prompt("llama_mlkv", kTokens, ReaderReduce::Max);
+  EXPECT_EQ(mlkv.contributions, std::size_t(mlkv.segments) * kTokens * mlkv.slots * sizeof(float));
 }
 
 }  // namespace

@@ -242,6 +242,39 @@ TEST(MatvecBlocks, APromptsSlicedBandsGiveTheBitsOfTheFp32TwinAtEveryLength) {
   }
 }
 
+// A gated MLP's hidden rows (gated_linear): a prompt's up product is made
+// one slice at a time beside the gate's, so it holds a slice, not every
+// row; the bits are those of the two products made whole by linear() and
+// the activation applied after, for every activation, with biases, with
+// the two matrices in different block types, across bands and slices.
+TEST(MatvecBlocks, AGatedLayerEqualsItsTwoProductsAndItsActivation) {
+  const int out = 3072, in = 512;  // four bands of three 256-row slices a prompt
+  const BlockType& q4k = kQuantized[5];
+  const BlockType& q6k = kQuantized[7];
+  ASSERT_EQ(q4k.type, GgmlType::Q4_K);
+  ASSERT_EQ(q6k.type, GgmlType::Q6_K);
+  const auto matrix = [&](const BlockType& t, uint32_t seed) {
+    return block_tensor(t.type, std::make_shared<std::vector<std::byte>>(random_blocks(t, out, in, seed)), out, in);
+  };
+  const Linear gate =
+      Linear::from(matrix(q4k, 11), WeightTensor::owned_f32(randoms(out, 12), {out}), WeightFormat::Stored, "gate");
+  const Linear up =
+      Linear::from(matrix(q6k, 13), WeightTensor::owned_f32(randoms(out, 14), {out}), WeightFormat::Stored, "up");
+  ASSERT_GT(linear_bands(gate, 3).count, 1);
+  for (const Activation act : {Activation::Silu, Activation::GeluTanh, Activation::GeluErf}) {
+    for (int n : {1, 2, 3, 9, 64, 130}) {
+      SCOPED_TRACE(std::to_string(n) + " rows, activation " + std::to_string(int(act)));
+      const auto x = randoms(std::size_t(n) * in, 70 + n);
+      std::vector<float> got(std::size_t(n) * out), want(got.size()), up_rows(got.size());
+      gated_linear(x.data(), n, gate, up, act, got.data());
+      linear(x.data(), n, gate, want.data());
+      linear(x.data(), n, up, up_rows.data());
+      gated_activation(act, want.data(), up_rows.data(), int64_t(n) * out);
+      EXPECT_TRUE(same_bits_or_both_nan(got, want));
+    }
+  }
+}
+
 // linear() under --weights stored, for a decode step (matvec), a pair, and
 // a prompt (the band dequantized, then sgemm), with a bias: the bits of
 // the same layer built from the dequantized matrix.

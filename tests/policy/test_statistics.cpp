@@ -23,14 +23,19 @@ struct Run {
   std::vector<int> prompt;
 };
 
+// The first n tokens of the model's golden prompt, repeated past its end;
+// a prompt longer than the tiny checkpoint's 128 positions (RoPE models
+// only) raises its limit, so that a prompt spans several of the CPU
+// backend's blocks of query rows.
 Run start(const std::string& model, int n) {
   Run r;
   r.m = load_model_files(test::model_dir(model));
   const auto j = read_json_file(test::model_dir(model) / "golden_ids.json");
   const auto ids = j.at("prompt").get<std::vector<int>>();
-  r.prompt.assign(ids.begin(), ids.begin() + n);
+  for (int i = 0; i < n; ++i) r.prompt.push_back(ids[i % ids.size()]);
+  r.m.config.max_positions = std::max(r.m.config.max_positions, n + 64);
   BackendOptions bo;
-  bo.max_tokens = 64;
+  bo.max_tokens = n + 64;
   r.be = make_backend(Device::Cpu, r.m.config, r.m.weights, bo);
   return r;
 }
@@ -99,8 +104,8 @@ class Reference {
   std::vector<std::vector<double>> S_;
 };
 
-void check_rule(const std::string& model, const SlotStatRule& rule) {
-  Run r = start(model, 12);
+void check_rule(const std::string& model, const SlotStatRule& rule, int prompt_tokens = 12) {
+  Run r = start(model, prompt_tokens);
   const KvLayout lay = KvLayout::from_config(r.m.config);
   Reference ref(lay);
   ForwardOptions fo;
@@ -219,8 +224,28 @@ TEST(Statistics, MaxOverReadersAndMlkvReadersAcrossLayers) {
   rule.decay = 1;
   rule.reduce = ReaderReduce::Max;
   check_rule("llama_gqa", rule);
-  rule.reduce = ReaderReduce::Mean;
   check_rule("llama_mlkv", rule);  // layers 0,1 read segment set 0; layers 2,3 set 1
+  rule.reduce = ReaderReduce::Mean;
+  check_rule("llama_mlkv", rule);
+}
+
+// A prompt of 300 rows spans three of the CPU backend's blocks of query
+// rows, whose maxima over readers are summed as each block is done (with
+// A2SF's forgetting factor weighting the rows, and Keyformer's rows).
+TEST(Statistics, MaxOverReadersAcrossBlocksOfQueryRows) {
+  SlotStatRule rule;
+  rule.source = StatSource::Attention;
+  rule.reduce = ReaderReduce::Max;
+  rule.decay = 0.99f;
+  check_rule("llama_gqa", rule, 300);
+  rule.decay = 1;
+  rule.source = StatSource::GumbelSoftmax;
+  rule.tau = 1.5f;
+  rule.noise = NoiseKind::Gumbel;
+  rule.seed = 7;
+  check_rule("llama_gqa", rule, 300);
+  rule.source = StatSource::Attention;
+  check_rule("llama_mlkv", rule, 300);  // a row's maximum waits for both layers
 }
 
 TEST(Statistics, KeyformerNoiseIsSeededAndHasTheRightMoments) {

@@ -196,9 +196,10 @@ int CpuBackend::prepare_forward(int n, const ForwardOptions& opt, ForwardOutput&
   for (int s = 0; s < S; ++s) make_room(s, n);  // before the book counts the new slots
   const int first_pos = begin_forward(n, opt, out);
   if (opt.stats.active() && !opt.stats.from_cache()) {
-    // Mean over readers adds straight into one row; max needs each query
-    // row's maximum before rows are combined.
-    const int rows = opt.stats.reduce == ReaderReduce::Max ? n : 1;
+    // Mean over readers adds straight into one row, and so does a max whose
+    // rows are folded as they are done (folds_row_maxima); else a max needs
+    // each query row's maximum before rows are combined.
+    const int rows = opt.stats.reduce == ReaderReduce::Max && !folds_row_maxima(opt.stats) ? n : 1;
     for (int s = 0; s < S; ++s) contrib_[s].assign(size_t(rows) * kv().len(s), 0.0f);
   }
   return first_pos;
@@ -213,13 +214,19 @@ void CpuBackend::release_prompt_scratch() {
   std::vector<float>().swap(stat_total_);
 }
 
-std::size_t CpuBackend::scratch_bytes() const {
+std::size_t CpuBackend::contribution_bytes() const {
   std::size_t floats = stat_total_.capacity();
-  for (const auto* v : {&x_, &h_, &q_, &kn_, &vn_, &att_, &o_, &up_, &gate_, &mlp_, &emb_}) floats += v->capacity();
   for (const auto& c : contrib_) floats += c.capacity();
+  return floats * sizeof(float);
+}
+
+std::size_t CpuBackend::scratch_bytes() const {
+  std::size_t floats = contribution_bytes() / sizeof(float);
+  for (const auto* v : {&x_, &h_, &q_, &kn_, &vn_, &att_, &o_, &up_, &gate_, &mlp_, &emb_}) floats += v->capacity();
   for (const HeadScratch& s : head_scratch_) {
     const auto& k = s.keyformer;  // 4-byte elements, like the floats
-    floats += s.scores.capacity() + k.block.capacity() + k.draws.capacity() + k.word_at.capacity() + k.z.capacity();
+    floats += s.scores.capacity() + s.maxima.capacity() + k.block.capacity() + k.draws.capacity() +
+              k.word_at.capacity() + k.z.capacity();
   }
   return floats * sizeof(float);
 }
@@ -320,28 +327,24 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
   vn_.resize(size_t(N) * cfg.kv_dim());
   att_.resize(size_t(N) * cfg.q_dim());
   o_.resize(size_t(N) * d);
-  up_.resize(size_t(N) * cfg.intermediate);
-  gate_.resize(size_t(N) * cfg.intermediate);
-  mlp_.resize(size_t(N) * d);
+  // A gated MLP's up product is held a slice at a time (gated_linear), and
+  // a block's MLP output goes to o_ once the attention's has been added,
+  // so only a parallel residual keeps a row of its own for it.
+  if (cfg.gated_mlp) gate_.resize(size_t(N) * cfg.intermediate);
+  else up_.resize(size_t(N) * cfg.intermediate);
+  if (cfg.parallel_residual) mlp_.resize(size_t(N) * d);
 
   auto norm = [&](const std::vector<float>& w, const std::vector<float>& b, const float* in, float* o, int rows) {
     if (cfg.norm == NormKind::LayerNorm) cpu::layer_norm(in, rows, d, w.data(), b.empty() ? nullptr : b.data(), cfg.norm_eps, o);
     else cpu::rms_norm(in, rows, d, w.data(), cfg.norm_eps, o);
   };
   auto mlp = [&](const CpuModel::Layer& L, const float* in, float* o) {
-    cpu::linear(in, N, L.up, up_.data());
-    const int64_t m = int64_t(N) * cfg.intermediate;
     if (cfg.gated_mlp) {
-      cpu::linear(in, N, L.gate, gate_.data());
-      if (cfg.act == Activation::Silu) {
-        cpu::silu_mul(gate_.data(), up_.data(), m);
-      } else {  // Gemma's GeGLU: act(gate) * up
-        if (cfg.act == Activation::GeluTanh) cpu::gelu_tanh(gate_.data(), m);
-        else cpu::gelu_erf(gate_.data(), m);
-        for (int64_t j = 0; j < m; ++j) gate_[j] *= up_[j];
-      }
+      cpu::gated_linear(in, N, L.gate, L.up, cfg.act, gate_.data());
       cpu::linear(gate_.data(), N, L.down, o);
     } else {
+      cpu::linear(in, N, L.up, up_.data());
+      const int64_t m = int64_t(N) * cfg.intermediate;
       if (cfg.act == Activation::GeluTanh) cpu::gelu_tanh(up_.data(), m);
       else if (cfg.act == Activation::GeluErf) cpu::gelu_erf(up_.data(), m);
       else if (cfg.act == Activation::Relu) cpu::relu(up_.data(), m);
@@ -410,17 +413,17 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
       // OPT-350m: x = ln1(x + attn(x)); x = ln2(x + mlp(x)).
       for (size_t j = 0; j < size_t(N) * d; ++j) x_[j] += o_[j];
       norm(L.attn_norm_w, L.attn_norm_b, x_.data(), x_.data(), N);
-      mlp(L, x_.data(), mlp_.data());
-      for (size_t j = 0; j < size_t(N) * d; ++j) x_[j] += mlp_[j];
+      mlp(L, x_.data(), o_.data());
+      for (size_t j = 0; j < size_t(N) * d; ++j) x_[j] += o_[j];
       norm(L.mlp_norm_w, L.mlp_norm_b, x_.data(), x_.data(), N);
     } else {
       // Gemma 3 normalises each branch's output before adding it.
       if (cfg.sandwich_norm) cpu::rms_norm(o_.data(), N, d, L.post_attn_norm_w.data(), cfg.norm_eps, o_.data());
       for (size_t j = 0; j < size_t(N) * d; ++j) x_[j] += o_[j];
       norm(L.mlp_norm_w, L.mlp_norm_b, x_.data(), h_.data(), N);
-      mlp(L, h_.data(), mlp_.data());
-      if (cfg.sandwich_norm) cpu::rms_norm(mlp_.data(), N, d, L.post_mlp_norm_w.data(), cfg.norm_eps, mlp_.data());
-      for (size_t j = 0; j < size_t(N) * d; ++j) x_[j] += mlp_[j];
+      mlp(L, h_.data(), o_.data());
+      if (cfg.sandwich_norm) cpu::rms_norm(o_.data(), N, d, L.post_mlp_norm_w.data(), cfg.norm_eps, o_.data());
+      for (size_t j = 0; j < size_t(N) * d; ++j) x_[j] += o_[j];
     }
     for (const Lane& ln : lanes)
       if (ln.opt->between_layers) ln.opt->between_layers(l);
@@ -541,8 +544,9 @@ bool CpuBackend::tasks_by_kv_head(int n, const SlotStatRule& rule) const {
 // The number of attention tasks of a layer in this call (tasks_by_kv_head
 // says which); the capture rows were shaped by begin_forward().
 // Scratch is per thread, not per task: a prompt's scores are a row over
-// the prompt per token (3.7 MB a task for SmolLM2 at 966 tokens), and only
-// pool_threads() of a layer's tasks (9 query heads) run at once.
+// the prompt per row of a block of kQueryBlock rows (0.5 MB for SmolLM2 at
+// 966 tokens), and only pool_threads() of a layer's tasks (9 query heads)
+// run at once.
 int CpuBackend::attention_tasks(int n, const SlotStatRule& rule) {
   if (head_scratch_.size() < size_t(pool_threads())) head_scratch_.resize(pool_threads());
   return tasks_by_kv_head(n, rule) ? layout_.n_kv_heads : model_->cfg.n_heads;
@@ -558,44 +562,57 @@ void CpuBackend::attention_task(int t, int layer, int n, const float* q, float* 
     attend_group(layer, h0, h1 - h0, q, out, capture, rule, capture_logits, scratch);
     return;
   }
+  const int first_captured = last_only ? n - 1 : 0;
+  if (folds_row_maxima(rule)) {
+    // A block's rows take their maxima over the group's heads, then join
+    // the segment's sum in row order (finish_stats's order), so only a
+    // block's maxima are held, not every row's.
+    const int seg = layout_.segment_of(layer, h0);
+    for (int i0 = 0; i0 < n; i0 += kQueryBlock) {
+      const int i1 = std::min(n, i0 + kQueryBlock);
+      scratch.maxima_row0 = i0;
+      scratch.maxima.assign(size_t(i1 - i0) * kv().len(seg), 0.0f);
+      for (int h = h0; h < h1; ++h)
+        attend_rows(layer, h, n, i0, i1, q, out, capture, rule, first_captured, capture_logits, scratch);
+      fold_row_maxima(seg, i0, i1, scratch);
+    }
+    return;
+  }
   for (int h = h0; h < h1; ++h)
-    attend_head(layer, h, n, q, out, capture, rule, last_only ? n - 1 : 0, capture_logits, scratch);
+    for (int i0 = 0; i0 < n; i0 += kQueryBlock)
+      attend_rows(layer, h, n, i0, std::min(n, i0 + kQueryBlock), q, out, capture, rule, first_captured, capture_logits,
+                  scratch);
 }
 
-// Query head h of a prompt (n > 1 query rows): scores, mask, the
-// statistic's row, softmax, capture and P V.
-void CpuBackend::attend_head(int layer, int h, int n, const float* q, float* out, AttentionRows* capture,
-                             const SlotStatRule& rule, int first_captured, bool capture_logits,
+// Query rows [i0, i1) of head h of a prompt (n > 1 query rows): scores,
+// mask, the statistic's row, softmax, capture and P V. A block's scores
+// and P V stop at the last key its last row may see, so the causal half of
+// the n x n square is mostly never computed (about half the work of a long
+// prefill). Blocks are cut by the shape alone, so the bits do not depend
+// on the thread count; only a block's scores are held (a row over the
+// prompt per row: 128 x 966 floats for SmolLM2 at 966 tokens, not 966 x 966).
+void CpuBackend::attend_rows(int layer, int h, int n, int i0, int i1, const float* q, float* out,
+                             AttentionRows* capture, const SlotStatRule& rule, int first_captured, bool capture_logits,
                              HeadScratch& scratch) {
   const auto& cfg = model_->cfg;
   const int qstride = cfg.q_dim();
   const float scale = cfg.attention_scale();
   const int seg = layout_.segment_of(layer, h);
   const int len = kv().len(seg);
-  const int base = len - n;  // slots before this call's tokens
-  scratch.scores.resize(size_t(n) * len);
+  const int base = len - n;       // slots before this call's tokens
+  const int visible = base + i1;  // keys the block's rows may attend to
+  scratch.scores.resize(size_t(i1 - i0) * len);
   float* S = scratch.scores.data();
-  // A prompt's queries run in blocks of rows: a block's scores and P V stop
-  // at the last key its last row may see, so the causal half of the n x n
-  // square is mostly never computed (about half the work of a long
-  // prefill). Blocks are cut by the shape alone, so the bits do not depend
-  // on the thread count.
-  constexpr int kQueryBlock = 128;
-  for (int i0 = 0; i0 < n; i0 += kQueryBlock) {
-    const int i1 = std::min(n, i0 + kQueryBlock);
-    const int visible = base + i1;  // keys the block's rows may attend to
-    float* block = S + size_t(i0) * len;
-    // S = scale * Q_h K^T. (A decode step's one query takes attend_group's
-    // pass instead: sgemm would pack the whole K, and below V, into its
-    // buffers first, a copy of the cache per head and step.)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, visible, hd_, scale, q + size_t(i0) * qstride + size_t(h) * hd_,
-                qstride, key(seg, 0), hd_, 0.0f, block, len);
-    for (int i = i0; i < i1; ++i)
-      finish_row(layer, h, i, n, S + size_t(i) * len, capture, rule, first_captured, capture_logits, scratch);
-    // O_h = P V.
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, i1 - i0, hd_, visible, 1.0f, block, len, value(seg, 0), hd_,
-                0.0f, out + size_t(i0) * qstride + size_t(h) * hd_, qstride);
-  }
+  // S = scale * Q_h K^T. (A decode step's one query takes attend_group's
+  // pass instead: sgemm would pack the whole K, and below V, into its
+  // buffers first, a copy of the cache per head and step.)
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, i1 - i0, visible, hd_, scale,
+              q + size_t(i0) * qstride + size_t(h) * hd_, qstride, key(seg, 0), hd_, 0.0f, S, len);
+  for (int i = i0; i < i1; ++i)
+    finish_row(layer, h, i, n, S + size_t(i - i0) * len, capture, rule, first_captured, capture_logits, scratch);
+  // O_h = P V.
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, i1 - i0, hd_, visible, 1.0f, S, len, value(seg, 0), hd_, 0.0f,
+              out + size_t(i0) * qstride + size_t(h) * hd_, qstride);
 }
 
 // A decode step (one query) of query heads [h0, h0 + G), which share one KV
@@ -610,8 +627,14 @@ void CpuBackend::attend_group(int layer, int h0, int G, const float* q, float* o
   scratch.scores.resize(size_t(G) * len);
   float* S = scratch.scores.data();
   cpu::decode_scores(key(seg, 0), len, hd_, q + size_t(h0) * hd_, hd_, G, scale, S, len);
+  const bool fold = folds_row_maxima(rule);
+  if (fold) {
+    scratch.maxima_row0 = 0;
+    scratch.maxima.assign(len, 0.0f);
+  }
   for (int g = 0; g < G; ++g)
     finish_row(layer, h0 + g, 0, 1, S + size_t(g) * len, capture, rule, 0, capture_logits, scratch);
+  if (fold) fold_row_maxima(seg, 0, 1, scratch);
   cpu::decode_values(value(seg, 0), len, hd_, S, len, G, out + size_t(h0) * hd_, hd_);
 }
 
@@ -652,7 +675,7 @@ void CpuBackend::finish_row(int layer, int h, int i, int n, float* row, Attentio
     // Keyformer scores from the pre-softmax logits plus noise, at temperature tau.
     const float inv = cpu::keyformer_exp_row(rule, static_cast<uint32_t>(pos[base + i]), static_cast<uint32_t>(layer),
                                              static_cast<uint32_t>(h), pos.data(), row, len, scratch.keyformer);
-    accumulate_stats(seg, i, scratch.keyformer.z.data(), inv, rule);
+    accumulate_stats(seg, i, scratch.keyformer.z.data(), inv, rule, scratch);
   }
   // The row's masked tail is exactly 0 after the softmax: only the
   // visible part runs through it (the same bits as the whole row).
@@ -662,7 +685,7 @@ void CpuBackend::finish_row(int layer, int h, int i, int n, float* row, Attentio
   if (cap_row)
     std::memcpy(capture->probs.data() + capture->offset[h] + size_t(i - first_captured) * len, row,
                 sizeof(float) * len);
-  if (rule.source == StatSource::Attention) accumulate_stats(seg, i, row, 1.0f, rule);
+  if (rule.source == StatSource::Attention) accumulate_stats(seg, i, row, 1.0f, rule, scratch);
 }
 
 }  // namespace kvscope
@@ -673,18 +696,41 @@ namespace kvscope {
 // call to its segment's contributions. The scale is
 // Keyformer's softmax normalisation (1 for attention rows, which come
 // normalised): multiplied here, it saves the row a pass of its own, and
-// f_j is rounded as a normalised row would be.
-void CpuBackend::accumulate_stats(int seg, int row, const float* e, float scale, const SlotStatRule& rule) {
+// f_j is rounded as a normalised row would be. A max over readers keeps
+// the row's maximum: in the task's block of maxima (folds_row_maxima), else
+// in the segment's row of every query row.
+void CpuBackend::accumulate_stats(int seg, int row, const float* e, float scale, const SlotStatRule& rule,
+                                  HeadScratch& scratch) {
   auto& c = contrib_[seg];
   const int len = kv().len(seg);
   if (rule.reduce == ReaderReduce::Max) {
-    float* r = c.data() + size_t(row) * len;
+    float* r = folds_row_maxima(rule) ? scratch.maxima.data() + size_t(row - scratch.maxima_row0) * len
+                                      : c.data() + size_t(row) * len;
     for (int j = 0; j < len; ++j) r[j] = std::max(r[j], e[j] * scale);
   } else {
     // Row weight decay^(rows-1-row) is applied here for the mean, so the
     // contributions need no per-row storage.
     const float w = stat_row_weights()[row] / static_cast<float>(readers(seg));
     for (int j = 0; j < len; ++j) c[j] += w * (e[j] * scale);
+  }
+}
+
+// A max over readers can be summed over rows as each block of rows is
+// done when one layer reads each segment (every layout but MLKV's shared
+// layers, where a row's maximum waits for the last layer reading it).
+bool CpuBackend::folds_row_maxima(const SlotStatRule& rule) const {
+  return rule.reduce == ReaderReduce::Max && !rule.from_cache() && layout_.n_kv_layers == layout_.n_layers;
+}
+
+// Rows [i0, i1)'s maxima, weighted, into the segment's sum, in row order:
+// the same additions as finish_stats makes over every row's maximum.
+void CpuBackend::fold_row_maxima(int seg, int i0, int i1, const HeadScratch& scratch) {
+  float* total = contrib_[seg].data();
+  const int len = kv().len(seg);
+  for (int i = i0; i < i1; ++i) {
+    const float w = stat_row_weights()[i];
+    const float* r = scratch.maxima.data() + size_t(i - i0) * len;
+    for (int j = 0; j < len; ++j) total[j] += w * r[j];
   }
 }
 
@@ -720,10 +766,10 @@ void CpuBackend::finish_stats(int n, const SlotStatRule& rule) {
   for (int seg = 0; seg < layout_.n_segments(); ++seg) {
     const int len = kv().len(seg);
     const auto& c = contrib_[seg];
-    // The mean's contributions are already one row; the max keeps a row per
-    // query, weighted and summed here.
+    // The mean's contributions, and folded maxima, are already one row; an
+    // unfolded max keeps a row per query, weighted and summed here.
     const float* total = c.data();
-    if (rule.reduce == ReaderReduce::Max) {
+    if (rule.reduce == ReaderReduce::Max && !folds_row_maxima(rule)) {
       stat_total_.assign(len, 0.0f);
       for (int i = 0; i < n; ++i) {
         const float w = stat_row_weights()[i];

@@ -63,6 +63,13 @@ class CpuBackend final : public Backend {
   // attention scores, statistic contributions; not the cache or the
   // logits). For tests: a prompt's rows are not kept for the decode steps.
   std::size_t scratch_bytes() const;
+  // The part of it that holds the statistic's contributions of a call (one
+  // row per segment; a row per query row too for a max over MLKV's shared
+  // layers), not the attention tasks' scratch. For tests: a max over
+  // readers does not keep every query row's maximum.
+  std::size_t contribution_bytes() const;
+  // A prompt's query rows go through attention this many at a time.
+  static constexpr int kQueryBlock = 128;
 
  private:
   void do_forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) override;
@@ -93,7 +100,9 @@ class CpuBackend final : public Backend {
 
   // Scratch of one attention task.
   struct HeadScratch {
-    std::vector<float> scores;  // [query row][slot] (a prompt), [head][slot] (a decode step)
+    std::vector<float> scores;  // [block row][slot] (a prompt), [head][slot] (a decode step)
+    std::vector<float> maxima;  // [block row][slot]: a max over readers, rows from maxima_row0
+    int maxima_row0 = 0;
     cpu::KeyformerRowScratch keyformer;
   };
   void release_prompt_scratch();
@@ -101,13 +110,15 @@ class CpuBackend final : public Backend {
   int attention_tasks(int n, const SlotStatRule& rule);
   void attention_task(int t, int layer, int n, const float* q, float* out, AttentionRows* capture,
                       const SlotStatRule& rule, bool last_only, bool capture_logits);
-  void attend_head(int layer, int h, int n, const float* q, float* out, AttentionRows* capture,
+  void attend_rows(int layer, int h, int n, int i0, int i1, const float* q, float* out, AttentionRows* capture,
                    const SlotStatRule& rule, int first_captured, bool capture_logits, HeadScratch& scratch);
   void attend_group(int layer, int h0, int G, const float* q, float* out, AttentionRows* capture,
                     const SlotStatRule& rule, bool capture_logits, HeadScratch& scratch);
   void finish_row(int layer, int h, int i, int n, float* row, AttentionRows* capture, const SlotStatRule& rule,
                   int first_captured, bool capture_logits, HeadScratch& scratch);
-  void accumulate_stats(int seg, int row, const float* e, float scale, const SlotStatRule& rule);
+  void accumulate_stats(int seg, int row, const float* e, float scale, const SlotStatRule& rule, HeadScratch& scratch);
+  bool folds_row_maxima(const SlotStatRule& rule) const;
+  void fold_row_maxima(int seg, int i0, int i1, const HeadScratch& scratch);
   void finish_stats(int n, const SlotStatRule& rule);
   void key_scores(int seg, StatSource source);
   void compute_value_weights(const std::vector<ValueWeightJob>& jobs) override;

@@ -119,39 +119,72 @@ constexpr int kTile = 64;
 // 125.2 -> 120.6 MB. (Slices of 64K weights read 413-553 at F32.)
 constexpr int64_t kWidenedWeights = 128 * 1024;
 
+// The features of one OpenBLAS call of a prompt's product: whole multiples
+// of 64 holding about kWidenedWeights weights.
+int slice_width(const Linear& W) { return std::max(kTile, int(kWidenedWeights / std::max(W.in, 1)) / kTile * kTile); }
+
+// Features [s0, s1) of x W^T, without the bias, in one OpenBLAS call into y
+// (row stride ldy): an fp32 matrix read in place, any other widened into
+// `widened` first, exactly as on load (the copy costs little next to the
+// product).
+void slice_product(const float* x, int n, const Linear& W, int s0, int s1, float* y, int64_t ldy,
+                   std::vector<float>& widened) {
+  const float* w;
+  if (const float* in_place = W.fp32()) {
+    w = in_place + int64_t(s0) * W.in;
+  } else {
+    widened.resize(size_t(s1 - s0) * W.in);
+    W.rows_to_f32(s0, s1, widened.data());
+    w = widened.data();
+  }
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, s1 - s0, W.in, 1.0f, x, W.in, w, W.in, 0.0f, y, ldy);
+}
+
+// y[i][j - c0] += b[j] for features [c0, c1), y's rows ldy apart.
+void add_bias(const Linear& W, int n, int c0, int c1, float* y, int64_t ldy) {
+  if (W.b.empty()) return;
+  for (int i = 0; i < n; ++i)
+    for (int j = c0; j < c1; ++j) y[int64_t(i) * ldy + (j - c0)] += W.b[j];
+}
+
 // The output features [r0, r1) of y = x W^T (+ b): one or two rows through
-// kvscope's matvec, more in one OpenBLAS call.
+// kvscope's matvec, more in one OpenBLAS call a slice.
 void linear_rows(const float* x, int n, const Linear& W, float* y, int r0, int r1) {
   if (n <= kMatvecMaxRows) {
     if (const float* f = W.fp32()) matvec_rows(x, n, W.in, f, r0, r1, y, W.out);
     else if (const uint16_t* h = W.halves()) matvec_rows_f16(x, n, W.in, h, r0, r1, y, W.out);
     else matvec_rows_blocks(*W.stored.blocks, x, n, W.in, W.stored.data, r0, r1, y, W.out);
   } else {
-    const int slice = std::max(kTile, int(kWidenedWeights / std::max(W.in, 1)) / kTile * kTile);
-    const float* in_place = W.fp32();
+    const int slice = slice_width(W);
     thread_local std::vector<float> widened;
-    for (int s0 = r0; s0 < r1; s0 += slice) {
-      const int s1 = std::min(r1, s0 + slice);
-      const float* w;
-      if (in_place) {
-        w = in_place + int64_t(s0) * W.in;
-      } else {
-        // Widened exactly as on load; the copy costs little next to the product.
-        widened.resize(size_t(s1 - s0) * W.in);
-        W.rows_to_f32(s0, s1, widened.data());
-        w = widened.data();
-      }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, s1 - s0, W.in, 1.0f, x, W.in, w, W.in, 0.0f, y + s0,
-                  W.out);
-    }
+    for (int s0 = r0; s0 < r1; s0 += slice)
+      slice_product(x, n, W, s0, std::min(r1, s0 + slice), y + s0, W.out, widened);
     // Returned, not kept for the next prompt: decode never widens, and a
     // thread's slice held through decode was 0.5 MB of resident memory.
     std::vector<float>().swap(widened);
   }
-  if (!W.b.empty()) {
+  add_bias(W, n, r0, r1, y + r0, W.out);
+}
+
+// A prompt's gated features [r0, r1): each slice's gate product into y,
+// its up product beside it, then the activation, so the up product is
+// held one slice at a time. The same calls, and bias additions, as
+// linear_rows makes for each matrix.
+void gated_rows(const float* x, int n, const Linear& gate, const Linear& up, Activation act, float* y, int r0, int r1) {
+  const int slice = slice_width(gate);
+  thread_local std::vector<float> widened, up_slice;
+  for (int s0 = r0; s0 < r1; s0 += slice) {
+    const int s1 = std::min(r1, s0 + slice), w = s1 - s0;
+    slice_product(x, n, gate, s0, s1, y + s0, gate.out, widened);
+    add_bias(gate, n, s0, s1, y + s0, gate.out);
+    up_slice.resize(size_t(n) * w);
+    slice_product(x, n, up, s0, s1, up_slice.data(), w, widened);
+    add_bias(up, n, s0, s1, up_slice.data(), w);
     for (int i = 0; i < n; ++i)
-      for (int j = r0; j < r1; ++j) y[static_cast<int64_t>(i) * W.out + j] += W.b[j];
+      gated_activation(act, y + int64_t(i) * gate.out + s0, up_slice.data() + size_t(i) * w, w);
   }
+  std::vector<float>().swap(widened);
+  std::vector<float>().swap(up_slice);
 }
 
 // Bands are whole multiples of 64 features (every kernel's full-width
@@ -219,6 +252,27 @@ void linear(const float* x, int n, const Linear& W, float* y) {
   parallel_for(bands.count, [&](int b) { linear_band(x, n, W, y, bands, b); });
 }
 
+void gated_linear(const float* x, int n, const Linear& gate, const Linear& up, Activation act, float* y) {
+  use_single_threaded_blas();
+  if (n > kMatvecMaxRows && gate.in == up.in && gate.out == up.out) {
+    // Both matrices are cut into the same bands and slices (by the shape).
+    const LinearBands bands = linear_bands(gate, n);
+    if (bands.count == 1 || int64_t(n) * gate.out * gate.in < kParallelMacs) {
+      for (int b = 0; b < bands.count; ++b) gated_rows(x, n, gate, up, act, y, bands.begin(b), bands.end(b));
+      return;
+    }
+    parallel_for(bands.count, [&](int b) { gated_rows(x, n, gate, up, act, y, bands.begin(b), bands.end(b)); });
+    return;
+  }
+  // A decode step's rows: the up product whole (two rows of it at most).
+  thread_local std::vector<float> up_rows;
+  up_rows.resize(size_t(n) * up.out);
+  linear(x, n, up, up_rows.data());
+  linear(x, n, gate, y);
+  gated_activation(act, y, up_rows.data(), int64_t(n) * gate.out);
+  if (n > kMatvecMaxRows) std::vector<float>().swap(up_rows);
+}
+
 void layer_norm(const float* x, int n, int d, const float* w, const float* b, double eps, float* y) {
   for (int i = 0; i < n; ++i) {
     const float* r = x + static_cast<int64_t>(i) * d;
@@ -271,6 +325,17 @@ void silu_mul(float* gate, const float* up, int64_t n) {
     const float g = gate[i];
     gate[i] = g / (1.0f + std::exp(-g)) * up[i];
   }
+}
+
+void gated_activation(Activation act, float* gate, const float* up, int64_t n) {
+  if (act == Activation::Silu) {
+    silu_mul(gate, up, n);
+    return;
+  }
+  // Gemma's GeGLU: act(gate) * up.
+  if (act == Activation::GeluTanh) gelu_tanh(gate, n);
+  else gelu_erf(gate, n);
+  for (int64_t i = 0; i < n; ++i) gate[i] *= up[i];
 }
 
 }  // namespace kvscope::cpu

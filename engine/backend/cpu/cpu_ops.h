@@ -75,6 +75,12 @@ void linear(const float* x, int n, const Linear& W, float* y);
 // Band b of linear() on the calling thread, computed exactly as linear()
 // computes it.
 void linear_band(const float* x, int n, const Linear& W, float* y, const LinearBands& bands, int b);
+// A gated MLP's hidden rows, y[n][out] = act(x gate^T + b) * (x up^T + b)
+// (gated_activation): each product computed exactly as linear() computes
+// it, so the bits are linear()'s. A prompt's up product is held one slice
+// of features at a time beside the gate's rows (an n x out buffer less:
+// 6 KB a token for SmolLM2, 56 KB for a Llama-3-8B shape).
+void gated_linear(const float* x, int n, const Linear& gate, const Linear& up, Activation act, float* y);
 void layer_norm(const float* x, int n, int d, const float* w, const float* b, double eps, float* y);
 void rms_norm(const float* x, int n, int d, const float* w, double eps, float* y);
 void gelu_tanh(float* x, int64_t n);
@@ -83,6 +89,9 @@ void silu(float* x, int64_t n);
 void relu(float* x, int64_t n);  // OPT: max(x, 0)
 // SwiGLU gate: gate[i] = silu(gate[i]) * up[i].
 void silu_mul(float* gate, const float* up, int64_t n);
+// A gated MLP's activation, element by element: silu_mul for SiLU, else
+// Gemma's GeGLU, gate[i] = gelu(gate[i]) * up[i] (the tanh or the erf form).
+void gated_activation(Activation act, float* gate, const float* up, int64_t n);
 // In-place softmax of one row; entries equal to -inf become exactly 0 (and
 // entries below e^-87 of the row's largest, subnormal in float, 0 too).
 // kvscope's own exponential, the same bits on every SIMD path
