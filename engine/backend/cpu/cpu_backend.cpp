@@ -116,6 +116,7 @@ CpuBackend::CpuBackend(std::shared_ptr<const CpuModel> model, const BackendOptio
   k_.assign(static_cast<std::size_t>(n), 0.0f);
   v_.assign(static_cast<std::size_t>(n), 0.0f);
   contrib_.assign(layout_.n_segments(), {});
+  shared_maxima_.assign(layout_.n_segments(), {});
 }
 
 std::unique_ptr<Backend> CpuBackend::spawn(const BackendOptions& opt) const {
@@ -196,11 +197,9 @@ int CpuBackend::prepare_forward(int n, const ForwardOptions& opt, ForwardOutput&
   for (int s = 0; s < S; ++s) make_room(s, n);  // before the book counts the new slots
   const int first_pos = begin_forward(n, opt, out);
   if (opt.stats.active() && !opt.stats.from_cache()) {
-    // Mean over readers adds straight into one row, and so does a max whose
-    // rows are folded as they are done (folds_row_maxima); else a max needs
-    // each query row's maximum before rows are combined.
-    const int rows = opt.stats.reduce == ReaderReduce::Max && !folds_row_maxima(opt.stats) ? n : 1;
-    for (int s = 0; s < S; ++s) contrib_[s].assign(size_t(rows) * kv().len(s), 0.0f);
+    // One row a segment: a mean over readers adds straight into it, a max
+    // once a block of rows has every reader's maximum (attention_task).
+    for (int s = 0; s < S; ++s) contrib_[s].assign(kv().len(s), 0.0f);
   }
   return first_pos;
 }
@@ -211,12 +210,13 @@ void CpuBackend::release_prompt_scratch() {
   head_scratch_.clear();
   head_scratch_.shrink_to_fit();
   for (auto& c : contrib_) std::vector<float>().swap(c);
-  std::vector<float>().swap(stat_total_);
+  for (auto& m : shared_maxima_) std::vector<float>().swap(m);
 }
 
 std::size_t CpuBackend::contribution_bytes() const {
-  std::size_t floats = stat_total_.capacity();
+  std::size_t floats = 0;
   for (const auto& c : contrib_) floats += c.capacity();
+  for (const auto& m : shared_maxima_) floats += m.capacity();
   return floats * sizeof(float);
 }
 
@@ -558,30 +558,51 @@ void CpuBackend::attention_task(int t, int layer, int n, const float* q, float* 
   const bool by_group = tasks_by_kv_head(n, rule);
   const int h0 = by_group ? t * G : t, h1 = by_group ? h0 + G : t + 1;
   HeadScratch& scratch = head_scratch_[pool_thread_index()];
-  if (n == 1) {
-    attend_group(layer, h0, h1 - h0, q, out, capture, rule, capture_logits, scratch);
-    return;
-  }
   const int first_captured = last_only ? n - 1 : 0;
-  if (folds_row_maxima(rule)) {
-    // A block's rows take their maxima over the group's heads, then join
-    // the segment's sum in row order (finish_stats's order), so only a
-    // block's maxima are held, not every row's.
-    const int seg = layout_.segment_of(layer, h0);
-    for (int i0 = 0; i0 < n; i0 += kQueryBlock) {
-      const int i1 = std::min(n, i0 + kQueryBlock);
-      scratch.maxima_row0 = i0;
-      scratch.maxima.assign(size_t(i1 - i0) * kv().len(seg), 0.0f);
-      for (int h = h0; h < h1; ++h)
-        attend_rows(layer, h, n, i0, i1, q, out, capture, rule, first_captured, capture_logits, scratch);
-      fold_row_maxima(seg, i0, i1, scratch);
+  // Query rows [i0, i1) through the task's heads.
+  const auto attend = [&](int i0, int i1) {
+    if (n == 1) {
+      attend_group(layer, h0, h1 - h0, q, out, capture, rule, capture_logits, scratch);
+      return;
     }
+    for (int h = h0; h < h1; ++h)
+      attend_rows(layer, h, n, i0, i1, q, out, capture, rule, first_captured, capture_logits, scratch);
+  };
+  if (!takes_row_maxima(rule)) {
+    if (n == 1) {
+      attend(0, 1);
+      return;
+    }
+    for (int h = h0; h < h1; ++h)  // head by head: a mean adds each head's rows in this order
+      for (int i0 = 0; i0 < n; i0 += kQueryBlock)
+        attend_rows(layer, h, n, i0, std::min(n, i0 + kQueryBlock), q, out, capture, rule, first_captured,
+                    capture_logits, scratch);
     return;
   }
-  for (int h = h0; h < h1; ++h)
-    for (int i0 = 0; i0 < n; i0 += kQueryBlock)
-      attend_rows(layer, h, n, i0, std::min(n, i0 + kQueryBlock), q, out, capture, rule, first_captured, capture_logits,
-                  scratch);
+  // A max over readers (by_group: the task's heads are the segment's in
+  // this layer): a block of rows takes its maxima over the heads, then
+  // joins the segment's sum in row order (the weighted sum of every row's
+  // maximum), so only a block's maxima are held. Where several layers read
+  // the segment (MLKV), the rows' maxima wait in shared_maxima_ from its
+  // first reading layer to its last, which sums them.
+  const int seg = layout_.segment_of(layer, h0);
+  const int len = kv().len(seg);
+  const auto [first, last] = reading_layers(layer);
+  const bool shared = first != last;
+  if (shared && layer == first) shared_maxima_[seg].assign(size_t(n) * len, 0.0f);
+  for (int i0 = 0; i0 < n; i0 += kQueryBlock) {
+    const int i1 = std::min(n, i0 + kQueryBlock);
+    if (shared) {
+      scratch.maxima_rows = shared_maxima_[seg].data() + size_t(i0) * len;
+    } else {
+      scratch.maxima.assign(size_t(i1 - i0) * len, 0.0f);
+      scratch.maxima_rows = scratch.maxima.data();
+    }
+    scratch.maxima_row0 = i0;
+    attend(i0, i1);
+    if (layer == last) sum_row_maxima(seg, i0, i1, scratch.maxima_rows);
+  }
+  if (shared && layer == last) std::vector<float>().swap(shared_maxima_[seg]);
 }
 
 // Query rows [i0, i1) of head h of a prompt (n > 1 query rows): scores,
@@ -627,14 +648,8 @@ void CpuBackend::attend_group(int layer, int h0, int G, const float* q, float* o
   scratch.scores.resize(size_t(G) * len);
   float* S = scratch.scores.data();
   cpu::decode_scores(key(seg, 0), len, hd_, q + size_t(h0) * hd_, hd_, G, scale, S, len);
-  const bool fold = folds_row_maxima(rule);
-  if (fold) {
-    scratch.maxima_row0 = 0;
-    scratch.maxima.assign(len, 0.0f);
-  }
   for (int g = 0; g < G; ++g)
     finish_row(layer, h0 + g, 0, 1, S + size_t(g) * len, capture, rule, 0, capture_logits, scratch);
-  if (fold) fold_row_maxima(seg, 0, 1, scratch);
   cpu::decode_values(value(seg, 0), len, hd_, S, len, G, out + size_t(h0) * hd_, hd_);
 }
 
@@ -697,15 +712,13 @@ namespace kvscope {
 // Keyformer's softmax normalisation (1 for attention rows, which come
 // normalised): multiplied here, it saves the row a pass of its own, and
 // f_j is rounded as a normalised row would be. A max over readers keeps
-// the row's maximum: in the task's block of maxima (folds_row_maxima), else
-// in the segment's row of every query row.
+// the row's maximum where the task points (attention_task), summed later.
 void CpuBackend::accumulate_stats(int seg, int row, const float* e, float scale, const SlotStatRule& rule,
                                   HeadScratch& scratch) {
   auto& c = contrib_[seg];
   const int len = kv().len(seg);
   if (rule.reduce == ReaderReduce::Max) {
-    float* r = folds_row_maxima(rule) ? scratch.maxima.data() + size_t(row - scratch.maxima_row0) * len
-                                      : c.data() + size_t(row) * len;
+    float* r = scratch.maxima_rows + size_t(row - scratch.maxima_row0) * len;
     for (int j = 0; j < len; ++j) r[j] = std::max(r[j], e[j] * scale);
   } else {
     // Row weight decay^(rows-1-row) is applied here for the mean, so the
@@ -715,21 +728,32 @@ void CpuBackend::accumulate_stats(int seg, int row, const float* e, float scale,
   }
 }
 
-// A max over readers can be summed over rows as each block of rows is
-// done when one layer reads each segment (every layout but MLKV's shared
-// layers, where a row's maximum waits for the last layer reading it).
-bool CpuBackend::folds_row_maxima(const SlotStatRule& rule) const {
-  return rule.reduce == ReaderReduce::Max && !rule.from_cache() && layout_.n_kv_layers == layout_.n_layers;
+bool CpuBackend::takes_row_maxima(const SlotStatRule& rule) const {
+  return rule.active() && !rule.from_cache() && rule.reduce == ReaderReduce::Max;
 }
 
-// Rows [i0, i1)'s maxima, weighted, into the segment's sum, in row order:
-// the same additions as finish_stats makes over every row's maximum.
-void CpuBackend::fold_row_maxima(int seg, int i0, int i1, const HeadScratch& scratch) {
+// The first and the last layer that read the KV `layer` reads (the same
+// layer twice unless MLKV shares it).
+std::pair<int, int> CpuBackend::reading_layers(int layer) const {
+  const auto& source = layout_.source_of_layer;
+  int first = layer, last = layer;
+  for (int l = 0; l < layout_.n_layers; ++l)
+    if (source[l] == source[layer]) {
+      first = std::min(first, l);
+      last = std::max(last, l);
+    }
+  return {first, last};
+}
+
+// Rows [i0, i1)'s maxima (at `rows`), weighted, into the segment's sum, in
+// row order: S[j] = sum_i w_i max_r f_{r,i}[j], rows added one by one from
+// the first.
+void CpuBackend::sum_row_maxima(int seg, int i0, int i1, const float* rows) {
   float* total = contrib_[seg].data();
   const int len = kv().len(seg);
   for (int i = i0; i < i1; ++i) {
     const float w = stat_row_weights()[i];
-    const float* r = scratch.maxima.data() + size_t(i - i0) * len;
+    const float* r = rows + size_t(i - i0) * len;
     for (int j = 0; j < len; ++j) total[j] += w * r[j];
   }
 }
@@ -765,18 +789,7 @@ void CpuBackend::finish_stats(int n, const SlotStatRule& rule) {
   const float carry = stat_carry();
   for (int seg = 0; seg < layout_.n_segments(); ++seg) {
     const int len = kv().len(seg);
-    const auto& c = contrib_[seg];
-    // The mean's contributions, and folded maxima, are already one row; an
-    // unfolded max keeps a row per query, weighted and summed here.
-    const float* total = c.data();
-    if (rule.reduce == ReaderReduce::Max && !folds_row_maxima(rule)) {
-      stat_total_.assign(len, 0.0f);
-      for (int i = 0; i < n; ++i) {
-        const float w = stat_row_weights()[i];
-        for (int j = 0; j < len; ++j) stat_total_[j] += w * c[size_t(i) * len + j];
-      }
-      total = stat_total_.data();
-    }
+    const float* total = contrib_[seg].data();  // this call's rows, weighted and summed
     float* st = stats_[seg].data();
     const int carried = len - n;  // slots from before this call; the call's own tokens start at 0
     for (int j = 0; j < carried; ++j) st[j] = carry * st[j] + total[j];

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <utility>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_ops.h"
@@ -64,9 +65,10 @@ class CpuBackend final : public Backend {
   // logits). For tests: a prompt's rows are not kept for the decode steps.
   std::size_t scratch_bytes() const;
   // The part of it that holds the statistic's contributions of a call (one
-  // row per segment; a row per query row too for a max over MLKV's shared
-  // layers), not the attention tasks' scratch. For tests: a max over
-  // readers does not keep every query row's maximum.
+  // row per segment, and a row per query row of the segments MLKV shares
+  // while their reading layers run, for a max over readers), not the
+  // attention tasks' scratch. For tests: a max over readers does not keep
+  // every query row's maximum of every segment.
   std::size_t contribution_bytes() const;
   // A prompt's query rows go through attention this many at a time.
   static constexpr int kQueryBlock = 128;
@@ -101,7 +103,8 @@ class CpuBackend final : public Backend {
   // Scratch of one attention task.
   struct HeadScratch {
     std::vector<float> scores;  // [block row][slot] (a prompt), [head][slot] (a decode step)
-    std::vector<float> maxima;  // [block row][slot]: a max over readers, rows from maxima_row0
+    std::vector<float> maxima;  // [block row][slot]: a block's maxima over readers
+    float* maxima_rows = nullptr;  // where query row maxima_row0's maxima go: `maxima`, or shared_maxima_
     int maxima_row0 = 0;
     cpu::KeyformerRowScratch keyformer;
   };
@@ -117,8 +120,9 @@ class CpuBackend final : public Backend {
   void finish_row(int layer, int h, int i, int n, float* row, AttentionRows* capture, const SlotStatRule& rule,
                   int first_captured, bool capture_logits, HeadScratch& scratch);
   void accumulate_stats(int seg, int row, const float* e, float scale, const SlotStatRule& rule, HeadScratch& scratch);
-  bool folds_row_maxima(const SlotStatRule& rule) const;
-  void fold_row_maxima(int seg, int i0, int i1, const HeadScratch& scratch);
+  bool takes_row_maxima(const SlotStatRule& rule) const;
+  std::pair<int, int> reading_layers(int layer) const;
+  void sum_row_maxima(int seg, int i0, int i1, const float* rows);
   void finish_stats(int n, const SlotStatRule& rule);
   void key_scores(int seg, StatSource source);
   void compute_value_weights(const std::vector<ValueWeightJob>& jobs) override;
@@ -143,8 +147,10 @@ class CpuBackend final : public Backend {
   std::vector<float> emb_;          // OPT's embedding-width rows (project_in / project_out)
   std::vector<float> last_logits_;  // the last token's logits, for sample()
   std::vector<float> pair_logits_;  // forward_pair's head output, both rows
-  std::vector<std::vector<float>> contrib_;   // [segment][row][slot]: this call's statistic contributions
-  std::vector<float> stat_total_;             // one segment's contributions of this call
+  std::vector<std::vector<float>> contrib_;  // [segment][slot]: this call's statistic contributions
+  // [segment][query row][slot]: a max over readers where several layers
+  // read the segment (MLKV), from its first reading layer to its last.
+  std::vector<std::vector<float>> shared_maxima_;
   std::vector<float> key_norm_, key_anchor_;  // key_scores: one segment's key norms and mean direction
   std::vector<HeadScratch> head_scratch_;     // one per pool thread (pool_thread_index())
 };
