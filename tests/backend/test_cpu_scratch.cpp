@@ -1,8 +1,9 @@
-// What the CPU backend keeps between calls: a prompt's activations and
-// attention scores grow with its length (rows x width, rows x slots per
-// task) and are returned before the head is read, so the decode steps
-// that follow hold no more than those of a run that never had a prompt
-// (bench/NOTES.md: Gemma 3's resident memory at long prompts).
+// What the CPU backend holds: a prompt's activations and attention scores
+// grow with its length (rows x width, a block of rows x slots per thread)
+// and are returned before the head is read, so the decode steps that
+// follow hold no more than those of a run that never had a prompt; and a
+// max over readers holds one row per segment, not one per query row
+// (bench/NOTES.md: resident memory at long prompts).
 #include <gtest/gtest.h>
 
 #include <algorithm>

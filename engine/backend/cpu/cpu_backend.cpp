@@ -204,8 +204,9 @@ int CpuBackend::prepare_forward(int n, const ForwardOptions& opt, ForwardOutput&
   return first_pos;
 }
 
-// What a call of several query rows sized by their number: each attention
-// task's scores (rows x slots) and the statistic's per-row contributions.
+// What a call of several query rows sized by their number: each thread's
+// block of scores and of maxima (block rows x slots), the statistic's
+// contributions (a row of slots) and MLKV's shared rows of maxima.
 void CpuBackend::release_prompt_scratch() {
   head_scratch_.clear();
   head_scratch_.shrink_to_fit();
