@@ -62,8 +62,8 @@ class Pool {
     // than its trim threshold (raised as large blocks are freed, up to
     // 64 MB) is free there, and return_freed_heap() (malloc_trim) trims
     // the top of the main heap only, so a prompt's attention scores
-    // allocated by a worker (a row over the prompt per token, 3.6 MB a
-    // task at 943 tokens) stayed resident after they were freed. The
+    // allocated by a worker (then a row over the prompt per token, 3.6 MB
+    // a task at 943 tokens) stayed resident after they were freed. The
     // workers allocate scratch once per call, not per task, so they
     // hardly contend for the one heap.
     mallopt(M_ARENA_MAX, 1);

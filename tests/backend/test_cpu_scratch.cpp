@@ -26,8 +26,8 @@ struct Held {
 };
 
 // kPrompt tokens as one prompt call (or one token a call), then two decode
-// steps, with the statistic `reduce` (Max keeps a contribution row per
-// query row of a call).
+// steps, with the statistic `reduce` (Max also holds a block of rows'
+// maxima per thread while a call runs).
 Held run(bool as_prompt, ReaderReduce reduce) {
   const auto m = load_model_files(test::model_dir("llama_gqa"));
   const auto g = test::Golden::load("llama_gqa");

@@ -247,8 +247,11 @@ TEST(MatvecBlocks, APromptsSlicedBandsGiveTheBitsOfTheFp32TwinAtEveryLength) {
 // row; the bits are those of the two products made whole by linear() and
 // the activation applied after, for every activation, with biases, with
 // the two matrices in different block types, across bands and slices.
+// (One or two rows, a decode step, make the two products whole.)
 TEST(MatvecBlocks, AGatedLayerEqualsItsTwoProductsAndItsActivation) {
-  const int out = 3072, in = 512;  // four bands of three 256-row slices a prompt
+  // Bands of 832 rows (the last 640), each three 256-row slices and a
+  // shorter one.
+  const int out = 3136, in = 512;
   const BlockType& q4k = kQuantized[5];
   const BlockType& q6k = kQuantized[7];
   ASSERT_EQ(q4k.type, GgmlType::Q4_K);
@@ -261,8 +264,9 @@ TEST(MatvecBlocks, AGatedLayerEqualsItsTwoProductsAndItsActivation) {
   const Linear up =
       Linear::from(matrix(q6k, 13), WeightTensor::owned_f32(randoms(out, 14), {out}), WeightFormat::Stored, "up");
   ASSERT_GT(linear_bands(gate, 3).count, 1);
+  ASSERT_NE(linear_bands(gate, 3).width % 256, 0);
   for (const Activation act : {Activation::Silu, Activation::GeluTanh, Activation::GeluErf}) {
-    for (int n : {1, 2, 3, 9, 64, 130}) {
+    for (int n : {3, 9, 64, 130}) {
       SCOPED_TRACE(std::to_string(n) + " rows, activation " + std::to_string(int(act)));
       const auto x = randoms(std::size_t(n) * in, 70 + n);
       std::vector<float> got(std::size_t(n) * out), want(got.size()), up_rows(got.size());

@@ -24,16 +24,19 @@ struct Run {
 };
 
 // The first n tokens of the model's golden prompt, repeated past its end;
-// a prompt longer than the tiny checkpoint's 128 positions (RoPE models
-// only) raises its limit, so that a prompt spans several of the CPU
-// backend's blocks of query rows.
+// a prompt longer than the tiny checkpoint's 128 positions raises its
+// limit (a RoPE model's only: a learned table has no more rows), so that a
+// prompt spans several of the CPU backend's blocks of query rows.
 Run start(const std::string& model, int n) {
   Run r;
   r.m = load_model_files(test::model_dir(model));
   const auto j = read_json_file(test::model_dir(model) / "golden_ids.json");
   const auto ids = j.at("prompt").get<std::vector<int>>();
   for (int i = 0; i < n; ++i) r.prompt.push_back(ids[i % ids.size()]);
-  r.m.config.max_positions = std::max(r.m.config.max_positions, n + 64);
+  if (n + 64 > r.m.config.max_positions) {
+    EXPECT_FALSE(r.m.config.learned_positions) << model;
+    r.m.config.max_positions = n + 64;
+  }
   BackendOptions bo;
   bo.max_tokens = n + 64;
   r.be = make_backend(Device::Cpu, r.m.config, r.m.weights, bo);
@@ -128,11 +131,14 @@ void check_rule(const std::string& model, const SlotStatRule& rule, int prompt_t
       }
     }
   }
+  // Within 2e-5, or a few float roundings of a large sum (a 300-row
+  // prompt's first slots sum to tens).
   double worst = 0;
   for (int s = 0; s < lay.n_segments(); ++s) {
     const auto& got = r.be->slot_stats(s);
     ASSERT_EQ(got.size(), ref.S(s).size());
-    for (std::size_t j = 0; j < got.size(); ++j) worst = std::max(worst, std::abs(got[j] - ref.S(s)[j]));
+    for (std::size_t j = 0; j < got.size(); ++j)
+      worst = std::max(worst, std::abs(got[j] - ref.S(s)[j]) / std::max(1.0, std::abs(ref.S(s)[j])));
   }
   EXPECT_LT(worst, 2e-5) << model;
 }
@@ -245,6 +251,7 @@ TEST(Statistics, MaxOverReadersAcrossBlocksOfQueryRows) {
   rule.seed = 7;
   check_rule("llama_gqa", rule, 300);
   rule.source = StatSource::Attention;
+  rule.decay = 0.99f;
   check_rule("llama_mlkv", rule, 300);  // a row's maximum waits for both layers
 }
 

@@ -452,8 +452,8 @@ void CpuBackend::forward_lanes(std::span<Lane> lanes) {
   }
   // A prompt's rows are returned before the head is read: the head is the
   // largest matrix (Gemma 3's 262,144 rows) and its pages would otherwise
-  // come in while the prompt's activations (~36 KB a token) and its
-  // attention scores (a token's row over the prompt, per task) are still
+  // come in while the prompt's activations (~36 KB a token) and each
+  // thread's attention scratch (a block of rows over the prompt) are still
   // held. What is left is the head's input rows (one, unless every row's
   // logits are asked for). Decode steps (one row a lane) keep theirs, so
   // they allocate nothing.

@@ -100,7 +100,7 @@ class CpuBackend final : public Backend {
   void append_kv_and_rotate(int layer, int n, const float* kn, const float* vn, float* q);
   void add_query_moments(int layer, int n, const float* q, int first_pos, int sinks);
 
-  // Scratch of one attention task.
+  // Scratch of the attention tasks one pool thread runs (one at a time).
   struct HeadScratch {
     std::vector<float> scores;  // [block row][slot] (a prompt), [head][slot] (a decode step)
     std::vector<float> maxima;  // [block row][slot]: a block's maxima over readers

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <stdexcept>
 
 #include "backend/cpu/matvec.h"
 #include "backend/parallel.h"
@@ -254,7 +255,10 @@ void linear(const float* x, int n, const Linear& W, float* y) {
 
 void gated_linear(const float* x, int n, const Linear& gate, const Linear& up, Activation act, float* y) {
   use_single_threaded_blas();
-  if (n > kMatvecMaxRows && gate.in == up.in && gate.out == up.out) {
+  if (gate.in != up.in || gate.out != up.out)
+    throw std::logic_error("gated_linear: gate " + std::to_string(gate.out) + " x " + std::to_string(gate.in) +
+                           " and up " + std::to_string(up.out) + " x " + std::to_string(up.in) + " differ");
+  if (n > kMatvecMaxRows) {
     // Both matrices are cut into the same bands and slices (by the shape).
     const LinearBands bands = linear_bands(gate, n);
     if (bands.count == 1 || int64_t(n) * gate.out * gate.in < kParallelMacs) {
@@ -270,7 +274,6 @@ void gated_linear(const float* x, int n, const Linear& gate, const Linear& up, A
   linear(x, n, up, up_rows.data());
   linear(x, n, gate, y);
   gated_activation(act, y, up_rows.data(), int64_t(n) * gate.out);
-  if (n > kMatvecMaxRows) std::vector<float>().swap(up_rows);
 }
 
 void layer_norm(const float* x, int n, int d, const float* w, const float* b, double eps, float* y) {

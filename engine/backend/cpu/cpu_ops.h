@@ -90,7 +90,9 @@ void relu(float* x, int64_t n);  // OPT: max(x, 0)
 // SwiGLU gate: gate[i] = silu(gate[i]) * up[i].
 void silu_mul(float* gate, const float* up, int64_t n);
 // A gated MLP's activation, element by element: silu_mul for SiLU, else
-// Gemma's GeGLU, gate[i] = gelu(gate[i]) * up[i] (the tanh or the erf form).
+// Gemma's GeGLU, gate[i] = gelu(gate[i]) * up[i]: the tanh form for
+// GeluTanh, the erf form for any other (the gated models kvscope reads use
+// SiLU, GeluTanh or GeluErf).
 void gated_activation(Activation act, float* gate, const float* up, int64_t n);
 // In-place softmax of one row; entries equal to -inf become exactly 0 (and
 // entries below e^-87 of the row's largest, subnormal in float, 0 too).
