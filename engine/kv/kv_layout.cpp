@@ -14,4 +14,16 @@ KvLayout KvLayout::from_config(const ModelConfig& cfg) {
   return k;
 }
 
+int KvLayout::first_reader(int kv_layer) const {
+  for (int l = 0; l < n_layers; ++l)
+    if (source_of_layer[l] == kv_layer) return l;
+  return -1;
+}
+
+int KvLayout::last_reader(int kv_layer) const {
+  for (int l = n_layers - 1; l >= 0; --l)
+    if (source_of_layer[l] == kv_layer) return l;
+  return -1;
+}
+
 }  // namespace kvscope

@@ -26,6 +26,11 @@ struct KvLayout {
   int group_size() const { return n_heads / n_kv_heads; }
   int kv_head_of(int q_head) const { return q_head / group_size(); }
   int segment_of(int layer, int q_head) const { return segment(source_of_layer[layer], kv_head_of(q_head)); }
+  // The first and the last layer that read KV layer `kv_layer` (its owner
+  // alone unless MLKV shares it): a statistic combined over every reader
+  // of a segment is complete after the last.
+  int first_reader(int kv_layer) const;
+  int last_reader(int kv_layer) const;
   // KV bytes for `tokens` cached tokens per segment: 2 * s * m * g * d * bytes.
   int64_t bytes(int64_t tokens, int bytes_per_element) const {
     return 2 * tokens * n_kv_layers * n_kv_heads * head_dim * bytes_per_element;

@@ -570,14 +570,12 @@ void CpuBackend::attention_task(int t, int layer, int n, const float* q, float* 
       attend_rows(layer, h, n, i0, i1, q, out, capture, rule, first_captured, capture_logits, scratch);
   };
   if (!takes_row_maxima(rule)) {
-    if (n == 1) {
-      attend(0, 1);
-      return;
-    }
-    for (int h = h0; h < h1; ++h)  // head by head: a mean adds each head's rows in this order
-      for (int i0 = 0; i0 < n; i0 += kQueryBlock)
-        attend_rows(layer, h, n, i0, std::min(n, i0 + kQueryBlock), q, out, capture, rule, first_captured,
-                    capture_logits, scratch);
+    if (n == 1) attend(0, 1);
+    else  // head by head: a mean adds each head's rows in this order
+      for (int h = h0; h < h1; ++h)
+        for (int i0 = 0; i0 < n; i0 += kQueryBlock)
+          attend_rows(layer, h, n, i0, std::min(n, i0 + kQueryBlock), q, out, capture, rule, first_captured,
+                      capture_logits, scratch);
     return;
   }
   // A max over readers (by_group: the task's heads are the segment's in
@@ -588,7 +586,8 @@ void CpuBackend::attention_task(int t, int layer, int n, const float* q, float* 
   // first reading layer to its last, which sums them.
   const int seg = layout_.segment_of(layer, h0);
   const int len = kv().len(seg);
-  const auto [first, last] = reading_layers(layer);
+  const int kv_layer = layout_.source_of_layer[layer];
+  const int first = layout_.first_reader(kv_layer), last = layout_.last_reader(kv_layer);
   const bool shared = first != last;
   if (shared && layer == first) shared_maxima_[seg].assign(size_t(n) * len, 0.0f);
   for (int i0 = 0; i0 < n; i0 += kQueryBlock) {
@@ -731,19 +730,6 @@ void CpuBackend::accumulate_stats(int seg, int row, const float* e, float scale,
 
 bool CpuBackend::takes_row_maxima(const SlotStatRule& rule) const {
   return rule.active() && !rule.from_cache() && rule.reduce == ReaderReduce::Max;
-}
-
-// The first and the last layer that read the KV `layer` reads (the same
-// layer twice unless MLKV shares it).
-std::pair<int, int> CpuBackend::reading_layers(int layer) const {
-  const auto& source = layout_.source_of_layer;
-  int first = layer, last = layer;
-  for (int l = 0; l < layout_.n_layers; ++l)
-    if (source[l] == source[layer]) {
-      first = std::min(first, l);
-      last = std::max(last, l);
-    }
-  return {first, last};
 }
 
 // Rows [i0, i1)'s maxima (at `rows`), weighted, into the segment's sum, in

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <memory>
-#include <utility>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu_ops.h"
@@ -121,7 +120,6 @@ class CpuBackend final : public Backend {
                   int first_captured, bool capture_logits, HeadScratch& scratch);
   void accumulate_stats(int seg, int row, const float* e, float scale, const SlotStatRule& rule, HeadScratch& scratch);
   bool takes_row_maxima(const SlotStatRule& rule) const;
-  std::pair<int, int> reading_layers(int layer) const;
   void sum_row_maxima(int seg, int i0, int i1, const float* rows);
   void finish_stats(int n, const SlotStatRule& rule);
   void key_scores(int seg, StatSource source);

@@ -43,7 +43,6 @@ struct CudaBackend::State {
   KvLayout layout;
   int cap = 0, hd = 0, S = 0, H = 0, g = 0, L = 0, V = 0, d = 0;
   int qkv_w = 0, gu_w = 0, max_in = 0;
-  std::vector<int> last_reader;  // [kv layer]: the last layer reading it
 
   // K and V [segment][region][hd] (slot j of segment s in row start[s] + j
   // of its region, kv/row_moves.h); positions and statistics [segment][cap].
@@ -153,8 +152,6 @@ CudaBackend::CudaBackend(std::shared_ptr<const CudaModel> model, const BackendOp
                 "needs " + cuda::format_gb(need) + " GB, " + cuda::format_gb(double(free_b)) +
                     " GB free (KV cache and buffers for " + std::to_string(s.cap) + " tokens)");
 
-  s.last_reader.assign(s.layout.n_kv_layers, 0);
-  for (int l = 0; l < s.L; ++l) s.last_reader[s.layout.source_of_layer[l]] = l;
   s.map.assign(s.S, {});
   s.map_from.assign(s.S, 0);
   s.dirty.assign(s.S, 0);
@@ -497,7 +494,7 @@ void CudaBackend::do_forward(std::span<const int> tokens, const ForwardOptions& 
       if (l == s.layout.owners[kvl] && !opt.stats.from_cache()) cuda::clear_stat_acc(a.stats, s.g, n, s.cap, st);
     }
     cuda::attention(a, st);
-    if (stats_on && l == s.last_reader[kvl]) {
+    if (stats_on && l == s.layout.last_reader(kvl)) {
       if (opt.stats.source == StatSource::Cur || opt.stats.source == StatSource::LagKv)
         cuda::cache_scores(s.kv, opt.stats, lens, seg0, s.g, st);
       else if (opt.stats.source == StatSource::KeyNorm || opt.stats.source == StatSource::KeyDiff)
