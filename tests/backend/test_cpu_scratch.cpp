@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/parallel.h"
 #include "golden.h"
+#include "kv/row_moves.h"
 #include "model/loader.h"
 
 namespace kvscope {
@@ -139,6 +141,63 @@ TEST(CpuScratch, AMaxOverReadersHoldsOneRowPerSegment) {
   const std::size_t one_kv_layer = std::size_t(m.config.n_kv_heads) * kTokens * mlkv.slots * sizeof(float);
   EXPECT_EQ(mlkv.contributions, std::size_t(mlkv.segments) * mlkv.slots * sizeof(float) + one_kv_layer);
   EXPECT_LT(mlkv.contributions, std::size_t(mlkv.segments) * kTokens * mlkv.slots * sizeof(float));
+}
+
+// The process's anonymous resident memory (kB). A never-written page of
+// the KV cache that is read maps the kernel's shared zero page, which this
+// does not count (mincore would).
+long resident_anon_kb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("RssAnon:", 0) == 0) return std::stol(line.substr(8));
+  ADD_FAILURE() << "no RssAnon in /proc/self/status";
+  return 0;
+}
+
+// The KV cache is sized for every token a session plans (here 32,768) and
+// slack for eviction's row moves, but only the rows stored so far take
+// memory, in a clone of the backend too: a `generate --max-new-tokens
+// 4096` that stopped at an end-of-text token after 60 held its whole cache.
+TEST(CpuScratch, TheKvCacheTakesMemoryForTheTokensHeldNotItsCapacity) {
+  constexpr int kCapacity = 32768, kTokens = 56;
+  auto m = load_model_files(test::model_dir("llama_gqa"));
+  const auto g = test::Golden::load("llama_gqa");
+  m.config.max_positions = std::max(m.config.max_positions, kCapacity);
+  const auto model = CpuModel::create(m.config, m.weights);
+  std::vector<int> prompt;
+  for (int i = 0; i < kTokens; ++i) prompt.push_back(g.prompt[i % g.prompt.size()]);
+  const int tok[1] = {g.prompt[1]};
+  ForwardOptions fo;
+  ForwardOutput out;
+  BackendOptions bo;
+  bo.max_tokens = kCapacity;
+
+  const long before = resident_anon_kb();
+  CpuBackend be(model, bo);
+  be.forward(prompt, fo, out);
+  be.forward(tok, fo, out);
+  const auto clone = be.clone();
+  const long grown = resident_anon_kb() - before;
+
+  const int segments = be.kv().layout().n_segments();
+  const long capacity_kb = long(2) * segments * kv_region_rows(kCapacity) * m.config.head_dim * 4 / 1024;
+  const long held_kb = long(2) * segments * (kTokens + 1) * m.config.head_dim * 4 / 1024;
+  ASSERT_GT(capacity_kb, 16 * (held_kb + 1024));  // the test tells the two apart
+  // The backend and its clone: each the rows it holds (a page per segment
+  // at most beside them), the prompt's scratch, the allocator's arenas.
+  EXPECT_LT(grown, capacity_kb / 8) << "capacity " << capacity_kb << " kB, held " << held_kb << " kB";
+
+  const auto* twin = dynamic_cast<const CpuBackend*>(clone.get());
+  ASSERT_NE(twin, nullptr);
+  for (const int seg : {0, segments - 1}) {
+    ASSERT_EQ(twin->kv().len(seg), kTokens + 1);
+    for (int slot : {0, kTokens})
+      for (int d = 0; d < m.config.head_dim; ++d) {
+        EXPECT_EQ(twin->key(seg, slot)[d], be.key(seg, slot)[d]);
+        EXPECT_EQ(twin->value(seg, slot)[d], be.value(seg, slot)[d]);
+      }
+  }
 }
 
 }  // namespace

@@ -113,8 +113,8 @@ CpuBackend::CpuBackend(std::shared_ptr<const CpuModel> model, const BackendOptio
   region_ = kv_region_rows(opt.max_tokens);
   start_.assign(layout_.n_segments(), 0);
   const int64_t n = int64_t(layout_.n_segments()) * region_ * hd_;
-  k_.assign(static_cast<std::size_t>(n), 0.0f);
-  v_.assign(static_cast<std::size_t>(n), 0.0f);
+  k_ = ZeroedFloats(static_cast<std::size_t>(n));
+  v_ = ZeroedFloats(static_cast<std::size_t>(n));
   contrib_.assign(layout_.n_segments(), {});
   shared_maxima_.assign(layout_.n_segments(), {});
 }

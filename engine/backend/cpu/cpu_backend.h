@@ -7,6 +7,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/cpu_ops.h"
 #include "backend/cpu/keyformer_row.h"
+#include "io/zeroed_pages.h"
 
 namespace kvscope {
 
@@ -138,8 +139,11 @@ class CpuBackend final : public Backend {
   // rows from start_[seg]: eviction can then close holes from whichever side
   // moves fewer rows.
   int region_ = 0;
-  std::vector<int> start_;    // [segment]
-  std::vector<float> k_, v_;  // [segment][region row][head_dim]
+  std::vector<int> start_;  // [segment]
+  // [segment][region row][head_dim]; a row's page is resident once a slot
+  // has been stored there, so memory follows the tokens held, not the
+  // capacity.
+  ZeroedFloats k_, v_;
   // Scratch, grown to the largest call and then reused.
   std::vector<float> x_, h_, q_, kn_, vn_, att_, o_, up_, gate_, mlp_;
   std::vector<float> emb_;          // OPT's embedding-width rows (project_in / project_out)
