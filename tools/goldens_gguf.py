@@ -38,6 +38,13 @@ Two files, both small and deterministic (fixed seeds):
                      transformers 5.23.0 cannot load a gptneox GGUF, so the
                      reference is transformers on the checkpoint each file was
                      converted from (its 2-D weights rounded to F16 for the F16 one).
+  tiny_mpt.*         tests/data/models/mpt (ALiBi over 6 heads, clip_qkv, tied head)
+                     converted as convert_hf_to_gguf.py converts MPT with
+                     --outtype q8_0: Q8_0 where a row is whole blocks of 32
+                     (ffn_down), F16 where not (the converter's fallback; d_model
+                     is 48), norms F32. transformers 5.23.0 cannot load an mpt
+                     GGUF: the reference is transformers on that folder with
+                     every matrix replaced by the file's dequantized values.
   tiny_llama3.*      tests/data/models/llama3_mqa_bf16 (llama3 rope scaling, MQA,
                      q/k/v/o and MLP biases, tied head) converted as llama.cpp's
                      converter does it: q/k rows and biases interleaved, the
@@ -477,6 +484,23 @@ def hf_goldens(gguf_path, out_json, out_logits, extra_strings=None, extended=Fal
     return record_goldens(model, tok, out_json, out_logits, extra_strings, extended)
 
 
+def add_checkpoint_vocabulary(w, model_dir, cfg):
+    """A checkpoint's byte-level BPE tokenizer.json as the converter's
+    _set_vocab_gpt2 writes it (the GPT-2 split pattern), padded to the
+    embedding's rows, with its BOS and EOS ids."""
+    tokens, types, merges = bpe_vocabulary(os.path.join(model_dir, "tokenizer.json"))
+    for i in range(len(tokens), cfg["vocab_size"]):  # the converter pads to the embedding's rows
+        tokens.append(f"[PAD{i}]")
+        types.append(5)  # unused
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("gpt-2")
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_bos_token_id(cfg["bos_token_id"])
+    w.add_eos_token_id(cfg["eos_token_id"])
+
+
 def write_gptneox(path, model_dir, f16):
     """A GPT-NeoX checkpoint converted as llama.cpp's converter does it."""
     from safetensors.numpy import load_file
@@ -487,11 +511,6 @@ def write_gptneox(path, model_dir, f16):
     rope = cfg.get("rope_parameters", {})  # or the older top-level spellings
     rotary = int(rope.get("partial_rotary_factor", cfg.get("rotary_pct", 0.25)) * hd)
     theta = rope.get("rope_theta", cfg.get("rotary_emb_base", 10000.0))
-    tokens, types, merges = bpe_vocabulary(os.path.join(model_dir, "tokenizer.json"))
-    for i in range(len(tokens), cfg["vocab_size"]):  # the converter pads to the embedding's rows
-        tokens.append(f"[PAD{i}]")
-        types.append(5)  # unused
-
     w = gguf.GGUFWriter(path, "gptneox")
     w.add_name(os.path.basename(model_dir))
     w.add_context_length(cfg["max_position_embeddings"])
@@ -504,13 +523,7 @@ def write_gptneox(path, model_dir, f16):
     w.add_head_count(heads)
     w.add_parallel_residual(cfg["use_parallel_residual"])
     w.add_layer_norm_eps(cfg["layer_norm_eps"])
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("gpt-2")
-    w.add_token_list(tokens)
-    w.add_token_types(types)
-    w.add_token_merges(merges)
-    w.add_bos_token_id(cfg["bos_token_id"])
-    w.add_eos_token_id(cfg["eos_token_id"])
+    add_checkpoint_vocabulary(w, model_dir, cfg)
 
     parts = {"input_layernorm": "attn_norm", "post_attention_layernorm": "ffn_norm",
              "attention.query_key_value": "attn_qkv", "attention.dense": "attn_output",
@@ -534,6 +547,76 @@ def write_gptneox(path, model_dir, f16):
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+
+
+# MPT's tensors as convert_hf_to_gguf.py names them (gguf-py's tensor map).
+MPT_TOP = {"transformer.wte": "token_embd", "transformer.norm_f": "output_norm"}
+MPT_PARTS = {"norm_1": "attn_norm", "attn.Wqkv": "attn_qkv", "attn.out_proj": "attn_output",
+             "norm_2": "ffn_norm", "ffn.up_proj": "ffn_up", "ffn.down_proj": "ffn_down"}
+
+
+def mpt_gguf_name(hf_name):
+    stem, suffix = hf_name.rsplit(".", 1)
+    if stem in MPT_TOP:
+        return f"{MPT_TOP[stem]}.{suffix}"
+    layer, rest = stem[len("transformer.blocks."):].split(".", 1)
+    return f"blk.{layer}.{MPT_PARTS[rest]}.{suffix}"
+
+
+def write_mpt(path, model_dir):
+    """An MPT checkpoint converted as llama.cpp's converter does it with
+    --outtype q8_0 (MPTModel: the feed-forward length written as 4 x d_model,
+    layer_norm_epsilon 1e-5, clip_qkv as clamp_kqv, alibi_bias_max as
+    max_alibi_bias; names from gguf-py's map; no tensor reordered)."""
+    from safetensors.numpy import load_file
+    cfg = json.load(open(os.path.join(model_dir, "config.json"), encoding="utf-8"))
+    attn = cfg["attn_config"]
+    tensors = load_file(os.path.join(model_dir, "model.safetensors"))
+    w = gguf.GGUFWriter(path, "mpt")
+    w.add_name(os.path.basename(model_dir))
+    w.add_context_length(cfg["max_seq_len"])
+    w.add_embedding_length(cfg["d_model"])
+    w.add_block_count(cfg["n_layers"])
+    w.add_feed_forward_length(4 * cfg["d_model"])
+    w.add_head_count(cfg["n_heads"])
+    w.add_layer_norm_eps(1e-5)
+    if attn.get("clip_qkv") is not None:
+        w.add_clamp_kqv(attn["clip_qkv"])
+    w.add_max_alibi_bias(attn["alibi_bias_max"] if attn["alibi"] else 0.0)
+    add_checkpoint_vocabulary(w, model_dir, cfg)
+    for name in sorted(tensors):
+        x = tensors[name].astype(np.float32)
+        out = mpt_gguf_name(name)
+        if x.ndim == 2:
+            try:
+                w.add_tensor(out, gguf.quants.quantize(x, T.Q8_0), raw_dtype=T.Q8_0)
+            except gguf.QuantError:  # rows not whole blocks: the converter falls back to F16
+                w.add_tensor(out, x.astype(np.float16))
+        else:
+            w.add_tensor(out, x)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def file_weight_goldens(model_dir, gguf_path, gguf_name_of, out_json, out_logits):
+    """transformers on the checkpoint a GGUF was converted from, each
+    parameter replaced by the file's dequantized tensor of that name (the
+    tokenizer as checkpoint_goldens reads it)."""
+    import torch
+    from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast
+
+    tok = PreTrainedTokenizerFast(tokenizer_file=os.path.join(model_dir, "tokenizer.json"))
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32, attn_implementation="eager")
+    reader = gguf.GGUFReader(gguf_path)
+    stored = {t.name: t for t in reader.tensors}
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            t = stored[gguf_name_of(name)]
+            x = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32).reshape(p.shape)
+            p.copy_(torch.from_numpy(x))
+    record_goldens(model, tok, out_json, out_logits)
 
 
 def llama3_rope_factors(cfg, head_dim):
@@ -712,6 +795,11 @@ def main(out_dir=None):
         write_gptneox(os.path.join(out, name + ".gguf"), model_dir, f16)
         checkpoint_goldens(model_dir, f16, os.path.join(out, name + ".golden.json"),
                            os.path.join(out, name + ".logits.npy"))
+    model_dir = os.path.join(ROOT, "tests/data/models/mpt")
+    mpt = os.path.join(out, "tiny_mpt.gguf")
+    write_mpt(mpt, model_dir)
+    file_weight_goldens(model_dir, mpt, mpt_gguf_name, os.path.join(out, "tiny_mpt.golden.json"),
+                        os.path.join(out, "tiny_mpt.logits.npy"))
     # Llama 3 scaling as llama.cpp writes it (rope_freqs.weight); the golden
     # is transformers on the folder the file was converted from.
     model_dir = os.path.join(ROOT, "tests/data/models/llama3_mqa_bf16")

@@ -8,6 +8,13 @@
 #include "io/json_file.h"
 
 namespace kvscope {
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 namespace {
 
 // The first of several spellings of one setting that is present.
@@ -48,12 +55,6 @@ Activation parse_activation(const JsonReader& r, const std::string& key, const s
   if (a == "silu" || a == "swish") return Activation::Silu;
   if (a == "relu") return Activation::Relu;
   r.fail(key, "unsupported activation '" + a + "' (supported: gelu, gelu_new, gelu_pytorch_tanh, silu, relu)");
-}
-
-std::string number_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
 }
 
 // A key that transformers 5.23.0 does not read for this model_type, though it

@@ -28,9 +28,10 @@ std::string model_type_of(const GgufFile& f, const std::string& arch) {
   if (arch == "gpt2") return "gpt2";
   if (arch == "gptneox") return "gpt_neox";
   if (arch == "gemma3") return "gemma3_text";  // the file holds the text model only
+  if (arch == "mpt") return "mpt";
   throw Error(f.source(), "general.architecture",
               "architecture \"" + arch +
-                  "\" is not supported in GGUF files (llama, qwen2, qwen3, phi3, gpt2, gptneox, gemma3 are)");
+                  "\" is not supported in GGUF files (llama, qwen2, qwen3, phi3, gpt2, gptneox, gemma3, mpt are)");
 }
 
 // Metadata that would make llama.cpp compute something transformers does not
@@ -79,7 +80,7 @@ std::vector<float> rope_freq_factors(const GgufFile& f, const ModelConfig& cfg) 
 
 // HF name of a GGUF tensor (llama.cpp's names, as gguf-py's tensor map
 // pairs them with transformers' for each architecture).
-enum class GgufNames { Llama, Gpt2, GptNeox, Gemma3, Qwen3, Phi3 };
+enum class GgufNames { Llama, Gpt2, GptNeox, Gemma3, Qwen3, Phi3, Mpt };
 
 std::string hf_tensor_name(const std::string& g, GgufNames kind) {
   using Pairs = std::vector<std::pair<std::string, std::string>>;
@@ -158,7 +159,19 @@ std::string hf_tensor_name(const std::string& g, GgufNames kind) {
                               {"ffn_up.", "mlp.gate_up_proj."},
                               {"ffn_down.", "mlp.down_proj."}},
                              "model.layers."};
+  // MPT: its fused Wqkv is [q | k | v] in both, so nothing is reordered.
+  static const Names mpt = {{{"token_embd.weight", "transformer.wte.weight"},
+                             {"output_norm.weight", "transformer.norm_f.weight"},
+                             {"output.weight", "lm_head.weight"}},
+                            {{"attn_norm.", "norm_1."},
+                             {"ffn_norm.", "norm_2."},
+                             {"attn_qkv.", "attn.Wqkv."},
+                             {"attn_output.", "attn.out_proj."},
+                             {"ffn_up.", "ffn.up_proj."},
+                             {"ffn_down.", "ffn.down_proj."}},
+                            "transformer.blocks."};
   const Names& names = kind == GgufNames::Gpt2      ? gpt2
+                       : kind == GgufNames::Mpt     ? mpt
                        : kind == GgufNames::GptNeox ? neox
                        : kind == GgufNames::Gemma3  ? gemma3
                        : kind == GgufNames::Qwen3   ? qwen3
@@ -342,6 +355,57 @@ nlohmann::json gemma3_config_json(const GgufFile& f, const Key& key) {
   return j;
 }
 
+// MPT as llama.cpp's convert_hf_to_gguf.py writes it (MPTModel): the shapes,
+// layer_norm_epsilon, clip_qkv as attention.clamp_kqv and alibi_bias_max as
+// attention.max_alibi_bias (0 for a checkpoint without ALiBi). transformers
+// 5.23.0 reads no mpt GGUF; this builds the config its MptConfig would hold
+// for the checkpoint, and refuses by key what its MPT would not compute:
+// another MLP width, grouped KV heads, no ALiBi (llama.cpp then adds learned
+// positions) or a bias max other than 8 (transformers builds the slopes
+// with 8), and biases. The slopes themselves agree: for a head count that
+// is not a power of two, llama.cpp's two geometric series are the odd then
+// the even slopes of the next power of two that transformers takes.
+template <typename Key>
+nlohmann::json mpt_config_json(const GgufFile& f, const Key& key) {
+  nlohmann::json j;
+  j["model_type"] = "mpt";
+  const int64_t d = f.get_int(key("embedding_length"));
+  j["d_model"] = d;
+  j["n_layers"] = f.get_int(key("block_count"));
+  const int64_t heads = f.get_int(key("attention.head_count"));
+  j["n_heads"] = heads;
+  j["max_seq_len"] = f.get_int(key("context_length"));
+  if (auto eps = f.get_real_if(key("attention.layer_norm_epsilon"))) j["layer_norm_epsilon"] = *eps;
+  if (auto ff = f.get_int_if(key("feed_forward_length")); ff && *ff != 4 * d)
+    throw Error(f.source(), key("feed_forward_length"),
+                std::to_string(*ff) + " is not 4 x embedding_length (transformers builds MPT's MLP that size)");
+  if (auto kv = f.get_int_if(key("attention.head_count_kv")); kv && *kv != heads)
+    throw Error(f.source(), key("attention.head_count_kv"),
+                std::to_string(*kv) + " KV heads for " + std::to_string(heads) +
+                    " query heads: transformers 5.23.0 builds MPT with multi-head attention only");
+  const double alibi = f.get_real_if(key("attention.max_alibi_bias")).value_or(0.0);
+  if (alibi == 0.0)
+    throw Error(f.source(), key("attention.max_alibi_bias"),
+                "absent or 0: an MPT without ALiBi (llama.cpp adds learned positions) is not supported; "
+                "transformers 5.23.0's MPT always uses ALiBi");
+  if (alibi != 8.0)
+    throw Error(f.source(), key("attention.max_alibi_bias"),
+                number_text(alibi) + ": transformers 5.23.0 builds MPT's ALiBi slopes with 8");
+  nlohmann::json attn;
+  attn["alibi"] = true;
+  attn["alibi_bias_max"] = 8;
+  if (auto clip = f.get_real_if(key("attention.clamp_kqv"))) attn["clip_qkv"] = *clip;
+  j["attn_config"] = attn;
+  for (const GgufTensorInfo& t : f.tensors())
+    if (t.name.ends_with(".bias"))
+      throw Error(f.source(), t.name,
+                  "biases in an mpt file are not supported (transformers 5.23.0 builds MPT "
+                  "without biases)");
+  add_vocab_size(f, key, j);
+  add_head_and_special_ids(f, j);
+  return j;
+}
+
 }  // namespace
 
 bool is_gguf_file(const fs::path& path) {
@@ -382,6 +446,7 @@ nlohmann::json gguf_model_config_json(const GgufFile& f) {
   }
   if (type == "gpt_neox") return gpt_neox_config_json(f, key);
   if (type == "gemma3_text") return gemma3_config_json(f, key);
+  if (type == "mpt") return mpt_config_json(f, key);
   const int64_t heads = add_llama_like_keys(f, key, j);
   // transformers takes llama's head_dim from the rotary width (a partial
   // rotary llama does not exist in its code); qwen2 and phi3 derive it from
@@ -441,6 +506,7 @@ ModelFiles load_gguf_model(const GgufFile& f) {
                           : gemma3          ? GgufNames::Gemma3
                           : arch == "qwen3" ? GgufNames::Qwen3
                           : arch == "phi3"  ? GgufNames::Phi3
+                          : arch == "mpt"   ? GgufNames::Mpt
                                             : GgufNames::Llama;
 
   auto owned = std::make_shared<OwnedTensors>();

@@ -24,6 +24,7 @@
 #include "io/json_file.h"
 #include "io/npy.h"
 #include "model/gguf_model.h"
+#include "model/loader.h"
 #include "session/session_file.h"
 #include "test_util.h"
 
@@ -110,8 +111,9 @@ TEST(GgufModel, Gemma3ConfigComesFromTheMetadataAndTheClassDefaults) {
 // gpt2: fused QKV, Conv1D weights stored transposed; qwen3: q/k norms, head
 // size 128; phi3: fused qkv and gate/up, a SentencePiece vocabulary) against
 // transformers;
-// gptneox (q|k|v regrouped by the converter; F32 and F16) against
-// transformers on the checkpoint it was converted from.
+// gptneox (q|k|v regrouped by the converter; F32 and F16) and mpt (ALiBi
+// over 6 heads, clip_qkv; Q8_0 and F16 matrices) against transformers on
+// the checkpoint each was converted from.
 class GgufGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GgufGolden, PromptLogitsAndGreedyContinuationMatchTransformers) {
@@ -219,8 +221,8 @@ TEST_P(GgufGolden, MatricesKeptInTheirBlocksRunBitForBitAsDequantizedOnes) {
 
 INSTANTIATE_TEST_SUITE_P(TinyModels, GgufGolden,
                          ::testing::Values("tiny_llama", "tiny_qwen2", "tiny_gpt2", "tiny_llama_spm", "tiny_gptneox",
-                                           "tiny_gptneox_f16", "tiny_gemma3", "tiny_llama3", "tiny_qwen3",
-                                           "tiny_phi3"));
+                                           "tiny_gptneox_f16", "tiny_gemma3", "tiny_llama3", "tiny_qwen3", "tiny_phi3",
+                                           "tiny_mpt"));
 
 // A Llama 3 file carries its rope_scaling as rope_freqs.weight (llama.cpp's
 // converter): the factors are read into the configuration and change the
@@ -327,6 +329,41 @@ TEST(GgufModel, ANotANumberScoreIsRefusedByIndex) {
                                                          gguf_path("tiny_llama_spm")));
   EXPECT_NE(m.find("nan_score.gguf"), std::string::npos) << m;  // the file
   EXPECT_NE(m.find("tokenizer.ggml.scores[2]: not a number"), std::string::npos) << m;
+}
+
+// MPT as llama.cpp's converter writes it: ALiBi from max_alibi_bias (the
+// slopes of 6 heads, not a power of two, as transformers builds them),
+// clip_qkv from clamp_kqv, the tied head; a bias max transformers would not
+// use is refused by key.
+TEST(GgufModel, MptConfigComesFromTheMetadata) {
+  const auto b = load_model_bundle(gguf_path("tiny_mpt"));
+  const ModelConfig& c = b.config();
+  EXPECT_EQ(c.arch, Arch::MPT);
+  EXPECT_EQ(c.n_heads, 6);
+  EXPECT_EQ(c.n_kv_heads, 6);
+  EXPECT_EQ(c.hidden, 48);
+  EXPECT_EQ(c.intermediate, 192);
+  EXPECT_EQ(c.max_positions, 128);
+  EXPECT_FLOAT_EQ(c.clip_qkv, 1.5f);
+  EXPECT_TRUE(c.tied_embeddings);
+  EXPECT_EQ(c.rotary_dims, 0);
+  // The odd then the even slopes of 8 heads' 2^-1 ... 2^-8.
+  const std::vector<float> slopes = {0x1p-2f, 0x1p-4f, 0x1p-6f, 0x1p-8f, 0x1p-1f, 0x1p-3f};
+  EXPECT_EQ(c.alibi_slopes, slopes);
+  // The same configuration as the folder the file was converted from.
+  const ModelConfig folder = load_model_files(test::model_dir("mpt")).config;
+  EXPECT_EQ(c.alibi_slopes, folder.alibi_slopes);
+  EXPECT_EQ(c.softmax_scale, folder.softmax_scale);
+  EXPECT_FLOAT_EQ(c.norm_eps, folder.norm_eps);  // the file holds a float32
+
+  const std::string key = "mpt.attention.max_alibi_bias";
+  const std::string head = std::string("\x1c\0\0\0\0\0\0\0", 8) + key + std::string("\x06\0\0\0", 4);
+  const std::string m =
+      bundle_error(with_string_patched(head + std::string("\0\0\0\x41", 4), head + std::string("\0\0\x80\x40", 4),
+                                       "mpt_alibi.gguf", gguf_path("tiny_mpt")));
+  EXPECT_NE(m.find("mpt.attention.max_alibi_bias: 4: transformers 5.23.0 builds MPT's ALiBi slopes with 8"),
+            std::string::npos)
+      << m;
 }
 
 TEST(GgufModel, Qwen3AndPhi3ConfigsComeFromTheMetadata) {
