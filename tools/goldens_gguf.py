@@ -654,10 +654,6 @@ def write_llama_checkpoint(path, model_dir):
     tensors = {k: v.float().numpy() for k, v in load_file(os.path.join(model_dir, "model.safetensors")).items()}
     d, heads, kv_heads = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     hd = cfg.get("head_dim", d // heads)
-    tokens, types, merges = bpe_vocabulary(os.path.join(model_dir, "tokenizer.json"))
-    for i in range(len(tokens), cfg["vocab_size"]):
-        tokens.append(f"[PAD{i}]")
-        types.append(5)
 
     w = gguf.GGUFWriter(path, "llama")
     w.add_name(os.path.basename(model_dir))
@@ -671,13 +667,7 @@ def write_llama_checkpoint(path, model_dir):
     w.add_rope_freq_base(cfg["rope_parameters"]["rope_theta"])
     w.add_layer_norm_rms_eps(cfg["rms_norm_eps"])
     w.add_vocab_size(cfg["vocab_size"])
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("gpt-2")
-    w.add_token_list(tokens)
-    w.add_token_types(types)
-    w.add_token_merges(merges)
-    w.add_bos_token_id(cfg["bos_token_id"])
-    w.add_eos_token_id(cfg["eos_token_id"])
+    add_checkpoint_vocabulary(w, model_dir, cfg)
     w.add_add_bos_token(False)
 
     def permute(x, n):  # LlamaModel.permute: each head's two rotary halves interleaved
