@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,6 +38,28 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// Kilobytes resident in the mapping that starts at `start` (the "Rss:" line
+// of the /proc/self/smaps entry whose address range begins there: the
+// kernel's own count, which a page of the file in the page cache but not
+// mapped does not add to); -1 when no entry starts there.
+inline long resident_kb_of_mapping(const void* start) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  const auto want = reinterpret_cast<std::uintptr_t>(start);
+  bool in_entry = false;
+  while (std::getline(smaps, line)) {
+    std::uintptr_t lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> lo >> dash >> hi && dash == '-') {
+      in_entry = lo == want;
+      continue;
+    }
+    if (in_entry && line.rfind("Rss:", 0) == 0) return std::stol(line.substr(4));
+  }
+  return -1;
+}
 
 inline void write_file(const std::filesystem::path& p, const std::string& bytes) {
   std::ofstream out(p, std::ios::binary);

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,26 +14,6 @@
 
 namespace kvscope {
 namespace {
-
-// Kilobytes resident in the mapping that starts at `start` (smaps' "Rss:"
-// line of the entry whose address range begins there); -1 when not found.
-long resident_kb(const void* start) {
-  std::ifstream smaps("/proc/self/smaps");
-  std::string line;
-  const auto want = reinterpret_cast<std::uintptr_t>(start);
-  bool in_entry = false;
-  while (std::getline(smaps, line)) {
-    std::uintptr_t lo = 0, hi = 0;
-    char dash = 0;
-    std::istringstream head(line);
-    if (head >> std::hex >> lo >> dash >> hi && dash == '-') {
-      in_entry = lo == want;
-      continue;
-    }
-    if (in_entry && line.rfind("Rss:", 0) == 0) return std::stol(line.substr(4));
-  }
-  return -1;
-}
 
 TEST(MappedFile, DroppedPagesLeaveTheResidentSetAndReadBackFromTheFile) {
   test::TempDir dir;
@@ -49,12 +28,12 @@ TEST(MappedFile, DroppedPagesLeaveTheResidentSetAndReadBackFromTheFile) {
   // Touch every page, as the loader's copy does.
   std::uint64_t sum = 0;
   for (std::size_t i = 0; i < n; i += 4096) sum += static_cast<unsigned char>(file->data()[i]);
-  const long before = resident_kb(file->data());
+  const long before = test::resident_kb_of_mapping(file->data());
   ASSERT_GE(before, long(n / 1024) - 64) << "every touched page is resident";
 
   // A range not aligned to pages: only the pages wholly inside it go.
   file->drop_pages(file->data() + 100, n - 200);
-  const long after = resident_kb(file->data());
+  const long after = test::resident_kb_of_mapping(file->data());
   EXPECT_LE(after, 16) << "at most the two partial pages at the ends stay";
 
   EXPECT_EQ(0, std::memcmp(file->data(), bytes.data(), n)) << "the range reads back from the file";
