@@ -316,8 +316,8 @@ GgufFile GgufFile::open(const std::filesystem::path& path) {
       throw Error(src, f.tensors_[spans[i].second].name, "data overlaps tensor " + prev.name);
   }
   // Every key, value and tensor name is copied out of the header by now,
-  // so its pages leave the resident set (a tokenizer's strings: 1.7 MiB of
-  // SmolLM2's file, 6.2 MiB of Gemma 3's).
+  // so its pages leave the resident set (a vocabulary's strings and merges:
+  // megabytes of a real file; bench/NOTES.md).
   f.map_->drop_pages(f.map_->data(), static_cast<std::size_t>(std::min<uint64_t>(data_start, size)));
   return f;
 }

@@ -5,15 +5,10 @@
 #include <cstdio>
 
 #include "common/error.h"
+#include "common/number_text.h"
 #include "io/json_file.h"
 
 namespace kvscope {
-
-std::string number_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
 
 namespace {
 
@@ -719,8 +714,9 @@ void parse_mpt(const JsonReader& r, ModelConfig& c) {
       if (!(c.softmax_scale > 0)) a.fail("softmax_scale", "must be positive");
     }
     if (a.has("clip_qkv") && !is_null(a, "clip_qkv")) {
+      // transformers clamps `if self.clip_qkv:`, so 0 clamps nothing.
       c.clip_qkv = static_cast<float>(a.get_number("clip_qkv"));
-      if (!(c.clip_qkv > 0)) a.fail("clip_qkv", "must be positive");
+      if (!(c.clip_qkv >= 0)) a.fail("clip_qkv", "must be 0 (no clamp) or positive");
     }
   }
   c.alibi_slopes = mpt_alibi_slopes(c.n_heads, 8.0);

@@ -21,7 +21,4 @@ ModelConfig read_model_config(const std::filesystem::path& config_json);
 // `cfg`; fills cfg.eos_ids / cfg.bos_id when those files say more.
 void read_generation_config(const std::filesystem::path& model_dir, ModelConfig& cfg);
 
-// A number as the messages quote it: the shortest of %g (8, 0.5, 1e-05).
-std::string number_text(double v);
-
 }  // namespace kvscope

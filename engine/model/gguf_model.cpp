@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "common/number_text.h"
 #include "io/gguf_dequant.h"
 #include "io/safetensors.h"
 #include "model/config_parse.h"
@@ -355,16 +356,9 @@ nlohmann::json gemma3_config_json(const GgufFile& f, const Key& key) {
   return j;
 }
 
-// MPT as llama.cpp's convert_hf_to_gguf.py writes it (MPTModel): the shapes,
-// layer_norm_epsilon, clip_qkv as attention.clamp_kqv and alibi_bias_max as
-// attention.max_alibi_bias (0 for a checkpoint without ALiBi). transformers
-// 5.23.0 reads no mpt GGUF; this builds the config its MptConfig would hold
-// for the checkpoint, and refuses by key what its MPT would not compute:
-// another MLP width, grouped KV heads, no ALiBi (llama.cpp then adds learned
-// positions) or a bias max other than 8 (transformers builds the slopes
-// with 8), and biases. The slopes themselves agree: for a head count that
-// is not a power of two, llama.cpp's two geometric series are the odd then
-// the even slopes of the next power of two that transformers takes.
+// MPT as llama.cpp's converter writes it, read into the fields transformers'
+// MptConfig would hold for the checkpoint; what its MPT would not compute
+// is refused by key (docs/config_fields.md, "mpt").
 template <typename Key>
 nlohmann::json mpt_config_json(const GgufFile& f, const Key& key) {
   nlohmann::json j;
@@ -373,6 +367,9 @@ nlohmann::json mpt_config_json(const GgufFile& f, const Key& key) {
   j["d_model"] = d;
   j["n_layers"] = f.get_int(key("block_count"));
   const int64_t heads = f.get_int(key("attention.head_count"));
+  if (heads <= 0 || d % heads != 0)
+    throw Error(f.source(), key("attention.head_count"),
+                std::to_string(heads) + " does not divide embedding_length " + std::to_string(d));
   j["n_heads"] = heads;
   j["max_seq_len"] = f.get_int(key("context_length"));
   if (auto eps = f.get_real_if(key("attention.layer_norm_epsilon"))) j["layer_norm_epsilon"] = *eps;
@@ -394,7 +391,15 @@ nlohmann::json mpt_config_json(const GgufFile& f, const Key& key) {
   nlohmann::json attn;
   attn["alibi"] = true;
   attn["alibi_bias_max"] = 8;
-  if (auto clip = f.get_real_if(key("attention.clamp_kqv"))) attn["clip_qkv"] = *clip;
+  // 0 clamps nothing, in llama.cpp and transformers alike.
+  if (auto clip = f.get_real_if(key("attention.clamp_kqv"))) {
+    if (*clip < 0)
+      throw Error(f.source(), key("attention.clamp_kqv"),
+                  number_text(*clip) +
+                      ": negative (llama.cpp would not clamp, transformers would clamp every value "
+                      "to it)");
+    if (*clip > 0) attn["clip_qkv"] = *clip;
+  }
   j["attn_config"] = attn;
   for (const GgufTensorInfo& t : f.tensors())
     if (t.name.ends_with(".bias"))

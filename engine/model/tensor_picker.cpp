@@ -21,8 +21,9 @@ TensorPicker::TensorPicker(std::shared_ptr<const TensorStore> store, const Model
 WeightTensor TensorPicker::take(const std::string& name, const std::vector<int64_t>& shape, const std::string& why) {
   const TensorView* v = store_->find(name);
   if (!v)
-    throw Error(store_->description(), "tensor '" + name + "'",
-                "missing (a " + cfg_.model_type + " model with this config.json needs it)");
+    throw Error(
+        store_->description(), "tensor '" + name + "'",
+        "missing (the " + cfg_.model_type + " architecture needs it with the configuration of " + config_source_ + ")");
   if (!v->dtype)
     throw Error(v->file, "tensor '" + name + "'", "dtype " + v->stored_dtype + " is not a float type (F32, F16, BF16)");
   if (*v->dtype != cfg_.dtype)
@@ -51,8 +52,9 @@ WeightTensor TensorPicker::take_if_present(const std::string& name, const std::v
 void TensorPicker::check_all_used(const std::function<bool(const std::string&)>& ignorable) const {
   for (const auto& n : store_->names()) {
     if (used_.count(n) || ignorable(n)) continue;
-    throw Error(store_->find(n)->file, "tensor '" + n + "'",
-                "unexpected: not part of a " + cfg_.model_type + " model with this config.json (" + config_source_ + ")");
+    throw Error(
+        store_->find(n)->file, "tensor '" + n + "'",
+        "unexpected: not part of the " + cfg_.model_type + " architecture with the configuration of " + config_source_);
   }
 }
 

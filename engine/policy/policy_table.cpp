@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "common/error.h"
+#include "common/number_text.h"
 #include "policy/params.h"
 #include "policy/policy.h"
 
@@ -573,12 +574,6 @@ std::vector<PolicySpec> make_policies() {
                "full-cache attention (ideal)", false, with({{"granularity"}, {"reduce"}}, {}, /*evicts=*/false),
                make_ideal_policy});
   return v;
-}
-
-std::string number_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%g", v);
-  return buf;
 }
 
 [[noreturn]] void unknown_choice(const ParamSpec& param, const std::string& text) {

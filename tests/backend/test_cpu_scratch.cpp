@@ -173,6 +173,13 @@ TEST(CpuScratch, TheKvCacheTakesMemoryForTheTokensHeldNotItsCapacity) {
   BackendOptions bo;
   bo.max_tokens = kCapacity;
 
+  // The pool's threads, their stacks and allocator arenas, come up with a
+  // first call: a throwaway backend starts them outside the measurement.
+  {
+    CpuBackend warm(model, bo);
+    warm.forward(prompt, fo, out);
+    (void)warm.clone();
+  }
   const long before = resident_anon_kb();
   CpuBackend be(model, bo);
   be.forward(prompt, fo, out);
@@ -198,6 +205,50 @@ TEST(CpuScratch, TheKvCacheTakesMemoryForTheTokensHeldNotItsCapacity) {
         EXPECT_EQ(twin->value(seg, slot)[d], be.value(seg, slot)[d]);
       }
   }
+}
+
+// Eviction moves a segment's slots through its region (a window's oldest
+// slot leaves the front, so the segment starts a row later each step): the
+// pages of rows no slot is on any more go back, so a 32-slot window that has
+// passed over 6,000 rows holds about its 32 rows, not all 6,000; a reset
+// gives back everything.
+TEST(CpuScratch, EvictionHandsBackThePagesOfRowsNoSlotIsOn) {
+  constexpr int kCapacity = 8192, kWindow = 32, kSteps = 6000;
+  auto m = load_model_files(test::model_dir("llama_gqa"));
+  const auto g = test::Golden::load("llama_gqa");
+  m.config.max_positions = std::max(m.config.max_positions, kCapacity);
+  const auto model = CpuModel::create(m.config, m.weights);
+  BackendOptions bo;
+  bo.max_tokens = kCapacity;
+  ForwardOptions fo;
+  ForwardOutput out;
+  std::vector<int> keep(kWindow);
+  for (int i = 0; i < kWindow; ++i) keep[i] = i + 1;  // all but the oldest
+  const auto run_window = [&](CpuBackend& be) {
+    const int first[1] = {g.prompt[0]};
+    for (int step = 0; step < kSteps; ++step) {
+      const int tok[1] = {g.prompt[step % g.prompt.size()]};
+      be.forward(step == 0 ? std::span<const int>(first) : std::span<const int>(tok), fo, out);
+      if (be.kv().len(0) > kWindow)
+        for (int seg = 0; seg < be.kv().layout().n_segments(); ++seg) be.retain(seg, keep);
+    }
+  };
+  {
+    CpuBackend warm(model, bo);
+    const int tok[1] = {g.prompt[0]};
+    warm.forward(tok, fo, out);
+  }
+  const long before = resident_anon_kb();
+  CpuBackend be(model, bo);
+  run_window(be);
+  const long grown = resident_anon_kb() - before;
+  const int segments = be.kv().layout().n_segments();
+  ASSERT_EQ(be.kv().len(0), kWindow);
+  const long passed_kb = long(2) * segments * kSteps * m.config.head_dim * 4 / 1024;
+  ASSERT_GT(passed_kb, 2048);  // the test tells the two apart
+  EXPECT_LT(grown, passed_kb / 8) << "rows passed over: " << passed_kb << " kB";
+  be.reset();
+  EXPECT_LT(resident_anon_kb() - before, grown + 64) << "a reset keeps nothing new";
 }
 
 }  // namespace

@@ -347,7 +347,7 @@ TEST(GgufModel, MptConfigComesFromTheMetadata) {
   EXPECT_FLOAT_EQ(c.clip_qkv, 1.5f);
   EXPECT_TRUE(c.tied_embeddings);
   EXPECT_EQ(c.rotary_dims, 0);
-  // The odd then the even slopes of 8 heads' 2^-1 ... 2^-8.
+  // 8 heads' slopes 2^-1 ... 2^-8, the even powers first.
   const std::vector<float> slopes = {0x1p-2f, 0x1p-4f, 0x1p-6f, 0x1p-8f, 0x1p-1f, 0x1p-3f};
   EXPECT_EQ(c.alibi_slopes, slopes);
   // The same configuration as the folder the file was converted from.
@@ -355,15 +355,43 @@ TEST(GgufModel, MptConfigComesFromTheMetadata) {
   EXPECT_EQ(c.alibi_slopes, folder.alibi_slopes);
   EXPECT_EQ(c.softmax_scale, folder.softmax_scale);
   EXPECT_FLOAT_EQ(c.norm_eps, folder.norm_eps);  // the file holds a float32
+}
 
-  const std::string key = "mpt.attention.max_alibi_bias";
-  const std::string head = std::string("\x1c\0\0\0\0\0\0\0", 8) + key + std::string("\x06\0\0\0", 4);
-  const std::string m =
-      bundle_error(with_string_patched(head + std::string("\0\0\0\x41", 4), head + std::string("\0\0\x80\x40", 4),
-                                       "mpt_alibi.gguf", gguf_path("tiny_mpt")));
+// What transformers' MPT would not compute is refused by the GGUF key or
+// tensor that asks for it (each case one value of tiny_mpt patched in place).
+TEST(GgufModel, MptMetadataTransformersWouldNotComputeIsRefusedByKey) {
+  // A key (length-prefixed) and its value type, as the file spells them.
+  const auto key_head = [](const std::string& key, char type) {
+    return std::string(1, char(key.size())) + std::string(7, '\0') + key + std::string(1, type) + std::string(3, '\0');
+  };
+  const auto patched = [&](const std::string& from, const std::string& to, const std::string& name) {
+    return bundle_error(with_string_patched(from, to, name, gguf_path("tiny_mpt")));
+  };
+  const std::string alibi = key_head("mpt.attention.max_alibi_bias", 6);  // f32 8
+  std::string m = patched(alibi + std::string("\0\0\0\x41", 4), alibi + std::string("\0\0\x80\x40", 4), "a.gguf");
   EXPECT_NE(m.find("mpt.attention.max_alibi_bias: 4: transformers 5.23.0 builds MPT's ALiBi slopes with 8"),
             std::string::npos)
       << m;
+  m = patched(alibi + std::string("\0\0\0\x41", 4), alibi + std::string(4, '\0'), "b.gguf");
+  EXPECT_NE(m.find("mpt.attention.max_alibi_bias: absent or 0: an MPT without ALiBi"), std::string::npos) << m;
+  const std::string ff = key_head("mpt.feed_forward_length", 4);  // u32 192
+  m = patched(ff + std::string("\xc0\0\0\0", 4), ff + std::string("\xbf\0\0\0", 4), "c.gguf");
+  EXPECT_NE(m.find("mpt.feed_forward_length: 191 is not 4 x embedding_length"), std::string::npos) << m;
+  const std::string heads = key_head("mpt.attention.head_count", 4);  // u32 6
+  m = patched(heads + std::string("\x06\0\0\0", 4), heads + std::string("\x05\0\0\0", 4), "d.gguf");
+  EXPECT_NE(m.find("mpt.attention.head_count: 5 does not divide embedding_length 48"), std::string::npos) << m;
+  // tokenizer.ggml.bos_token_id (u32 0) renamed to a key of the same length.
+  m = patched("tokenizer.ggml.bos_token_id", "mpt.attention.head_count_kv", "e.gguf");
+  EXPECT_NE(m.find("mpt.attention.head_count_kv: 0 KV heads for 6 query heads"), std::string::npos) << m;
+  m = patched("output_norm.weight", "output_norm.b.bias", "f.gguf");
+  EXPECT_NE(m.find("output_norm.b.bias: biases in an mpt file are not supported"), std::string::npos) << m;
+  const std::string clamp = key_head("mpt.attention.clamp_kqv", 6);  // f32 1.5
+  m = patched(clamp + std::string("\0\0\xc0\x3f", 4), clamp + std::string("\0\0\xc0\xbf", 4), "g.gguf");
+  EXPECT_NE(m.find("mpt.attention.clamp_kqv: -1.5: negative"), std::string::npos) << m;
+  // A clamp of 0 clamps nothing, as llama.cpp and transformers read it.
+  const auto none = load_model_bundle(with_string_patched(
+      clamp + std::string("\0\0\xc0\x3f", 4), clamp + std::string(4, '\0'), "h.gguf", gguf_path("tiny_mpt")));
+  EXPECT_EQ(none.config().clip_qkv, 0.0f);
 }
 
 TEST(GgufModel, Qwen3AndPhi3ConfigsComeFromTheMetadata) {

@@ -144,8 +144,8 @@ TEST(GgufReader, AValidHandMadeFileOpens) {
 }
 
 // The header is copied into the GgufFile as it is parsed (keys, values,
-// tensor names), so its pages leave the resident set: a vocabulary of
-// 262,144 tokens is 6.2 MiB of Gemma 3's file. Here 2 MiB of string values,
+// tensor names), so its pages leave the resident set (a real vocabulary is
+// megabytes of it). Here 2 MiB of string values,
 // then 1 MiB of tensor data; the strings still read back, and the data
 // still reads from the file.
 TEST(GgufReader, TheParsedHeaderLeavesTheResidentSet) {

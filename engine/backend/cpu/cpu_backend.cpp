@@ -123,7 +123,28 @@ std::unique_ptr<Backend> CpuBackend::spawn(const BackendOptions& opt) const {
   return std::make_unique<CpuBackend>(model_, opt);
 }
 
-void CpuBackend::do_reset() { std::fill(start_.begin(), start_.end(), 0); }
+void CpuBackend::do_reset() {
+  std::fill(start_.begin(), start_.end(), 0);
+  k_.release(0, k_.size());
+  v_.release(0, v_.size());
+}
+
+// Rows [row0, row1) of segment seg's region no longer hold a slot, and
+// neither do its rows below row0 (`below` vacant) or above row1 (`above`):
+// the whole pages of the vacant run go back (ZeroedPages::release), so the
+// cache's memory follows the slots held as eviction moves them through the
+// region. Widening to the vacant side's page edge (within the region) is
+// what frees a page a window leaves one row at a time.
+void CpuBackend::release_rows(int seg, int64_t row0, int64_t row1, VacantSide vacant) {
+  const int64_t page = int64_t(ZeroedPages::page_bytes() / sizeof(float));
+  const int64_t base = int64_t(seg) * region_ * hd_, end = base + int64_t(region_) * hd_;
+  int64_t lo = base + row0 * hd_, hi = base + row1 * hd_;
+  if (vacant == VacantSide::Below) lo = std::max(base, lo / page * page);
+  if (vacant == VacantSide::Above) hi = std::min(end, (hi + page - 1) / page * page);
+  if (hi <= lo) return;
+  k_.release(std::size_t(lo), std::size_t(hi - lo));
+  v_.release(std::size_t(lo), std::size_t(hi - lo));
+}
 
 void CpuBackend::do_retain(int seg, std::span<const int> keep, int old_len) {
   move_kept_rows(seg, keep, old_len);
@@ -164,6 +185,7 @@ void CpuBackend::move_kept_rows(int seg, std::span<const int> keep, int old_len)
       move_run(from + i, from + keep[i], j - i + 1);
       i = j + 1;
     }
+    release_rows(seg, from + kept, from + old_len, VacantSide::Above);
   } else {
     const int64_t to = from + gone;  // new slot i goes to row to + i
     for (int i = in_place_tail - 1; i >= 0;) {  // descending: destinations lie above every earlier source
@@ -173,6 +195,7 @@ void CpuBackend::move_kept_rows(int seg, std::span<const int> keep, int old_len)
       i = j - 1;
     }
     start_[seg] = static_cast<int>(to);
+    release_rows(seg, from, to, VacantSide::Below);
   }
 }
 
@@ -186,6 +209,7 @@ void CpuBackend::make_room(int seg, int n) {
   float* V = v_.data() + int64_t(seg) * region_ * hd_;
   std::memmove(K, K + int64_t(start_[seg]) * hd_, sizeof(float) * size_t(len) * hd_);
   std::memmove(V, V + int64_t(start_[seg]) * hd_, sizeof(float) * size_t(len) * hd_);
+  release_rows(seg, std::max(len, start_[seg]), int64_t(start_[seg]) + len, VacantSide::Above);
   start_[seg] = 0;
 }
 

@@ -130,6 +130,8 @@ class CpuBackend final : public Backend {
   // A segment's slots are consecutive rows of its region, from start_[seg].
   int64_t row_of(int seg, int slot) const { return int64_t(seg) * region_ + start_[seg] + slot; }
   void move_kept_rows(int seg, std::span<const int> keep, int old_len);
+  enum class VacantSide { Below, Above };
+  void release_rows(int seg, int64_t row0, int64_t row1, VacantSide vacant);
   void make_room(int seg, int n);
 
   std::shared_ptr<const CpuModel> model_;
@@ -141,8 +143,8 @@ class CpuBackend final : public Backend {
   int region_ = 0;
   std::vector<int> start_;  // [segment]
   // [segment][region row][head_dim]; a row's page is resident once a slot
-  // has been stored there, so memory follows the tokens held, not the
-  // capacity.
+  // has been stored there and until eviction moves every slot off it
+  // (release_rows), so memory follows the slots held, not the capacity.
   ZeroedFloats k_, v_;
   // Scratch, grown to the largest call and then reused.
   std::vector<float> x_, h_, q_, kn_, vn_, att_, o_, up_, gate_, mlp_;
