@@ -7,6 +7,7 @@
 #include <cstring>
 #include <new>
 #include <utility>
+#include <vector>
 
 namespace kvscope {
 
@@ -61,6 +62,15 @@ void ZeroedPages::release(std::size_t offset, std::size_t n) {
   // MADV_DONTNEED on a private anonymous mapping: the next read of these
   // pages finds zeros, the next write a fresh page.
   if (end > begin) madvise(data_ + begin, end - begin, MADV_DONTNEED);
+}
+
+std::size_t ZeroedPages::resident_bytes() const {
+  if (data_ == nullptr) return 0;
+  const std::size_t page = page_size(), pages = (bytes_ + page - 1) / page;
+  std::vector<unsigned char> in_core(pages);
+  if (mincore(data_, pages * page, in_core.data()) != 0) return 0;
+  return page * static_cast<std::size_t>(
+                    std::count_if(in_core.begin(), in_core.end(), [](unsigned char c) { return (c & 1) != 0; }));
 }
 
 ZeroedPages::ZeroedPages(const ZeroedPages& other) : ZeroedPages(other.bytes_) {

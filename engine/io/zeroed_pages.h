@@ -37,6 +37,10 @@ class ZeroedPages {
   // read as zeros again; bytes of partial pages at either end keep their
   // values. For rows the owner will not read before writing them again.
   void release(std::size_t offset, std::size_t n);
+  // Bytes of the pages that have memory now (mincore). A never-written page
+  // that was read maps the kernel's zero page and counts here, though the
+  // process is not charged for it.
+  std::size_t resident_bytes() const;
 
  private:
   void unmap() noexcept;
@@ -55,6 +59,7 @@ class ZeroedFloats {
   std::size_t size() const { return pages_.size() / sizeof(float); }
   // release() of the floats [first, first + n).
   void release(std::size_t first, std::size_t n) { pages_.release(first * sizeof(float), n * sizeof(float)); }
+  std::size_t resident_bytes() const { return pages_.resident_bytes(); }
 
  private:
   ZeroedPages pages_;

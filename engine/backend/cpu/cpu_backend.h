@@ -60,6 +60,8 @@ class CpuBackend final : public Backend {
   // Direct access for tests: the cached key / value row of a slot.
   const float* key(int seg, int slot) const { return k_.data() + row_of(seg, slot) * hd_; }
   const float* value(int seg, int slot) const { return v_.data() + row_of(seg, slot) * hd_; }
+  // For tests: bytes of the K and V caches' pages that have memory now.
+  std::size_t kv_resident_bytes() const { return k_.resident_bytes() + v_.resident_bytes(); }
   // Bytes the per-call work buffers hold between calls (activations,
   // attention scores, statistic contributions; not the cache or the
   // logits). For tests: a prompt's rows are not kept for the decode steps.
