@@ -1,5 +1,6 @@
 // kvscope-cli inspect MODEL [--json]: what a checkpoint is and what its KV
 // cache costs.
+#include <algorithm>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -79,6 +80,10 @@ void run_inspect(const InspectArgs& a) {
       {"bos_token_id", c.bos_id},
       {"tokenizer_vocab", b.tokenizer->vocab_size()},
   };
+  // How the parameters are stored: a GGUF file's mix of block types (a
+  // Q4_K_M file is mostly Q4_K, with Q6_K for some matrices).
+  const auto storage = b.files.weights.parameters_by_storage();
+  j["parameters_by_storage"] = storage;
   // What the CPU backend holds for the weights under each --weights.
   nlohmann::json held = nlohmann::json::object();
   for (WeightFormat f : weight_formats()) held[weight_format_name(f)] = CpuModel::host_bytes(b.files.weights, f);
@@ -109,6 +114,16 @@ void run_inspect(const InspectArgs& a) {
                                 : (c.lm_head_bias ? ", head with a bias" : ""));
   std::printf("parameters       %lld (%.2fM)\n", static_cast<long long>(params), params / 1e6);
   std::printf("dtype            %s\n", dtype_name(c.dtype));
+  // The largest share first.
+  std::vector<std::pair<std::string, int64_t>> shares(storage.begin(), storage.end());
+  std::stable_sort(shares.begin(), shares.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  std::printf("stored as       ");
+  for (std::size_t i = 0; i < shares.size(); ++i) {
+    const double pct = 100.0 * double(shares[i].second) / double(std::max<int64_t>(params, 1));
+    if (pct < 0.1) std::printf(" %s <0.1%%", shares[i].first.c_str());
+    else std::printf(" %s %.1f%%", shares[i].first.c_str(), pct);
+    std::printf("%s", i + 1 == shares.size() ? "\n" : ",");
+  }
   std::printf("CPU weights     ");
   for (WeightFormat f : weight_formats())
     std::printf(" %s %.1f MB%s", weight_format_name(f), held[weight_format_name(f)].get<int64_t>() / 1e6,

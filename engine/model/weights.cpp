@@ -81,22 +81,27 @@ bool same_tensor(const WeightTensor& a, const WeightTensor& b) {
   return a.data == b.data && a.random == b.random && a.random_id == b.random_id;
 }
 
-// `measure` summed over every tensor the model stores, each once: a tied
-// head shares the embedding, GPT-J's one norm feeds both branches.
-template <class Measure>
-auto sum_stored(const ModelWeights& w, Measure measure) {
-  auto n = measure(w.tok_emb) + measure(w.pos_emb) + measure(w.final_norm_w) + measure(w.final_norm_b);
-  if (!same_tensor(w.lm_head, w.tok_emb)) n += measure(w.lm_head);
-  n += measure(w.lm_head_b) + measure(w.project_in) + measure(w.project_out);
+// f(tensor) for every tensor the model stores, each once: a tied head
+// shares the embedding, GPT-J's one norm feeds both branches.
+template <class F>
+void for_each_stored(const ModelWeights& w, F&& f) {
+  for (const WeightTensor* t : {&w.tok_emb, &w.pos_emb, &w.final_norm_w, &w.final_norm_b}) f(*t);
+  if (!same_tensor(w.lm_head, w.tok_emb)) f(w.lm_head);
+  for (const WeightTensor* t : {&w.lm_head_b, &w.project_in, &w.project_out}) f(*t);
   for (const auto& l : w.layers) {
     const bool shared_norm = !l.mlp_norm_w.empty() && same_tensor(l.mlp_norm_w, l.attn_norm_w);
-    if (shared_norm) n -= measure(l.mlp_norm_w) + measure(l.mlp_norm_b);
     for (const WeightTensor* t : {&l.attn_norm_w, &l.attn_norm_b, &l.wq, &l.bq, &l.wk, &l.bk, &l.wv, &l.bv, &l.wo,
                                   &l.bo, &l.mlp_norm_w, &l.mlp_norm_b, &l.w_up, &l.b_up, &l.w_gate, &l.b_gate,
                                   &l.w_down, &l.b_down, &l.q_norm_w, &l.k_norm_w, &l.post_attn_norm_w,
                                   &l.post_mlp_norm_w})
-      n += measure(*t);
+      if (!(shared_norm && (t == &l.mlp_norm_w || t == &l.mlp_norm_b))) f(*t);
   }
+}
+
+template <class Measure>
+auto sum_stored(const ModelWeights& w, Measure measure) {
+  decltype(measure(w.tok_emb)) n{};
+  for_each_stored(w, [&](const WeightTensor& t) { n += measure(t); });
   return n;
 }
 
@@ -108,6 +113,17 @@ int64_t ModelWeights::numel() const {
 
 std::size_t ModelWeights::stored_bytes() const {
   return sum_stored(*this, [](const WeightTensor& t) { return t.stored_bytes(); });
+}
+
+std::map<std::string, int64_t> ModelWeights::parameters_by_storage() const {
+  std::map<std::string, int64_t> n;
+  for_each_stored(*this, [&](const WeightTensor& t) {
+    if (t.empty()) return;
+    n[t.random   ? "random"
+      : t.blocks ? ggml_type_name(static_cast<uint32_t>(*t.blocks))
+                 : dtype_name(t.dtype)] += t.numel();
+  });
+  return n;
 }
 
 }  // namespace kvscope

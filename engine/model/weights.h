@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -84,6 +85,10 @@ struct ModelWeights {
   int64_t numel() const;
   // Their bytes as stored (GGUF blocks at their size), the same way.
   std::size_t stored_bytes() const;
+  // Parameters by how they are stored, the same way: a GGUF block type
+  // ("Q4_K"), or the dtype of values held as such ("F32", "BF16"; a GGUF
+  // norm dequantized on load is "F32"); "random" for a --shape fill.
+  std::map<std::string, int64_t> parameters_by_storage() const;
 };
 
 }  // namespace kvscope

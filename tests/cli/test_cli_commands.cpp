@@ -31,6 +31,7 @@ TEST(Cli, InspectJson) {
   EXPECT_EQ(held["stored"], held["f32"]);
   EXPECT_LT(held["f16"].get<int64_t>(), held["f32"].get<int64_t>());
   EXPECT_GE(held["f32"].get<int64_t>(), 77040 * 4);
+  EXPECT_EQ(j["parameters_by_storage"], nlohmann::json({{"F32", 77040}}));
 }
 
 // A quantized GGUF file: its matrices stay in their blocks under stored,
@@ -40,12 +41,21 @@ TEST(Cli, InspectForecastsTheWeightsMemoryOfEachFormat) {
   const auto file = test::data_dir() / "gguf" / "tiny_llama.gguf";
   const auto r = test::run_cli("inspect " + test::quote(file.string()) + " --json", false);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto held = nlohmann::json::parse(r.output)["cpu_weight_bytes"];
+  const auto j = nlohmann::json::parse(r.output);
+  const auto held = j["cpu_weight_bytes"];
   const auto stored = held["stored"].get<int64_t>(), f32 = held["f32"].get<int64_t>();
   EXPECT_LT(stored, int64_t(std::filesystem::file_size(file)));
   EXPECT_LT(3 * stored, f32);
+  // The parameters by the file's block types (the file has a matrix of
+  // each; its norms are F32), adding up to all of them.
+  int64_t total = 0;
+  for (const auto& [type, n] : j["parameters_by_storage"].items()) total += n.get<int64_t>();
+  EXPECT_EQ(total, j["parameters"].get<int64_t>());
+  for (const char* type : {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K", "F16", "BF16", "F32"})
+    EXPECT_TRUE(j["parameters_by_storage"].contains(type)) << type << " in " << j["parameters_by_storage"].dump();
   const auto text = test::run_cli("inspect " + test::quote(file.string()), false);
   EXPECT_NE(text.output.find("CPU weights      stored "), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("stored as        "), std::string::npos) << text.output;
 }
 
 TEST(Cli, TokenizeJson) {
