@@ -13,8 +13,6 @@ namespace kvscope {
 
 namespace {
 
-std::size_t page_size() { return ZeroedPages::page_bytes(); }
-
 bool all_zero(const std::byte* p, std::size_t n) {
   return std::all_of(p, p + n, [](std::byte b) { return b == std::byte{0}; });
 }
@@ -28,7 +26,7 @@ std::size_t ZeroedPages::page_bytes() {
 
 ZeroedPages::ZeroedPages(std::size_t bytes) {
   if (bytes == 0) return;
-  const std::size_t page = page_size();
+  const std::size_t page = page_bytes();
   const std::size_t body = (bytes + page - 1) / page * page;
   // An anonymous private mapping reads as zeros; a page is given memory of
   // its own at its first write.
@@ -57,7 +55,7 @@ void ZeroedPages::unmap() noexcept {
 void ZeroedPages::release(std::size_t offset, std::size_t n) {
   if (n == 0 || offset >= bytes_) return;
   n = std::min(n, bytes_ - offset);
-  const std::size_t page = page_size();
+  const std::size_t page = page_bytes();
   const std::size_t begin = (offset + page - 1) / page * page, end = (offset + n) / page * page;
   // MADV_DONTNEED on a private anonymous mapping: the next read of these
   // pages finds zeros, the next write a fresh page.
@@ -66,7 +64,7 @@ void ZeroedPages::release(std::size_t offset, std::size_t n) {
 
 std::size_t ZeroedPages::resident_bytes() const {
   if (data_ == nullptr) return 0;
-  const std::size_t page = page_size(), pages = (bytes_ + page - 1) / page;
+  const std::size_t page = page_bytes(), pages = (bytes_ + page - 1) / page;
   std::vector<unsigned char> in_core(pages);
   if (mincore(data_, pages * page, in_core.data()) != 0) return 0;
   return page * static_cast<std::size_t>(
@@ -76,7 +74,7 @@ std::size_t ZeroedPages::resident_bytes() const {
 ZeroedPages::ZeroedPages(const ZeroedPages& other) : ZeroedPages(other.bytes_) {
   // Reading a never-written source page maps the shared zero page, which is
   // not counted as the process's own memory; writing its copy would be.
-  const std::size_t page = page_size();
+  const std::size_t page = page_bytes();
   for (std::size_t at = 0; at < bytes_; at += page) {
     const std::size_t n = std::min(page, bytes_ - at);
     if (!all_zero(other.data_ + at, n)) std::memcpy(data_ + at, other.data_ + at, n);

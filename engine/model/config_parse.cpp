@@ -9,7 +9,6 @@
 #include "io/json_file.h"
 
 namespace kvscope {
-
 namespace {
 
 // The first of several spellings of one setting that is present.

@@ -263,6 +263,21 @@ void add_head_and_special_ids(const GgufFile& f, nlohmann::json& j) {
   if (auto e = f.get_int_if("tokenizer.ggml.eos_token_id")) j["eos_token_id"] = *e;
 }
 
+// The head count of an architecture with one K and V per query head
+// (GPT-NeoX, MPT): it must divide embedding_length `d`, and a head_count_kv,
+// if the file has one, must equal it (`why` says what would differ).
+template <typename Key>
+int64_t multi_head_count(const GgufFile& f, const Key& key, int64_t d, const std::string& why) {
+  const int64_t heads = f.get_int(key("attention.head_count"));
+  if (heads <= 0 || d % heads != 0)
+    throw Error(f.source(), key("attention.head_count"),
+                std::to_string(heads) + " does not divide embedding_length " + std::to_string(d));
+  if (auto kv = f.get_int_if(key("attention.head_count_kv")); kv && *kv != heads)
+    throw Error(f.source(), key("attention.head_count_kv"),
+                std::to_string(*kv) + " KV heads for " + std::to_string(heads) + " query heads: " + why);
+  return heads;
+}
+
 // GPT-NeoX as llama.cpp's converter writes it: no KV-head count (every head
 // has its own K and V), the rotary width as a dimension count, no RoPE base
 // unless given (llama.cpp then uses 10000, GPTNeoXConfig's default), and no
@@ -272,17 +287,12 @@ template <typename Key>
 nlohmann::json gpt_neox_config_json(const GgufFile& f, const Key& key) {
   nlohmann::json j;
   j["model_type"] = "gpt_neox";
-  const int64_t d = f.get_int(key("embedding_length")), heads = f.get_int(key("attention.head_count"));
+  const int64_t d = f.get_int(key("embedding_length"));
+  const int64_t heads = multi_head_count(f, key, d, "GPT-NeoX has one K and V per head");
   j["hidden_size"] = d;
   j["intermediate_size"] = f.get_int(key("feed_forward_length"));
   j["num_hidden_layers"] = f.get_int(key("block_count"));
   j["num_attention_heads"] = heads;
-  if (heads <= 0 || d % heads != 0)
-    throw Error(f.source(), key("attention.head_count"), std::to_string(heads) + " does not divide embedding_length " +
-                                                             std::to_string(d));
-  if (auto kv = f.get_int_if(key("attention.head_count_kv")); kv && *kv != heads)
-    throw Error(f.source(), key("attention.head_count_kv"),
-                std::to_string(*kv) + " differs from head_count (GPT-NeoX has one K and V per head)");
   if (auto ctx = f.get_int_if(key("context_length"))) j["max_position_embeddings"] = *ctx;
   if (auto eps = f.get_real_if(key("attention.layer_norm_epsilon"))) j["layer_norm_eps"] = *eps;
   if (auto par = f.get_bool_if(key("use_parallel_residual"))) j["use_parallel_residual"] = *par;
@@ -366,20 +376,12 @@ nlohmann::json mpt_config_json(const GgufFile& f, const Key& key) {
   const int64_t d = f.get_int(key("embedding_length"));
   j["d_model"] = d;
   j["n_layers"] = f.get_int(key("block_count"));
-  const int64_t heads = f.get_int(key("attention.head_count"));
-  if (heads <= 0 || d % heads != 0)
-    throw Error(f.source(), key("attention.head_count"),
-                std::to_string(heads) + " does not divide embedding_length " + std::to_string(d));
-  j["n_heads"] = heads;
+  j["n_heads"] = multi_head_count(f, key, d, "transformers 5.23.0 builds MPT with multi-head attention only");
   j["max_seq_len"] = f.get_int(key("context_length"));
   if (auto eps = f.get_real_if(key("attention.layer_norm_epsilon"))) j["layer_norm_epsilon"] = *eps;
   if (auto ff = f.get_int_if(key("feed_forward_length")); ff && *ff != 4 * d)
     throw Error(f.source(), key("feed_forward_length"),
                 std::to_string(*ff) + " is not 4 x embedding_length (transformers builds MPT's MLP that size)");
-  if (auto kv = f.get_int_if(key("attention.head_count_kv")); kv && *kv != heads)
-    throw Error(f.source(), key("attention.head_count_kv"),
-                std::to_string(*kv) + " KV heads for " + std::to_string(heads) +
-                    " query heads: transformers 5.23.0 builds MPT with multi-head attention only");
   const double alibi = f.get_real_if(key("attention.max_alibi_bias")).value_or(0.0);
   if (alibi == 0.0)
     throw Error(f.source(), key("attention.max_alibi_bias"),
