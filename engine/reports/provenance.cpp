@@ -10,6 +10,7 @@
 #include "io/file_hash.h"
 #include "io/json_file.h"
 #include "io/sha256.h"
+#include "model/config_identity.h"
 #include "policy/policy_summary.h"
 #include "session/session.h"
 #include "session/session_file.h"
@@ -22,58 +23,6 @@ std::mutex g_command_mutex;
 std::string g_command_line = "kvscope";
 std::vector<std::string> g_command_words;  // the CLI's argv (argv[0] as its file name)
 thread_local std::string t_action;
-
-// Every field of the configuration kvscope runs the model with, after its
-// load-time fix-ups (EOS ids from the tokenizer's files, GGUF metadata):
-// what config_sha256 hashes, so two runs with the same hash ran the same
-// architecture settings whatever file they came from. A field added to
-// ModelConfig belongs here too.
-nlohmann::json model_config_json(const ModelConfig& c) {
-  nlohmann::json j = {{"model_type", c.model_type},
-                      {"arch", arch_name(c.arch)},
-                      {"vocab_size", c.vocab_size},
-                      {"hidden", c.hidden},
-                      {"n_layers", c.n_layers},
-                      {"n_heads", c.n_heads},
-                      {"n_kv_heads", c.n_kv_heads},
-                      {"n_kv_layers", c.n_kv_layers},
-                      {"head_dim", c.head_dim},
-                      {"intermediate", c.intermediate},
-                      {"max_positions", c.max_positions},
-                      {"sliding_window", c.sliding_window},
-                      {"sliding_layers", c.sliding_layers},
-                      {"norm", c.norm == NormKind::LayerNorm ? "layernorm" : "rmsnorm"},
-                      {"norm_eps", c.norm_eps},
-                      {"act", int(c.act)},
-                      {"gated_mlp", c.gated_mlp},
-                      {"parallel_residual", c.parallel_residual},
-                      {"rope", int(c.rope)},
-                      {"rotary_dims", c.rotary_dims},
-                      {"rope_theta", c.rope_theta},
-                      {"rope_scaling",
-                       {{"type", int(c.rope_scaling.type)},
-                        {"factor", c.rope_scaling.factor},
-                        {"low_freq_factor", c.rope_scaling.low_freq_factor},
-                        {"high_freq_factor", c.rope_scaling.high_freq_factor},
-                        {"original_max_positions", c.rope_scaling.original_max_positions}}},
-                      {"rope_local_theta", c.rope_local_theta},
-                      {"learned_positions", c.learned_positions},
-                      {"position_offset", c.position_offset},
-                      {"qkv_bias", c.qkv_bias},
-                      {"o_bias", c.o_bias},
-                      {"mlp_bias", c.mlp_bias},
-                      {"tied_embeddings", c.tied_embeddings},
-                      {"embed_scale", c.embed_scale},
-                      {"qk_norm", c.qk_norm},
-                      {"sandwich_norm", c.sandwich_norm},
-                      {"query_pre_attn_scalar", c.query_pre_attn_scalar},
-                      {"dtype", dtype_name(c.dtype)},
-                      {"eos_ids", c.eos_ids},
-                      {"bos_id", c.bos_id}};
-  // Only where present, so the hashes of every other model stay as they were.
-  if (!c.rope_freq_factors.empty()) j["rope_freq_factors"] = c.rope_freq_factors;
-  return j;
-}
 
 // The files a run's numbers depend on besides the configuration: the GGUF
 // file, or a folder's safetensors (every shard) and tokenizer.json.
@@ -110,7 +59,7 @@ Provenance common(const ModelBundle& bundle, nlohmann::json policy, std::string 
     const FileDigest d = file_sha256(f);
     p.model_files.push_back({f.filename().string(), d.sha256, d.bytes});
   }
-  p.config_sha256 = sha256_hex(json_text(model_config_json(bundle.config()), -1));
+  p.config_sha256 = sha256_hex(json_text(model_config_identity(bundle.config()), -1));
   p.policy = std::move(policy);
   p.backend = std::move(backend);
   p.cpu = cpu_info().model_name;

@@ -33,7 +33,7 @@ struct Provenance {
   std::string model;                         // a name a reader recognises: the .gguf's or the folder's name
   std::string model_path;                    // absolute path the model was read from
   std::vector<ModelFileDigest> model_files;  // the weights (every shard) and tokenizer.json
-  std::string config_sha256;                 // of the model configuration as kvscope read it (model_config_json)
+  std::string config_sha256;                 // of the model configuration as kvscope read it (model_config_identity)
   nlohmann::json policy;                     // the policy with its parameters (see the builders)
   std::string backend;                       // Backend::name(): "cpu", "cuda: NVIDIA H100 80GB HBM3"
   std::string cpu;                           // /proc/cpuinfo's model name
