@@ -105,7 +105,31 @@ void add_figure_flags(CLI::App& cmd, FigureFlags& f) {
       ->check(CLI::Validator([](std::string& s) { return check_positions(s); }, "A:B"));
 }
 
+void add_heatmap_flags(CLI::App& cmd, FigureFlags& f, bool over_file) {
+  const std::string over = over_file ? " Over the file's export block." : "";
+  cmd.add_option("--export-layer", f.layer,
+                 "Layer of the CSV twins and heatmaps (default: the CSV twins of layer 0, the figures of the most "
+                 "informative head)." +
+                     over);
+  cmd.add_option("--export-head", f.head, "Query head of the CSV twins and heatmaps (see --export-layer)." + over);
+  // Checked while parsing, with or without --export: a bad name fails
+  // before the run, not in the export after it.
+  auto* colormap = cmd.add_option("--colormap", f.colormap, "viridis, magma, inferno, gray, coolwarm." + over)
+                       ->check(CLI::Validator([](std::string& name) { return unknown_colormap(name); }, ""));
+  auto* scale = cmd.add_option("--scale", f.scale, "Heatmap scale: linear or log." + over)
+                    ->check(CLI::IsMember({"linear", "log"}));
+  if (!over_file) {
+    const ExportConfig defaults;
+    colormap->default_str(defaults.colormap);
+    scale->default_str(defaults.scale);
+  }
+}
+
 void apply_figure_flags(const FigureFlags& f, ExportConfig& e) {
+  if (f.layer) e.layer = f.layer;
+  if (f.head) e.head = f.head;
+  if (f.colormap) e.colormap = *f.colormap;
+  if (f.scale) e.scale = *f.scale;
   if (!f.formats.empty()) e.formats = f.formats;
   if (f.dpi) e.dpi = *f.dpi;
   if (f.range) e.range = *f.range;
@@ -162,16 +186,7 @@ void add_policy_flags(CLI::App& cmd, PolicyFlags& f, bool with_export) {
   if (!with_export) return;
   cmd.add_option("--export", f.export_dir, "Write masks, attention, scores, CSVs and heatmaps to this directory")
       ->check(nonempty_dir_name());
-  cmd.add_option("--export-layer", f.export_layer,
-                 "Layer of the CSV twins and heatmaps (default: the CSV twins of layer 0, the figures of the most "
-                 "informative head)");
-  cmd.add_option("--export-head", f.export_head, "Query head of the CSV twins and heatmaps (see --export-layer)");
-  // Checked while parsing, with or without --export: a bad name fails
-  // before the run, not in the export after it.
-  cmd.add_option("--colormap", f.colormap, "viridis, magma, inferno, gray, coolwarm")
-      ->check(CLI::Validator([](std::string& name) { return unknown_colormap(name); }, ""))
-      ->default_val("viridis");
-  cmd.add_option("--scale", f.scale, "Heatmap scale: linear or log")->check(CLI::IsMember({"linear", "log"}))->default_val("linear");
+  add_heatmap_flags(cmd, f.figures, /*over_file=*/false);
   add_figure_flags(cmd, f.figures);
 }
 
@@ -229,10 +244,6 @@ void set_policy_fields(const PolicyFlags& f, SessionConfig& cfg, bool only_typed
 
 void apply_policy_flags(const PolicyFlags& f, SessionConfig& cfg) {
   set_policy_fields(f, cfg, /*only_typed=*/false);
-  cfg.export_opts.layer = f.export_layer;
-  cfg.export_opts.head = f.export_head;
-  cfg.export_opts.colormap = f.colormap;
-  cfg.export_opts.scale = f.scale;
   apply_figure_flags(f.figures, cfg.export_opts);
 }
 

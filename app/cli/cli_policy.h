@@ -22,6 +22,11 @@ struct FigureFlags {
   std::vector<std::string> formats;  // --format png,svg,pdf (repeatable)
   std::optional<double> dpi;
   std::optional<std::string> range, evicted, figure_size, positions;
+  // The heatmap flags of commands that export a session (generate, score,
+  // run; add_heatmap_flags): --export-layer/--export-head (unset: the most
+  // informative head), --colormap, --scale.
+  std::optional<int> layer, head;
+  std::optional<std::string> colormap, scale;
 };
 // Each flag's value is checked while parsing: a bad one is a one-line error
 // naming the flag before any work.
@@ -36,8 +41,6 @@ struct PolicyFlags {
   std::string text(const std::string& key) const;
   std::string weights = weight_format_name(kDefaultWeightFormat);  // --weights (backend/weight_format.h)
   std::string export_dir;
-  std::optional<int> export_layer, export_head;  // unset: the most informative head
-  std::string colormap = "viridis", scale = "linear";
   std::vector<int> record_layers;
   std::vector<int> record_heads;
   double record_mb = 0;  // --record-mb (0: the session's default)
@@ -54,6 +57,10 @@ struct PolicyFlags {
 };
 
 void add_figure_flags(CLI::App& cmd, FigureFlags& f);
+// --export-layer, --export-head, --colormap and --scale into `f`; with
+// over_file (run SESSION) their help says they are over the file's export
+// block and shows no default.
+void add_heatmap_flags(CLI::App& cmd, FigureFlags& f, bool over_file);
 // Applies the given flags to `e`; throws kvscope::Error naming the flag when
 // the combination does not work (--range 0:1 with --scale log).
 void apply_figure_flags(const FigureFlags& f, ExportConfig& e);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/cpu/cpu_info.h"
+#include "backend/parallel.h"
 #include "cli_common.h"
 #include "io/json_file.h"
 
@@ -26,10 +27,14 @@ void run_cpu(const CpuArgs& a) {
     return;
   }
   if (a.json) {
-    const nlohmann::json j = {{"model_name", c.model_name},           {"simd_path", c.simd_path},
-                              {"cpu_simd_path", c.cpu_simd},          {"openblas_core", c.openblas_core},
-                              {"openblas_config", c.openblas_config}, {"openblas_core_types", c.openblas_core_types},
-                              {"threads", c.threads}};
+    const nlohmann::json j = {{"model_name", c.model_name},
+                              {"simd_path", c.simd_path},
+                              {"cpu_simd_path", c.cpu_simd},
+                              {"openblas_core", c.openblas_core},
+                              {"openblas_config", c.openblas_config},
+                              {"openblas_core_types", c.openblas_core_types},
+                              {"threads", c.threads},
+                              {"threads_source", pool_threads_source()}};
     std::printf("%s\n", json_text(j).c_str());
     return;
   }
@@ -39,7 +44,7 @@ void run_cpu(const CpuArgs& a) {
   std::printf("kvscope vectors  %s (the CPU has %s; KVSCOPE_SIMD lowers it)\n", c.simd_path.c_str(), c.cpu_simd.c_str());
   std::printf("openblas         %s kernels (%s)\n", c.openblas_core.c_str(), c.openblas_config.c_str());
   std::printf("openblas types   %s (OPENBLAS_CORETYPE values this CPU can run)\n", types.c_str());
-  std::printf("threads          %d (KVSCOPE_THREADS)\n", c.threads);
+  std::printf("threads          %d (%s)\n", c.threads, pool_threads_source());
 }
 
 }  // namespace

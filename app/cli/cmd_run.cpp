@@ -66,6 +66,7 @@ void register_run(CLI::App& app) {
   cmd->add_option("--export", args->export_dir, "Export directory")->check(nonempty_dir_name());
   cmd->add_flag("--quiet", args->quiet, "Do not print the text");
   add_figure_flags(*cmd, args->figures);
+  add_heatmap_flags(*cmd, args->figures, /*over_file=*/true);
   // generate's policy and sampling flags, over the file's settings.
   add_policy_flags(*cmd, args->policy, /*with_export=*/false);
   mark_policy_flags_over_file(args->policy);  // --help shows no defaults the run would not use

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     setenv("KVSCOPE_THREADS", value.c_str(), 1);
+    kvscope::mark_pool_threads_source("--threads");
   }
   // A bad KVSCOPE_THREADS is refused now, before a command prints anything
   // (the pool reads it when first used, which may be after the prompt).

@@ -187,6 +187,8 @@ class Pool {
   std::exception_ptr error_;
 };
 
+const char* g_threads_source = nullptr;
+
 int configured_threads() {
   if (const char* env = std::getenv("KVSCOPE_THREADS")) {
     // A value that is not a thread count is refused, not replaced by the
@@ -214,6 +216,11 @@ Pool& pool() {
 }  // namespace
 
 int pool_threads() { return pool().threads(); }
+const char* pool_threads_source() {
+  if (g_threads_source) return g_threads_source;
+  return std::getenv("KVSCOPE_THREADS") ? "KVSCOPE_THREADS" : "the cores this process may use";
+}
+void mark_pool_threads_source(const char* flag) { g_threads_source = flag; }
 int pool_thread_index() { return t_worker; }
 
 void parallel_for_impl(int n, void (*task)(void* ctx, int i), void* ctx) {

@@ -16,6 +16,12 @@ namespace kvscope {
 // (1 turns the pool off; a value outside 1..64 throws kvscope::Error naming
 // it), else the cores this process may run on, at most 64.
 int pool_threads();
+// What set pool_threads(), for the ones who print it: the name a front end
+// gave (mark_pool_threads_source: "--threads"), else "KVSCOPE_THREADS" when
+// set, else "the cores this process may use".
+const char* pool_threads_source();
+// Called by a front end that sets KVSCOPE_THREADS from its own flag.
+void mark_pool_threads_source(const char* flag);
 
 // Which of the pool's threads runs the calling code: 1 .. pool_threads() - 1
 // for its workers, 0 for any other thread (a caller, whose tasks it runs

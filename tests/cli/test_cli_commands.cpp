@@ -247,6 +247,19 @@ TEST(Cli, RunTakesPolicyAndSamplingFlagsOverTheFile) {
   const auto bad = test::run_cli("run " + test::quote((dir / "h2o.json").string()) + " --quiet --alpha 0.3");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("--alpha: has no effect with --policy h2o"), std::string::npos) << bad.output;
+  // The heatmap flags generate takes, over the file's export block.
+  const auto view = test::run_cli("run " + test::quote((dir / "h2o.json").string()) +
+                                  " --quiet --export-layer 1 --export-head 3 --colormap magma --scale log --export " +
+                                  test::quote((dir / "c").string()));
+  ASSERT_EQ(view.exit_code, 0) << view.output;
+  EXPECT_TRUE(std::filesystem::exists(dir / "c" / "attention_L1_H3.png"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "c" / "masks_L1_H3.csv"));
+  const auto exported = nlohmann::json::parse(test::read_file(dir / "c" / "session.json")).at("export");
+  EXPECT_EQ(exported.at("colormap"), "magma") << exported;
+  EXPECT_EQ(exported.at("scale"), "log") << exported;
+  const auto wrong = test::run_cli("run " + test::quote((dir / "h2o.json").string()) + " --quiet --colormap jet");
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(wrong.output.find("--colormap"), std::string::npos) << wrong.output;
 }
 
 // Runs the CLI from `cwd`; stdout and stderr together.

@@ -55,6 +55,22 @@ std::string generate_cmd(const std::string& flags, const std::filesystem::path& 
          " --export " + test::quote(out.string());
 }
 
+// `cpu` names what set the thread count: the flag, the variable, or the
+// cores the process may use.
+TEST(Machines, CpuSaysWhatSetTheThreads) {
+  auto source = [](const std::string& prefix, const std::string& flags) {
+    const auto r = test::run_shell(prefix + " " + KVSCOPE_CLI_PATH + " cpu --json" + flags + " 2>/dev/null");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const auto j = nlohmann::json::parse(r.output);
+    return std::make_pair(j.at("threads").get<int>(), j.at("threads_source").get<std::string>());
+  };
+  EXPECT_EQ(source("env -u KVSCOPE_THREADS", "").second, "the cores this process may use");
+  EXPECT_EQ(source("env KVSCOPE_THREADS=3", ""), std::make_pair(3, std::string("KVSCOPE_THREADS")));
+  EXPECT_EQ(source("env KVSCOPE_THREADS=3", " --threads 1"), std::make_pair(1, std::string("--threads")));
+  const auto text = test::run_shell(std::string("env -u KVSCOPE_THREADS ") + KVSCOPE_CLI_PATH + " --threads 2 cpu");
+  EXPECT_NE(text.output.find("threads          2 (--threads)"), std::string::npos) << text.output;
+}
+
 TEST(Machines, EverySimdPathGivesTheSameBytes) {
   const auto r = test::run_cli("cpu --json", false);
   ASSERT_EQ(r.exit_code, 0) << r.output;

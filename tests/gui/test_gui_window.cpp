@@ -106,6 +106,22 @@ TEST(GuiWindow, AnotherPolicyGivesAnotherHeatmap) {
   EXPECT_GT(static_cast<double>(differing) / total, 0.01) << differing << " of " << total << " pixels differ";
 }
 
+// H2O's summed scores, then TOVA's one row of attention: the score curves
+// plot the later range, where H2O's thresholds lie millions of pixels off
+// the plot. The dashed threshold line was dashed over all that length (the
+// window froze for minutes a frame); it is clipped to the plot first.
+TEST(GuiWindow, AThresholdFarOffThePlotDoesNotStallTheFrame) {
+  REQUIRE_DISPLAY();
+  TempDir tmp;
+  const auto start = std::chrono::steady_clock::now();
+  const Shot shot = screenshot_of(tmp, "h2o_then_tova.json", "switch");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(shot.state.is_null());
+  EXPECT_EQ(shot.state["rows"], 9);
+  EXPECT_GT(distinct_colours(shot.image, rect_of(shot.state, "panel.score_curves")), 8u);
+  std::printf("8 steps and a screenshot in %.1f s\n", seconds);
+}
+
 TEST(GuiWindow, ExportEqualsTheCli) {
   REQUIRE_DISPLAY();
   TempDir tmp;

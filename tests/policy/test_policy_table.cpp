@@ -125,6 +125,8 @@ TEST(PolicyTable, BadValuesNameTheFieldNotAFlag) {
   p.tau_end = 2;
   p.sinks = -1;
   EXPECT_EQ(error_of([&] { check_param_ranges(p); }), "policy.sinks: must be >= 0");
+  // A whole-number bound in every digit, not %g's 1.04858e+06.
+  EXPECT_EQ(range_text(*find_param("future_positions")), "must be in [1, 1048576]");
   // A session file names its JSON path (here under the fork block).
   EXPECT_EQ(error_of([] { policy_from_json(nlohmann::json{{"alpha", 3}}, "s.json", "fork.policy"); }),
             "s.json: fork.policy.alpha: must be in [0, 1]");

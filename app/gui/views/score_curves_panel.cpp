@@ -63,19 +63,50 @@ ImU32 curve_color(int i) {
   return colors[i % 8];
 }
 
-void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 color, float thickness, float& phase) {
-  // Dashes of 6 px with 4 px gaps, carried across segments by `phase`.
-  const float dx = b.x - a.x, dy = b.y - a.y, len = std::sqrt(dx * dx + dy * dy);
-  float t = 0;
-  while (t < len) {
-    const float in_period = std::fmod(phase, 10.f);
-    const float piece = std::min(len - t, in_period < 6 ? 6 - in_period : 10 - in_period);
-    if (in_period < 6)
-      dl->AddLine(ImVec2(a.x + dx * t / len, a.y + dy * t / len), ImVec2(a.x + dx * (t + piece) / len, a.y + dy * (t + piece) / len),
-                  color, thickness);
-    t += piece;
-    phase += piece;
+// The part of segment a-b inside the box lo-hi, as fractions [t0, t1] of
+// it (Liang-Barsky); false when none of it is inside.
+bool clip_fractions(ImVec2 a, ImVec2 b, ImVec2 lo, ImVec2 hi, double& t0, double& t1) {
+  t0 = 0;
+  t1 = 1;
+  const double d[2] = {double(b.x) - a.x, double(b.y) - a.y};
+  const double from[2] = {a.x, a.y}, low[2] = {lo.x, lo.y}, high[2] = {hi.x, hi.y};
+  for (int axis = 0; axis < 2; ++axis) {
+    if (d[axis] == 0) {
+      if (from[axis] < low[axis] || from[axis] > high[axis]) return false;
+      continue;
+    }
+    double enter = (low[axis] - from[axis]) / d[axis], leave = (high[axis] - from[axis]) / d[axis];
+    if (enter > leave) std::swap(enter, leave);
+    t0 = std::max(t0, enter);
+    t1 = std::min(t1, leave);
   }
+  return t0 < t1;
+}
+
+// Dashes of 6 px with 4 px gaps, carried across segments by `phase`, drawn
+// only where the segment crosses the box lo-hi: a threshold far outside
+// the plotted range (a policy switched from summed scores to one step's
+// attention) maps to coordinates millions of pixels away, and dashing all
+// of that would take the window minutes a frame.
+void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, ImVec2 lo, ImVec2 hi, ImU32 color, float thickness, float& phase) {
+  const double dx = double(b.x) - a.x, dy = double(b.y) - a.y, len = std::sqrt(dx * dx + dy * dy);
+  double t0 = 0, t1 = 0;
+  if (!std::isfinite(len) || len == 0 || !clip_fractions(a, b, lo, hi, t0, t1)) {
+    if (std::isfinite(len)) phase = float(std::fmod(phase + len, 10.0));
+    return;
+  }
+  double t = t0 * len;
+  const double end = t1 * len;
+  double at = std::fmod(phase + t, 10.0);  // where in a dash period the visible part starts
+  while (t < end) {
+    const double piece = std::min(end - t, at < 6 ? 6 - at : 10 - at);
+    if (at < 6)
+      dl->AddLine(ImVec2(float(a.x + dx * t / len), float(a.y + dy * t / len)),
+                  ImVec2(float(a.x + dx * (t + piece) / len), float(a.y + dy * (t + piece) / len)), color, thickness);
+    t += piece;
+    at = std::fmod(at + piece, 10.0);
+  }
+  phase = float(std::fmod(phase + len, 10.0));
 }
 
 }  // namespace
@@ -199,7 +230,8 @@ void draw_score_curves_panel(AppState& s, ViewCaches& caches) {
   float phase = 0;
   for (int r = 1; r < rows; ++r)
     if (std::isfinite(threshold[r - 1]) && std::isfinite(threshold[r]))
-      dashed_line(dl, ImVec2(X(r - 1), Y(threshold[r - 1])), ImVec2(X(r), Y(threshold[r])), axis, 1.5f, phase);
+      dashed_line(dl, ImVec2(X(r - 1), Y(threshold[r - 1])), ImVec2(X(r), Y(threshold[r])), plot0, plot1, axis, 1.5f,
+                  phase);
   for (int i = 0; i < static_cast<int>(positions.size()); ++i) {
     const int p = positions[i];
     if (p < 0 || p >= rec.positions()) continue;
@@ -241,7 +273,7 @@ void draw_score_curves_panel(AppState& s, ViewCaches& caches) {
   {
     const ImVec2 p = ImGui::GetCursorScreenPos();
     float ph = 0;
-    dashed_line(dl, ImVec2(p.x, p.y + 7), ImVec2(p.x + 16, p.y + 7), axis, 1.5f, ph);
+    dashed_line(dl, ImVec2(p.x, p.y + 7), ImVec2(p.x + 16, p.y + 7), p, ImVec2(p.x + 16, p.y + 14), axis, 1.5f, ph);
     ImGui::Dummy(ImVec2(18, 12));
     ImGui::SameLine();
     ImGui::TextUnformatted("threshold");
