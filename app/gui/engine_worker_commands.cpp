@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "engine_worker_impl.h"
+#include "error_words.h"
 #include "io/atomic_file.h"
 #include "io/json_file.h"
 #include "reports/exporter.h"
@@ -131,7 +132,35 @@ bool EngineWorker::Impl::play_tick() {
 }
 
 // ------------------------------------------------------------------ commands
+void EngineWorker::Impl::no_session(const char* command) const {
+  throw Error(
+      command, "",
+      open_failure.empty() ? "no session is open" : "no session is open (opening failed: " + open_failure + ")");
+}
+
+template <class F>
+void EngineWorker::Impl::remembering_open_failure(F&& open) {
+  try {
+    open();
+    open_failure.clear();
+  } catch (const Error& e) {
+    open_failure = in_window_words(e);
+    throw;
+  } catch (const std::exception& e) {
+    open_failure = e.what();
+    throw;
+  }
+}
+
 void EngineWorker::Impl::do_open(SessionConfig cfg) {
+  remembering_open_failure([&] { open_now(std::move(cfg)); });
+}
+
+void EngineWorker::Impl::do_open_file(const std::filesystem::path& path, int steps) {
+  remembering_open_failure([&] { open_file_now(path, steps); });
+}
+
+void EngineWorker::Impl::open_now(SessionConfig cfg) {
   // Absolute, so that a saved or exported session reruns from anywhere.
   cfg.model = absolute_model_path(cfg.model);
   // Loading a model is the slow part of opening: keep the one A runs on.
@@ -144,7 +173,7 @@ void EngineWorker::Impl::do_open(SessionConfig cfg) {
   install(r->a, nullptr, std::nullopt);
 }
 
-void EngineWorker::Impl::do_open_file(const std::filesystem::path& path, int steps) {
+void EngineWorker::Impl::open_file_now(const std::filesystem::path& path, int steps) {
   SessionFile f = load_session_file(path.string());
   const int target = steps >= 0 ? steps : f.cfg.view.step.value_or(-1);
   auto r = build(f.bundle, f.cfg, f.cfg.fork, target);
@@ -156,7 +185,7 @@ void EngineWorker::Impl::do_open_file(const std::filesystem::path& path, int ste
 }
 
 void EngineWorker::Impl::do_step(int n) {
-  if (!A) throw Error("step", "", "no session is open");
+  if (!A) no_session("step");
   set_task(n == 1 ? "step" : "run " + std::to_string(n) + " steps", 0);
   for (int i = 0; i < n; ++i) {
     if (canceled()) return;
@@ -168,7 +197,7 @@ void EngineWorker::Impl::do_step(int n) {
 }
 
 void EngineWorker::Impl::do_step_from(int row, int n) {
-  if (!A) throw Error("step", "", "no session is open");
+  if (!A) no_session("step");
   const int latest = A->current_row();
   if (row < 0 || row >= latest) return do_step(n);
   set_task("replay to step " + std::to_string(row), 0);
@@ -203,7 +232,7 @@ void EngineWorker::Impl::do_reset() {
 
 void EngineWorker::Impl::do_apply(const PolicyParams& p, const SharingLayout& sharing, ApplyMode mode,
                                   bool target_fork) {
-  if (!A) throw Error("apply", "", "no session is open");
+  if (!A) no_session("apply");
   if (target_fork && !B) throw Error("apply", "", "there is no fork to apply it to");
   Session& s = target_fork ? *B : *A;
   const bool sharing_changed = sharing.str() != s.config().sharing.str();
@@ -259,7 +288,7 @@ void EngineWorker::Impl::replay_fork(const PolicyParams& p) {
 }
 
 void EngineWorker::Impl::do_fork(const PolicyParams& p, std::optional<int> at_row) {
-  if (!A) throw Error("fork", "", "no session is open");
+  if (!A) no_session("fork");
   const int at = std::clamp(at_row.value_or(A->current_row()), 0, A->current_row());
   set_task("fork at step " + std::to_string(at), 0);
   std::shared_ptr<Session> b = branch(*A, at, p);
@@ -272,7 +301,7 @@ void EngineWorker::Impl::do_fork(const PolicyParams& p, std::optional<int> at_ro
 void EngineWorker::Impl::do_drop_fork() { install(A, nullptr, std::nullopt); }
 
 void EngineWorker::Impl::do_full_reference(int layer) {
-  if (!A) throw Error("full reference", "", "no session is open");
+  if (!A) no_session("full reference");
   SessionConfig c = without_fork(A->config());
   c.policy = PolicyParams{};
   c.policy_changes.clear();
@@ -292,7 +321,7 @@ void EngineWorker::Impl::do_full_reference(int layer) {
 }
 
 void EngineWorker::Impl::do_fill_layer(int layer) {
-  if (!A) throw Error("layer", "", "no session is open");
+  if (!A) no_session("layer");
   set_task("replay layer " + std::to_string(layer));
   auto a = std::make_shared<const std::vector<float>>(A->layer_attention(layer));
   auto b = B ? std::make_shared<const std::vector<float>>(B->layer_attention(layer)) : nullptr;
@@ -301,7 +330,7 @@ void EngineWorker::Impl::do_fill_layer(int layer) {
 
 void EngineWorker::Impl::do_export(const std::filesystem::path& dir, int layer, int head_,
                                    const FigureExportOptions& figures) {
-  if (!A) throw Error("export", "", "no session is open");
+  if (!A) no_session("export");
   set_task("export to " + dir.string());
   const ProvenanceAction action("export to " + dir.string());  // the files' command line
   // The rule of every export (reports/exporter.h): only the files of an
@@ -342,7 +371,7 @@ void EngineWorker::Impl::do_export(const std::filesystem::path& dir, int layer, 
 }
 
 void EngineWorker::Impl::do_save(const std::filesystem::path& file, const std::optional<ViewConfig>& view) {
-  if (!A) throw Error("save", "", "no session is open");
+  if (!A) no_session("save");
   // An export's session.json belongs to the export (the next export
   // replaces it, the manifest vouches for it): never save over it.
   if (is_export_session_file(file))

@@ -45,6 +45,13 @@ struct EngineWorker::Impl {
   std::shared_ptr<const ModelBundle> bundle;  // A's model
   std::string bundle_path;                    // its directory (absolute)
   std::shared_ptr<Session> A, B;
+  // Why the last open failed ("" once one succeeds): a step or an export
+  // asked for while no session is open says it, rather than only that
+  // nothing is open (a scripted --steps after a refused prompt).
+  std::string open_failure;
+  [[noreturn]] void no_session(const char* command) const;
+  template <class F>
+  void remembering_open_failure(F&& open);
   uint64_t gen_a = 0, gen_b = 0, last_gen = 0;
   std::optional<ForkConfig> fork_cfg;
   HeadChoice head;
@@ -112,6 +119,8 @@ struct EngineWorker::Impl {
 
   void do_open(SessionConfig cfg);
   void do_open_file(const std::filesystem::path& path, int steps);
+  void open_now(SessionConfig cfg);
+  void open_file_now(const std::filesystem::path& path, int steps);
   void do_step(int n);
   void do_step_from(int row, int n);
   void do_reset();

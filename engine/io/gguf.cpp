@@ -315,6 +315,19 @@ GgufFile GgufFile::open(const std::filesystem::path& path) {
     if (prev.offset + prev.nbytes > spans[i].first)
       throw Error(src, f.tensors_[spans[i].second].name, "data overlaps tensor " + prev.name);
   }
+  // Writers pad each tensor's data to the alignment and stop there, so what
+  // follows the last tensor is less than one alignment. More means the
+  // header lists fewer tensors than the file holds (a tensor_count one too
+  // low moves the data area and reads every tensor from the wrong bytes).
+  if (!spans.empty()) {
+    const auto& last = f.tensors_[spans.back().second];
+    const uint64_t trailing = data_size - (last.offset + last.nbytes);
+    if (trailing >= f.alignment_)
+      throw Error(src, "tensor_count",
+                  std::to_string(f.tensors_.size()) + " tensors leave " + std::to_string(trailing) +
+                      " bytes after the last one's data that belong to no tensor (a count too low, or data "
+                      "appended to the file)");
+  }
   // Every key, value and tensor name is copied out of the header by now,
   // so its pages leave the resident set (a vocabulary's strings and merges:
   // megabytes of a real file; bench/NOTES.md).

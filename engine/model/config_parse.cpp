@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "common/error.h"
 #include "common/number_text.h"
@@ -18,10 +19,27 @@ std::string spelled(const JsonReader& r, std::initializer_list<const char*> keys
   return *keys.begin();
 }
 
-int positive_int(const JsonReader& r, std::initializer_list<const char*> keys) {
-  const std::string k = spelled(r, keys);
+// One setting under any of its spellings (GPT-2's n_embd or hidden_size).
+// Two spellings present must agree: which one transformers keeps depends
+// on the order its config class assigns them, so a file that says both
+// ways is refused rather than read one way. `fallbacks` are read only when
+// no spelling is present, and not compared (GPT-2's n_ctx, which
+// transformers does not read).
+int positive_int(const JsonReader& r, std::initializer_list<const char*> keys,
+                 std::initializer_list<const char*> fallbacks = {}) {
+  std::string k = spelled(r, keys);
+  if (!r.has(k))
+    for (const char* f : fallbacks)
+      if (r.has(f)) {
+        k = f;
+        break;
+      }
   const int v = r.get_int(k);
   if (v <= 0) r.fail(k, "must be positive, got " + std::to_string(v));
+  for (const char* other : keys)
+    if (other != k && r.has(other) && r.get_int(other) != v)
+      r.fail(other, "says " + std::to_string(r.get_int(other)) + " but " + k + " says " + std::to_string(v) +
+                        " (two spellings of one setting): remove one or make them agree");
   return v;
 }
 
@@ -40,6 +58,16 @@ std::vector<int> token_ids(const JsonReader& r, const std::string& key) {
     r.fail(key, "expected a token id or a list of them, got " + v.dump());
   }
   return out;
+}
+
+// A norm's epsilon: added to the variance under the square root, so a
+// negative one makes NaNs wherever the variance is smaller, and a NaN or
+// infinite one makes every output NaN or zero. transformers computes with
+// any of them; kvscope refuses them by name.
+double norm_epsilon(const JsonReader& r, const std::string& key, double fallback) {
+  const double v = r.get_number(key, fallback);
+  if (!(std::isfinite(v) && v >= 0)) r.fail(key, "must be a finite number >= 0, got " + number_text(v));
+  return v;
 }
 
 Activation parse_activation(const JsonReader& r, const std::string& key, const std::string& fallback) {
@@ -99,7 +127,7 @@ void parse_rope_type(const JsonReader& r, const JsonReader& s, ModelConfig& c) {
   } else if (type == "linear") {
     c.rope_scaling.type = RopeScaling::Type::Linear;
     c.rope_scaling.factor = s.get_number("factor");
-    if (c.rope_scaling.factor <= 0) s.fail("factor", "must be positive");
+    if (!(c.rope_scaling.factor > 0 && std::isfinite(c.rope_scaling.factor))) s.fail("factor", "must be positive");
   } else if (type == "llama3") {
     c.rope_scaling.type = RopeScaling::Type::Llama3;
     c.rope_scaling.factor = s.get_number("factor");
@@ -115,7 +143,12 @@ void parse_rope_type(const JsonReader& r, const JsonReader& s, ModelConfig& c) {
     else if (s.has(omk)) c.rope_scaling.original_max_positions = s.get_int(omk);
     else c.rope_scaling.original_max_positions = c.max_positions;
     if (c.rope_scaling.original_max_positions <= 0) (r.has(omk) ? r : s).fail(omk, "must be positive");
-    if (c.rope_scaling.factor <= 0) s.fail("factor", "must be positive");
+    if (!(c.rope_scaling.factor > 0 && std::isfinite(c.rope_scaling.factor))) s.fail("factor", "must be positive");
+    // transformers divides the original context by it (a wavelength).
+    if (!(c.rope_scaling.low_freq_factor > 0 && std::isfinite(c.rope_scaling.low_freq_factor)))
+      s.fail("low_freq_factor", "must be positive");
+    if (!(c.rope_scaling.high_freq_factor <= std::numeric_limits<double>::max()))
+      s.fail("high_freq_factor", "must be finite");
     if (c.rope_scaling.high_freq_factor <= c.rope_scaling.low_freq_factor)
       s.fail("high_freq_factor", "must be greater than low_freq_factor");
   } else {
@@ -247,14 +280,14 @@ void parse_gpt2(const JsonReader& r, ModelConfig& c) {
   c.hidden = positive_int(r, {"n_embd", "hidden_size"});
   c.n_layers = positive_int(r, {"n_layer", "num_hidden_layers"});
   c.n_heads = positive_int(r, {"n_head", "num_attention_heads"});
-  c.max_positions = positive_int(r, {"n_positions", "max_position_embeddings", "n_ctx"});
+  c.max_positions = positive_int(r, {"n_positions", "max_position_embeddings"}, {"n_ctx"});
   // n_inner, layer_norm_epsilon and activation_function are the only
   // spellings GPT-2 reads; the llama-style names are refused unless they agree.
   c.intermediate = r.has("n_inner") ? r.get_int("n_inner") : 4 * c.hidden;
   if (c.intermediate <= 0) r.fail("n_inner", "must be positive");
   refuse_unread_spelling(r, "intermediate_size", "n_inner", c.model_type, c.intermediate);
   c.norm = NormKind::LayerNorm;
-  c.norm_eps = r.get_number("layer_norm_epsilon", 1e-5);
+  c.norm_eps = norm_epsilon(r, "layer_norm_epsilon", 1e-5);
   refuse_unread_spelling(r, "layer_norm_eps", "layer_norm_epsilon", c.model_type, c.norm_eps);
   c.act = parse_activation(r, "activation_function", "gelu_new");
   refuse_unread_spelling(r, "hidden_act", "activation_function", c.model_type,
@@ -285,7 +318,7 @@ void parse_neox(const JsonReader& r, ModelConfig& c) {
   c.intermediate = positive_int(r, {"intermediate_size"});
   c.max_positions = positive_int(r, {"max_position_embeddings"});
   c.norm = NormKind::LayerNorm;
-  c.norm_eps = r.get_number("layer_norm_eps", 1e-5);
+  c.norm_eps = norm_epsilon(r, "layer_norm_eps", 1e-5);
   c.act = parse_activation(r, "hidden_act", "gelu");
   c.gated_mlp = false;
   c.parallel_residual = r.get_bool("use_parallel_residual", true);
@@ -367,7 +400,7 @@ void parse_llama(const JsonReader& r, ModelConfig& c) {
   // Qwen3Config's default head_dim is 128, whatever hidden_size / num_attention_heads is.
   parse_head_dim(r, c, c.model_type == "qwen3" ? 128 : 0);
   c.norm = NormKind::RMSNorm;
-  c.norm_eps = r.get_number("rms_norm_eps", 1e-6);
+  c.norm_eps = norm_epsilon(r, "rms_norm_eps", 1e-6);
   parse_gated_silu(r, c);
   c.parallel_residual = false;
   c.rope = RopeStyle::Half;
@@ -446,6 +479,12 @@ void parse_gemma3_rope(const JsonReader& r, ModelConfig& c) {
   }
   if (r.has("rope_scaling") && !is_null(r, "rope_scaling")) {
     if (!r.raw("rope_scaling").is_object()) r.fail("rope_scaling", "expected an object");
+    // One dict of RoPE settings; per-layer-type dicts are rope_parameters'.
+    for (const auto& [k, v] : r.raw("rope_scaling").items())
+      if (v.is_object())
+        r.fail("rope_scaling", "'" + k +
+                                   "' is a dict: rope_scaling holds one set of RoPE settings (per-layer-type "
+                                   "dicts belong in rope_parameters)");
     full.update(r.raw("rope_scaling"));
   }
   if (!full.contains("rope_theta")) full["rope_theta"] = r.has("rope_theta") ? r.get_number("rope_theta") : 1e6;
@@ -491,8 +530,7 @@ void parse_gemma3(const JsonReader& r, ModelConfig& c) {
   // Gemma3TextConfig.validate_architecture raises on this.
   if (c.hidden % c.n_heads != 0) r.fail("num_attention_heads", "does not divide hidden_size");
   c.norm = NormKind::RMSNorm;
-  c.norm_eps = r.get_number("rms_norm_eps", 1e-6);
-  if (!(c.norm_eps >= 0)) r.fail("rms_norm_eps", "must not be negative");
+  c.norm_eps = norm_epsilon(r, "rms_norm_eps", 1e-6);
   c.act = parse_activation(r, "hidden_activation", "gelu_pytorch_tanh");
   refuse_unread_spelling(r, "hidden_act", "hidden_activation", c.model_type,
                          r.get_string("hidden_activation", "gelu_pytorch_tanh"));
@@ -553,7 +591,7 @@ void parse_gptj(const JsonReader& r, ModelConfig& c) {
   c.head_dim = c.hidden / c.n_heads;
   c.n_kv_heads = c.n_heads;
   c.norm = NormKind::LayerNorm;
-  c.norm_eps = r.get_number("layer_norm_epsilon", 1e-5);
+  c.norm_eps = norm_epsilon(r, "layer_norm_epsilon", 1e-5);
   refuse_unread_spelling(r, "layer_norm_eps", "layer_norm_epsilon", c.model_type, c.norm_eps);
   c.act = parse_activation(r, "activation_function", "gelu_new");
   refuse_unread_spelling(r, "hidden_act", "activation_function", c.model_type,
@@ -603,7 +641,10 @@ void parse_opt(const JsonReader& r, ModelConfig& c) {
   const bool pre = r.get_bool("do_layer_norm_before", true);
   c.post_norm = !pre;
   // OPTDecoder builds its final norm only for pre-norm models that keep it.
-  if (pre && r.get_bool("_remove_final_layer_norm", false))
+  // Read (so a wrong type is named) even where it has no effect: a post-norm
+  // model has no final norm to remove.
+  const bool remove_final_norm = r.get_bool("_remove_final_layer_norm", false);
+  if (pre && remove_final_norm)
     r.fail("_remove_final_layer_norm", "true is not supported (a pre-norm OPT without its final norm)");
   const int proj =
       r.has("word_embed_proj_dim") && !is_null(r, "word_embed_proj_dim") ? r.get_int("word_embed_proj_dim") : c.hidden;
@@ -634,7 +675,7 @@ void parse_phi3(const JsonReader& r, ModelConfig& c) {
   // Phi3Config has no head_dim; the attention reads one config.json carries.
   parse_head_dim(r, c);
   c.norm = NormKind::RMSNorm;
-  c.norm_eps = r.get_number("rms_norm_eps", 1e-5);
+  c.norm_eps = norm_epsilon(r, "rms_norm_eps", 1e-5);
   parse_gated_silu(r, c);
   c.parallel_residual = false;
   c.qkv_bias = c.o_bias = c.mlp_bias = false;
@@ -678,7 +719,7 @@ void parse_mpt(const JsonReader& r, ModelConfig& c) {
   if (r.has("expansion_ratio") && r.get_number("expansion_ratio") != 4)
     r.fail("expansion_ratio", "is not read by transformers 5.23.0 for mpt (its MLP is 4 x d_model wide)");
   c.norm = NormKind::LayerNorm;
-  c.norm_eps = r.get_number("layer_norm_epsilon", 1e-5);
+  c.norm_eps = norm_epsilon(r, "layer_norm_epsilon", 1e-5);
   const std::string norm_type = r.get_string("norm_type", "low_precision_layernorm");
   if (norm_type != "low_precision_layernorm" && norm_type != "layernorm")
     r.fail("norm_type", "'" + norm_type + "' is not supported (transformers 5.23.0 builds a LayerNorm)");
@@ -723,12 +764,21 @@ void parse_mpt(const JsonReader& r, ModelConfig& c) {
 }
 
 DType parse_dtype(const JsonReader& r) {
-  const std::string key = r.has("torch_dtype") ? "torch_dtype" : "dtype";
-  const std::string s = r.get_string(key, "float32");
-  if (s == "float32") return DType::F32;
-  if (s == "float16") return DType::F16;
-  if (s == "bfloat16") return DType::BF16;
-  r.fail(key, "unsupported dtype '" + s + "' (supported: float32, float16, bfloat16)");
+  // dtype, or its older spelling torch_dtype; both must name a type kvscope
+  // reads, and the same one.
+  auto read = [&](const std::string& key) {
+    const std::string s = r.get_string(key, "float32");
+    if (s == "float32") return DType::F32;
+    if (s == "float16") return DType::F16;
+    if (s == "bfloat16") return DType::BF16;
+    r.fail(key, "unsupported dtype '" + s + "' (supported: float32, float16, bfloat16)");
+  };
+  const bool both = r.has("dtype") && r.has("torch_dtype");
+  const DType t = read(r.has("torch_dtype") ? "torch_dtype" : "dtype");
+  if (both && read("dtype") != t)
+    r.fail("dtype", "'" + r.get_string("dtype") + "' but torch_dtype says '" + r.get_string("torch_dtype") +
+                        "' (two spellings of one setting): remove one or make them agree");
+  return t;
 }
 
 }  // namespace
@@ -795,6 +845,10 @@ void read_generation_config(const std::filesystem::path& model_dir, ModelConfig&
   const auto j = read_json_file(gen);
   JsonReader r(j, gen.string());
   auto eos = token_ids(r, "eos_token_id");
+  // Checked here, so the message names this file rather than config.json.
+  for (int e : eos)
+    if (e < 0 || (cfg.vocab_size > 0 && e >= cfg.vocab_size))
+      r.fail("eos_token_id", "id " + std::to_string(e) + " outside the vocabulary");
   if (!eos.empty()) cfg.eos_ids = eos;
   auto bos = token_ids(r, "bos_token_id");
   if (!bos.empty()) cfg.bos_id = bos[0];

@@ -278,6 +278,18 @@ int64_t multi_head_count(const GgufFile& f, const Key& key, int64_t d, const std
   return heads;
 }
 
+// attention.key_length and value_length, where given, must be the head
+// size the model is built with: transformers derives it from the widths
+// (or a config key) and reads neither.
+template <typename Key>
+void refuse_other_key_value_lengths(const GgufFile& f, const Key& key, int64_t head_dim) {
+  for (const char* k : {"attention.key_length", "attention.value_length"})
+    if (auto v = f.get_int_if(key(k)); v && *v != head_dim)
+      throw Error(f.source(), key(k),
+                  std::to_string(*v) + " differs from the head size " + std::to_string(head_dim) +
+                      " (kvscope and transformers need them equal)");
+}
+
 // GPT-NeoX as llama.cpp's converter writes it: no KV-head count (every head
 // has its own K and V), the rotary width as a dimension count, no RoPE base
 // unless given (llama.cpp then uses 10000, GPTNeoXConfig's default), and no
@@ -297,6 +309,7 @@ nlohmann::json gpt_neox_config_json(const GgufFile& f, const Key& key) {
   if (auto eps = f.get_real_if(key("attention.layer_norm_epsilon"))) j["layer_norm_eps"] = *eps;
   if (auto par = f.get_bool_if(key("use_parallel_residual"))) j["use_parallel_residual"] = *par;
   const int64_t head_dim = d / heads;
+  refuse_other_key_value_lengths(f, key, head_dim);
   const int64_t rotary = f.get_int_if(key("rope.dimension_count")).value_or(head_dim);
   if (rotary <= 0 || rotary > head_dim || rotary % 2 != 0)
     throw Error(f.source(), key("rope.dimension_count"),
@@ -376,7 +389,9 @@ nlohmann::json mpt_config_json(const GgufFile& f, const Key& key) {
   const int64_t d = f.get_int(key("embedding_length"));
   j["d_model"] = d;
   j["n_layers"] = f.get_int(key("block_count"));
-  j["n_heads"] = multi_head_count(f, key, d, "transformers 5.23.0 builds MPT with multi-head attention only");
+  const int64_t heads = multi_head_count(f, key, d, "transformers 5.23.0 builds MPT with multi-head attention only");
+  j["n_heads"] = heads;
+  refuse_other_key_value_lengths(f, key, d / heads);
   j["max_seq_len"] = f.get_int(key("context_length"));
   if (auto eps = f.get_real_if(key("attention.layer_norm_epsilon"))) j["layer_norm_epsilon"] = *eps;
   if (auto ff = f.get_int_if(key("feed_forward_length")); ff && *ff != 4 * d)
@@ -438,6 +453,8 @@ nlohmann::json gguf_model_config_json(const GgufFile& f) {
     j["n_embd"] = d;
     j["n_layer"] = f.get_int(key("block_count"));
     j["n_head"] = f.get_int(key("attention.head_count"));
+    if (const int64_t heads = j["n_head"].get<int64_t>(); heads > 0 && d % heads == 0)
+      refuse_other_key_value_lengths(f, key, d / heads);
     if (auto eps = f.get_real_if(key("attention.layer_norm_epsilon"))) j["layer_norm_epsilon"] = *eps;
     if (auto ff = f.get_int_if(key("feed_forward_length")); ff && *ff != 4 * d)
       throw Error(f.source(), key("feed_forward_length"),
@@ -485,10 +502,7 @@ nlohmann::json gguf_model_config_json(const GgufFile& f) {
     throw Error(
         f.source(), f.find_tensor("blk.0.attn_q.bias") ? "blk.0.attn_q.bias" : "blk.0.attn_qkv.bias",
         "attention biases in a " + type + " file are not supported (neither llama.cpp nor transformers reads them)");
-  for (const char* k : {"attention.key_length", "attention.value_length"})
-    if (auto v = f.get_int_if(key(k)); v && *v != head_dim)
-      throw Error(f.source(), key(k), std::to_string(*v) + " differs from the head size " + std::to_string(head_dim) +
-                                          " (kvscope and transformers need them equal)");
+  refuse_other_key_value_lengths(f, key, head_dim);
   add_vocab_size(f, key, j);
   add_head_and_special_ids(f, j);
   j["hidden_act"] = "silu";

@@ -275,6 +275,11 @@ TEST_F(Worker, MalformedSessionFileIsAnErrorNamingIt) {
   EXPECT_NE(w.status().error.find("broken.json"), std::string::npos) << w.status().error;
   run([&] { w.open_file(dir / "missing.json"); });
   EXPECT_NE(w.status().error.find("missing.json"), std::string::npos) << w.status().error;
+  // A step asked for after the failed open (as --steps does) says why
+  // nothing is open, rather than replacing that error with its own.
+  run([&] { w.step(2); });
+  EXPECT_NE(w.status().error.find("no session is open (opening failed: "), std::string::npos) << w.status().error;
+  EXPECT_NE(w.status().error.find("missing.json"), std::string::npos) << w.status().error;
   // A session open before stays as it was.
   open(config(PolicyKind::H2O, "40%"));
   const uint64_t generation = w.a()->generation;

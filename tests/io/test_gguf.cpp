@@ -143,6 +143,28 @@ TEST(GgufReader, AValidHandMadeFileOpens) {
   EXPECT_EQ(x[7], 8.f);
 }
 
+// Data after the last tensor that belongs to no tensor: the header lists
+// fewer tensors than the file holds. (Less than one alignment is a
+// writer's padding, and opens.)
+TEST(GgufReader, BytesAfterTheLastTensorAreATensorCountTooLow) {
+  GgufBytes two;
+  two.header(2, 1).kv_string("general.architecture", "llama").tensor_info("a", {8}, 0, 0).tensor_info("b", {8}, 0, 32);
+  two.pad_to(32);
+  const float v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  two.raw(v, sizeof(v)).raw(v, sizeof(v));
+  EXPECT_EQ(GgufFile::open(two.write("two.gguf")).tensors().size(), 2u);
+  GgufBytes one;  // the same data, the header listing one tensor
+  one.header(1, 1).kv_string("general.architecture", "llama").tensor_info("a", {8}, 0, 0).pad_to(32);
+  one.raw(v, sizeof(v)).raw(v, sizeof(v));
+  const std::string m = open_error(one, "one_listed.gguf");
+  EXPECT_NE(m.find("tensor_count: 1 tensors leave 32 bytes after the last one's data that belong to no tensor"),
+            std::string::npos)
+      << m;
+  GgufBytes padded = valid_file();
+  padded.raw(v, 31);
+  EXPECT_NO_THROW(GgufFile::open(padded.write("padded.gguf")));
+}
+
 // The header is copied into the GgufFile as it is parsed (keys, values,
 // tensor names), so its pages leave the resident set (a real vocabulary is
 // megabytes of it). Here 2 MiB of string values,

@@ -575,5 +575,43 @@ TEST(Config, MalformedJsonNamesFileAndLine) {
   }
 }
 
+// Values transformers would compute NaNs or a division by zero from, and
+// two spellings of one setting that disagree, are refused by name.
+TEST(ConfigAudit, NumbersThatMakeNaNsAndDisagreeingSpellingsAreRefused) {
+  const std::string llama = kLlama, gpt2 = kGpt2, mpt = kMpt;
+  EXPECT_NE(error_of(llama + R"(,"rms_norm_eps":-1.0})").find("rms_norm_eps: must be a finite number >= 0, got -1"),
+            std::string::npos);
+  EXPECT_NE(error_of(gpt2 + R"(,"layer_norm_epsilon":-1e-5})").find("layer_norm_epsilon: must be a finite number >= 0"),
+            std::string::npos);
+  EXPECT_NE(error_of(mpt + R"(,"layer_norm_epsilon":-2})").find("layer_norm_epsilon: must be a finite number >= 0"),
+            std::string::npos);
+  EXPECT_EQ(parse(llama + R"(,"rms_norm_eps":0})").norm_eps, 0.0);  // zero is transformers' to compute, and ours
+  const std::string llama3 = llama + R"(,"rope_parameters":{"rope_type":"llama3","factor":8.0,"high_freq_factor":4.0,)";
+  EXPECT_NE(error_of(llama3 + R"("low_freq_factor":0}})").find("low_freq_factor: must be positive"), std::string::npos);
+  EXPECT_NE(error_of(llama3 + R"("low_freq_factor":-1}})").find("low_freq_factor: must be positive"),
+            std::string::npos);
+  EXPECT_NE(error_of(mpt + R"(,"hidden_size":64})").find("hidden_size: says 64 but d_model says 48"), std::string::npos)
+      << error_of(mpt + R"(,"hidden_size":64})");
+  EXPECT_NE(error_of(mpt + R"(,"num_attention_heads":3})").find("num_attention_heads: says 3 but n_heads says 6"),
+            std::string::npos);
+  EXPECT_NE(error_of(gpt2 + R"(,"hidden_size":48})").find("hidden_size: says 48 but n_embd says 64"),
+            std::string::npos);
+  // The same value under both spellings is one setting; GPT-2's n_ctx,
+  // which transformers does not read, is not compared.
+  EXPECT_EQ(parse(mpt + R"(,"hidden_size":48,"num_attention_heads":6})").hidden, 48);
+  EXPECT_EQ(parse(gpt2 + R"(,"n_ctx":1024})").max_positions, 64);
+  EXPECT_NE(error_of(llama + R"(,"torch_dtype":"float32","dtype":"int8"})").find("dtype: unsupported dtype 'int8'"),
+            std::string::npos);
+  EXPECT_NE(error_of(llama + R"(,"torch_dtype":"float32","dtype":"bfloat16"})")
+                .find("dtype: 'bfloat16' but torch_dtype says 'float32'"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kGemma3) + R"(,"rope_scaling":{"full_attention":{"rope_type":"default"}}})")
+                .find("rope_scaling: 'full_attention' is a dict"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kOpt) + R"(,"do_layer_norm_before":false,"_remove_final_layer_norm":"true"})")
+                .find("_remove_final_layer_norm: expected true or false"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace kvscope
