@@ -6,7 +6,7 @@
 # the path of the .gguf, which every kvscope command takes wherever it
 # takes a model.
 #
-#   tools/get-model.sh smollm2-135m      # SmolLM2-135M-Instruct, Q4_1, 89 MB
+#   tools/get-model.sh smollm2-135m      # SmolLM2-135M-Instruct, Q4_1, 98 MB
 #   tools/get-model.sh gemma3-270m       # Gemma 3 270M (base), Q4_K_M, 253 MB
 #   tools/get-model.sh --list            # the models this script knows
 #

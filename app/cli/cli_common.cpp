@@ -47,10 +47,11 @@ std::vector<int> encode_prompt(const ModelBundle& b, const std::string& text, in
                               ", longer than the model's maximum positions (" + std::to_string(max) + ")");
   const int window = b.config().sliding_layers.empty() ? b.config().sliding_window : 0;
   if (window > 0 && static_cast<int>(ids.size()) + extra > window)
-    throw Error(flag, "", "is " + std::to_string(ids.size()) + " tokens" +
-                              (extra ? " (+" + std::to_string(extra) + " new)" : std::string()) +
-                              ", longer than the model's sliding window (config.json: sliding_window = " +
-                              std::to_string(window) + "), which kvscope does not support");
+    throw Error(flag, "",
+                "is " + std::to_string(ids.size()) + " tokens" +
+                    (extra ? " (+" + std::to_string(extra) + " new)" : std::string()) +
+                    ", longer than the model's sliding window (sliding_window = " + std::to_string(window) +
+                    "), which kvscope does not support");
   return ids;
 }
 
@@ -121,6 +122,14 @@ std::string flag_for_field(const std::string& field) {
                                                                {"shape", "--shape"},
                                                                {"export.layer", "--export-layer"},
                                                                {"export.head", "--export-head"},
+                                                               {"export.positions", "--figure-positions"},
+                                                               {"export.figure_size", "--figure-size"},
+                                                               {"export.colormap", "--colormap"},
+                                                               {"export.scale", "--scale"},
+                                                               {"export.range", "--range"},
+                                                               {"export.dpi", "--dpi"},
+                                                               {"export.evicted", "--evicted"},
+                                                               {"export.formats", "--format"},
                                                                {"recording.layers", "--record-layers"},
                                                                {"recording.heads", "--record-heads"},
                                                                {"recording.memory_mb", "--record-mb"}};

@@ -3,9 +3,10 @@
 #include <cstdio>
 
 #include "cli_common.h"
-#include "common/error.h"
 #include "cli_policy.h"
+#include "common/error.h"
 #include "session/generator.h"
+#include "session/memory_forecast.h"
 #include "session_runner.h"
 
 namespace kvscope::cli {
@@ -54,6 +55,9 @@ void run_generate(GenerateArgs a) {
   const ModelBundle b = load_bundle(a.model);
   const Device dev = resolve_device(a.device, b.config());
   const auto prompt = encode_prompt(b, a.prompt, a.max_new_tokens, "--prompt");
+  // The KV cache against the memory available (KVSCOPE_MEMORY_MB lowers
+  // it), as a session's plan checks it, before the model runs.
+  if (dev == Device::Cpu) check_host_kv_fits(b.config(), static_cast<int>(prompt.size()), a.max_new_tokens);
   BackendOptions bo;
   bo.max_tokens = static_cast<int>(prompt.size()) + std::max(1, a.max_new_tokens);
   bo.weights = parse_weight_format(a.flags.weights);

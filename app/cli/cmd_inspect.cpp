@@ -128,9 +128,15 @@ void run_inspect(const InspectArgs& a) {
   for (WeightFormat f : weight_formats())
     std::printf(" %s %.1f MB%s", weight_format_name(f), held[weight_format_name(f)].get<int64_t>() / 1e6,
                 f == weight_formats().back() ? "\n" : ",");
-  std::printf("KV bytes/token   %lld in %s (2 x %d layers x %d heads x %d dims x %zu bytes)\n",
+  std::printf("KV bytes/token   %lld in %s (2 x %d layers x %d heads x %d dims x %zu bytes)",
               static_cast<long long>(c.kv_bytes_per_token(elem)), dtype_name(c.dtype), c.n_kv_layers, c.n_kv_heads,
               c.head_dim, elem);
+  // What a CPU run's figures (metrics.csv's kv_bytes_*) count: its cache
+  // holds fp32 whatever the weights' type (the CUDA one 16 bits).
+  if (elem != sizeof(float))
+    std::printf("; the CPU backend's cache holds F32: %lld",
+                static_cast<long long>(c.kv_bytes_per_token(sizeof(float))));
+  std::printf("\n");
 }
 
 }  // namespace

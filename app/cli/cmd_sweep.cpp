@@ -52,19 +52,21 @@ struct SweepArgs {
 };
 
 // The sweep as a command that computes its numbers: the CLI's words less
-// where they go (--out) and how this process got them (--resume, --shard),
-// so a sweep run whole, resumed or in shards and merged records one command
+// where they go (--out) and how this process got them (--resume, --shard,
+// --threads, which changes no number), so a sweep run whole, resumed or in
+// shards on machines of any size and merged records one command
 // (sweep.provenance.json and every plot's metadata).
 std::string canonical_sweep_command() {
   const std::vector<std::string> words = command_words();
   std::vector<std::string> kept;
   for (std::size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
-    if (w == "--out" || w == "--shard") {
+    if (w == "--out" || w == "--shard" || w == "--threads") {
       ++i;  // and its value
       continue;
     }
-    if (w == "--resume" || w.rfind("--out=", 0) == 0 || w.rfind("--shard=", 0) == 0) continue;
+    if (w == "--resume" || w.rfind("--out=", 0) == 0 || w.rfind("--shard=", 0) == 0 || w.rfind("--threads=", 0) == 0)
+      continue;
     kept.push_back(w);
   }
   return kept.empty() ? command_line() : shell_quoted(kept);
@@ -244,9 +246,12 @@ void run_sweep(const SweepArgs& a) {
                                             : static_cast<int>(base.prompt_ids.size());
       prompts.push_back({n, ""});
     } else {
+      // Each item's length first (a prompt longer than the model is the
+      // item's fault, not a budget's), before any file is written.
+      const EncodedItems encoded = encode_eval_items(*bundle, base.max_new_tokens, items);
       for (std::size_t i = 0; i < items.size(); ++i)
-        prompts.push_back({static_cast<int>(bundle->tokenizer->encode(items[i].prompt, true).size()),
-                           " (" + a.dataset + ": item " + std::to_string(i + 1) + ")"});
+        prompts.push_back(
+            {static_cast<int>(encoded.prompts[i].size()), " (" + a.dataset + ": item " + std::to_string(i + 1) + ")"});
     }
     for (std::size_t pi = 0; pi < kinds.size(); ++pi)
       for (std::size_t bi = 0; bi < amounts.size(); ++bi) {

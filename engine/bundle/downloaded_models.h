@@ -23,8 +23,9 @@ const std::vector<std::string>& fetchable_model_names();
 // A model argument as users type it: an existing path stays as it is; the
 // name of a model fetched by tools/get-model.sh ("smollm2-135m") becomes its
 // .gguf file; a name the script knows but that is not downloaded yet throws
-// kvscope::Error saying which command fetches it. Anything else is returned
-// unchanged (the loader then reports the missing path).
+// kvscope::Error saying which command fetches it. A path (with a '/') is
+// returned unchanged (the loader then reports it missing); a bare word that
+// is neither throws, listing the names.
 std::string resolve_model_reference(const std::string& model);
 
 // A model file fetched by tools/get-model.sh is checked, when opened,

@@ -30,7 +30,7 @@ FigureFit fit_figure(const FigureSizeSpec& spec, const std::function<FigureSize(
           buf, sizeof(buf),
           "the figure needs at least %.0f x %.0f pt to keep its text at %g pt or more; %.0f x %.0f pt asked for",
           smallest.width, smallest.height, kMinFontPt, W, H > 0 ? H : smallest.height);
-      throw Error("figure size", spec.str(), buf);
+      throw Error::setting("export.figure_size", spec.str() + ": " + buf);
     }
     double good = kMinShrink, bad = 1;
     for (int i = 0; i < 18 && bad - good > 1e-3; ++i) {

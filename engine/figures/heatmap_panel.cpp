@@ -110,9 +110,8 @@ HeatmapData crop_columns(const HeatmapData& d, const PositionRange& range) {
   if (range.all()) return d;
   const int last_col = d.first_col + d.cols - 1;
   if (range.first < d.first_col || range.last > last_col)
-    throw Error("positions", "",
-                range.str() + " is outside the positions drawn (" + std::to_string(d.first_col) + ".." +
-                    std::to_string(last_col) + ")");
+    throw Error::setting("export.positions", range.str() + " is outside the positions drawn (" +
+                                                 std::to_string(d.first_col) + ".." + std::to_string(last_col) + ")");
   const int a = range.first - d.first_col, n = range.last - range.first + 1;
   HeatmapData c = d;
   c.cols = n;

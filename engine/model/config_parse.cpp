@@ -265,8 +265,6 @@ int qwen2_sliding_window(const JsonReader& r, int n_layers) {
 // window nothing changes, so kvscope takes it as the model's window (longer
 // runs are refused up front, as for Mistral).
 int undeclared_sliding_window(const JsonReader& r, int n_layers) {
-  if (r.has("attention_chunk_size"))
-    r.fail("attention_chunk_size", "is not supported (transformers 5.23.0's cache would keep chunks of it)");
   const int window = r.has("sliding_window") ? positive_window(r, 0) : 0;
   return uniform_window(r, n_layers, window, window > 0 ? n_layers : 0, "sliding_window",
                         "sliding_window is missing or null");
@@ -788,6 +786,11 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& sourc
   JsonReader r(j, source);
   ModelConfig c;
   c.model_type = r.get_string("model_type");
+  // transformers 5.23.0's DynamicCache(config=...), which every supported
+  // model builds, reads attention_chunk_size from any config and keeps
+  // chunks of it: not what kvscope computes, whatever the architecture.
+  if (r.has("attention_chunk_size") && !is_null(r, "attention_chunk_size"))
+    r.fail("attention_chunk_size", "is not supported (transformers 5.23.0's cache would keep chunks of it)");
   if (c.model_type == "gpt2") {
     parse_gpt2(r, c);
   } else if (c.model_type == "gpt_neox") {

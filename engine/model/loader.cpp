@@ -27,7 +27,8 @@ ModelWeights map_weights(const ModelConfig& cfg, std::shared_ptr<const TensorSto
 ModelFiles load_model_files(const std::filesystem::path& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::exists(dir, ec)) throw Error(dir.string(), "", "model directory not found");
+  if (!fs::exists(dir, ec))
+    throw Error(dir.string(), "", "not found (a model is a Hugging Face model folder or a .gguf file)");
   if (is_gguf_file(dir)) return load_gguf_model(dir);
   if (!fs::is_directory(dir, ec))
     throw Error(dir.string(), "", "not a directory or a GGUF file (expected a Hugging Face model directory or a .gguf file)");

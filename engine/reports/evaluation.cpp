@@ -35,27 +35,15 @@ std::vector<EvalItem> load_eval_set(const std::filesystem::path& path) {
 
 double EvalResult::perplexity() const { return text_tokens ? std::exp(text_nll / text_tokens) : 0; }
 
-namespace {
-
-// Every item encoded and checked before any runs: a too-long item is named
-// (file, line, id) at once, not after the others' work, and not by the
-// Session, whose message could not say which item it was.
-struct EncodedItems {
-  std::vector<std::vector<int>> prompts, answers;
-};
-
-EncodedItems encode_items(const ModelBundle& bundle, const std::vector<SessionConfig>& configs,
-                          const std::vector<EvalItem>& items) {
+EncodedItems encode_eval_items(const ModelBundle& bundle, int max_new_tokens, const std::vector<EvalItem>& items) {
   EncodedItems e;
   const auto& tok = *bundle.tokenizer;
   const int max_positions = bundle.config().max_positions;
-  int max_new = 0;
-  for (const auto& c : configs) max_new = std::max(max_new, c.max_new_tokens);
   for (std::size_t i = 0; i < items.size(); ++i) {
     e.prompts.push_back(tok.encode(items[i].prompt, true));
     e.answers.push_back(tok.encode(items[i].answer, false));
     const std::size_t n = e.prompts.back().size(), answer = e.answers.back().size();
-    const std::size_t planned = answer ? answer : static_cast<std::size_t>(max_new);
+    const std::size_t planned = answer ? answer : static_cast<std::size_t>(std::max(max_new_tokens, 0));
     if (n + planned > static_cast<std::size_t>(max_positions))
       throw Error(items[i].where.empty() ? "item " + std::to_string(i + 1) : items[i].where, "",
                   std::to_string(n + planned) + " tokens (" + std::to_string(n) + " of prompt + " +
@@ -64,6 +52,8 @@ EncodedItems encode_items(const ModelBundle& bundle, const std::vector<SessionCo
   }
   return e;
 }
+
+namespace {
 
 // One finished item's numbers added to `res`.
 void add_item(EvalResult& res, const Session& s) {
@@ -127,7 +117,9 @@ std::vector<EvalResult> evaluate_many(std::shared_ptr<const ModelBundle> bundle,
                                       const std::vector<SessionConfig>& configs, const std::vector<EvalItem>& items,
                                       const std::function<void(int)>& progress) {
   std::vector<EvalResult> results(configs.size());
-  EncodedItems e = encode_items(*bundle, configs, items);
+  int max_new = 0;
+  for (const auto& c : configs) max_new = std::max(max_new, c.max_new_tokens);
+  EncodedItems e = encode_eval_items(*bundle, max_new, items);
   int done = 0;
   for (std::size_t i = 0; i < items.size(); ++i) {
     // This item's prompts after their forward pass, waiting to choose: one

@@ -26,6 +26,15 @@ struct EvalItem {
 // Throws kvscope::Error("<file>:<line>", field, ...) for bad lines.
 std::vector<EvalItem> load_eval_set(const std::filesystem::path& path);
 
+// Every item's prompt and answer as token ids, checked before any run: an
+// item whose prompt plus answer (or plus max_new_tokens, without one) is
+// longer than the model's positions throws kvscope::Error naming it (file,
+// line, id), so no run fails after others have done their work.
+struct EncodedItems {
+  std::vector<std::vector<int>> prompts, answers;
+};
+EncodedItems encode_eval_items(const ModelBundle& bundle, int max_new_tokens, const std::vector<EvalItem>& items);
+
 // One item's values, for error bars over items.
 struct EvalItemResult {
   bool scored = false;   // it has an answer

@@ -75,6 +75,18 @@ std::string MemoryForecast::summary() const {
   return s + "; " + format_bytes(available) + " available";
 }
 
+void check_host_kv_fits(const ModelConfig& cfg, int prompt_len, int planned_new, const std::string& steps_field) {
+  const double available = available_memory_bytes(), room = MemoryForecast::kFraction * available;
+  const std::vector<ModelConfig> host_kv = {cfg};
+  const FixedBytes need = fixed_bytes(0, prompt_len, planned_new, host_kv);  // no segments recorded: the KV alone
+  if (double(need.total()) <= room) return;
+  const std::string what = "KV cache of " + count(prompt_len + planned_new, "position", "positions") + " needs " +
+                           format_bytes(double(need.kv)) + "; " + format_bytes(available) + " is available";
+  const int most = most_new_tokens_within(room, 0, prompt_len, planned_new, host_kv);
+  if (most < 0) throw Error::setting("prompt", "the " + what + ", not enough even for the prompt: shorten it");
+  throw Error::setting(steps_field, "the " + what + ": at most " + std::to_string(most) + " new tokens fit");
+}
+
 MemoryForecast plan_recording(const ModelConfig& cfg, int prompt_len, int planned_new, const RecordingConfig& rec,
                               const std::vector<ModelConfig>& host_kv, const std::string& steps_field) {
   const KvLayout layout = KvLayout::from_config(cfg);

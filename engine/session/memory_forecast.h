@@ -71,6 +71,13 @@ std::vector<ModelConfig> host_kv_configs(bool on_host, const ModelConfig& cfg, c
 // backend's K and V regions, slack rows included).
 std::size_t host_kv_cache_bytes(const ModelConfig& cfg, int max_tokens);
 
+// A run without a recorder (`generate` without a policy or an export): its
+// one host KV cache against kFraction of the memory available. Throws
+// Error::setting(steps_field) with the most new tokens that fit, or
+// ("prompt") when not even the prompt does.
+void check_host_kv_fits(const ModelConfig& cfg, int prompt_len, int planned_new,
+                        const std::string& steps_field = "max_new_tokens");
+
 // The forecast for a session not yet opened (the window shows it next to
 // the number of new tokens): the plan a Session of `cfg` would make, with
 // the prompt tokenized. Throws the Error a Session would, "does not fit" included.

@@ -7,6 +7,7 @@
 
 #include "backend/parallel.h"
 #include "common/error.h"
+#include "io/figure_settings.h"
 #include "io/interrupt.h"
 #include "policy/selection.h"
 #include "session/generator.h"
@@ -98,9 +99,18 @@ void Session::build() {
   if (model_cfg_.sliding_window > 0 && model_cfg_.sliding_layers.empty() &&
       prompt_len_ + planned_new_ > model_cfg_.sliding_window)
     throw Error::setting("prompt", std::to_string(prompt_len_) + " tokens + " + std::to_string(planned_new_) +
-                                  " new tokens exceed the model's sliding window (config.json: sliding_window = " +
-                                  std::to_string(model_cfg_.sliding_window) +
-                                  "), which kvscope does not support; shorten the prompt or the generation");
+                                       " new tokens exceed the model's sliding window (sliding_window = " +
+                                       std::to_string(model_cfg_.sliding_window) +
+                                       "), which kvscope does not support; shorten the prompt or the generation");
+  // Heatmaps cropped past the last position the run can reach: known now,
+  // not after the run (a run that stops early at EOS is checked again when
+  // its figures are drawn).
+  if (const PositionRange crop = PositionRange::parse(cfg_.export_opts.positions, "export.positions");
+      !crop.all() && crop.last >= prompt_len_ + planned_new_)
+    throw Error::setting("export.positions", crop.str() + " reaches past the run's last position (" +
+                                                 std::to_string(prompt_len_ + planned_new_ - 1) + ": " +
+                                                 std::to_string(prompt_len_) + " prompt + " +
+                                                 std::to_string(planned_new_) + " new tokens, from 0)");
   policy_ = make_policy(resolve_policy(cfg_.policy, prompt_len_, model_cfg_.max_positions));
   for (std::size_t i = 0; i < cfg_.policy_changes.size(); ++i) {
     // Validated now, not mid-run.

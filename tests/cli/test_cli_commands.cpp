@@ -56,6 +56,12 @@ TEST(Cli, InspectForecastsTheWeightsMemoryOfEachFormat) {
   const auto text = test::run_cli("inspect " + test::quote(file.string()), false);
   EXPECT_NE(text.output.find("CPU weights      stored "), std::string::npos) << text.output;
   EXPECT_NE(text.output.find("stored as        "), std::string::npos) << text.output;
+  // A 16-bit checkpoint's KV as the paper counts it, and as a CPU run holds it.
+  const auto bf16 = test::run_cli("inspect " + test::model_arg("qwen3_bf16"), false);
+  EXPECT_NE(bf16.output.find("KV bytes/token   384 in BF16 (2 x 2 layers x 2 heads x 24 dims x 2 bytes); the CPU "
+                             "backend's cache holds F32: 768\n"),
+            std::string::npos)
+      << bf16.output;
 }
 
 TEST(Cli, TokenizeJson) {

@@ -31,7 +31,11 @@ fs::path copy_model(const test::TempDir& dir, const std::string& name) {
 }
 
 TEST(CliErrors, ModelFiles) {
-  expect_error("inspect /nonexistent/dir", {"/nonexistent/dir: model directory not found"});
+  expect_error("inspect /nonexistent/dir",
+               {"/nonexistent/dir: not found (a model is a Hugging Face model folder or a .gguf file)"});
+  // A bare word that is neither a path here nor a fetchable model's name.
+  expect_error("inspect smollm2", {"smollm2: not found: no file or folder of that name here, and not a model name (",
+                                   "smollm2-135m", "tools/get-model.sh NAME"});
   test::TempDir dir;
   auto m = copy_model(dir, "llama_gqa");
   const std::string full = test::read_file(m / "model.safetensors");
@@ -126,7 +130,7 @@ TEST(CliErrors, ASequenceLongerThanTheSlidingWindowIsRefusedBeforeAnyOutput) {
     const auto r = test::run_cli("generate " + m + " --prompt 'The quick brown fox jumps over' --max-new-tokens 6" + extra);
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_EQ(r.output.rfind("kvscope-cli: error: ", 0), 0u) << "printed before the error: " << r.output;
-    EXPECT_NE(r.output.find("sliding window (config.json: sliding_window = 8)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("sliding window (sliding_window = 8)"), std::string::npos) << r.output;
     EXPECT_FALSE(std::filesystem::exists(dir / "out"));
   }
   // Within the window it runs.
@@ -216,7 +220,7 @@ TEST(CliErrors, SessionFiles) {
                {"s.json: recording.layers: unknown layer 5"});
   // A model that does not load: the session file and its field.
   expect_error(write("{\"prompt\": \"hi\", \"model\": \"/nonexistent\"}"),
-               {"s.json: model: /nonexistent: model directory not found"});
+               {"s.json: model: /nonexistent: not found (a model is a Hugging Face model folder or a .gguf file)"});
   expect_error("run /nonexistent/session.json", {"/nonexistent/session.json: file not found"});
 }
 
@@ -321,14 +325,23 @@ TEST(CliErrors, FigureSizeColumnAndPositionsPastTheEnd) {
       EXPECT_EQ(png_width(e.path()), 330) << e.path();  // ceil(237.6 pt x 100 / 72)
     }
   EXPECT_GE(pngs, 2);
-  // Known only once the run has its tokens: the run's own lines come first,
-  // then the one error line, and no export is left.
+  // Past the last position the run can reach: one line naming the flag,
+  // before the run (no summary line), and no export is left.
   const auto past = test::run_cli(g + "--figure-positions 0:999 --export " + test::quote((dir / "E").string()));
   EXPECT_EQ(past.exit_code, 1) << past.output;
-  EXPECT_NE(past.output.find("kvscope-cli: error: positions: 0:999 is outside the positions drawn (0..6)\n"),
-            std::string::npos)
+  EXPECT_EQ(
+      past.output.rfind("kvscope-cli: error: --figure-positions: 0:999 reaches past the run's last position (6: ", 0),
+      0u)
       << past.output;
   EXPECT_FALSE(fs::exists(dir / "E"));
+  // A size too small for a figure's text is known when the figure is laid
+  // out, after the run; the line names the flag.
+  const auto tiny = test::run_cli(g + "--figure-size 80x80pt --export " + test::quote((dir / "T").string()));
+  EXPECT_EQ(tiny.exit_code, 1) << tiny.output;
+  EXPECT_NE(tiny.output.find("kvscope-cli: error: --figure-size: 80x80pt: the figure needs at least "),
+            std::string::npos)
+      << tiny.output;
+  EXPECT_FALSE(fs::exists(dir / "T"));
 }
 
 // --export / --out: an existing file, a path under a file, or an empty name
@@ -403,6 +416,13 @@ TEST(CliErrors, RecordingThatWillNotFitNamesTheFlag) {
   EXPECT_NE(tight.output.find("new tokens fit\n"), std::string::npos) << tight.output;
   EXPECT_EQ(std::count(tight.output.begin(), tight.output.end(), '\n'), 1) << tight.output;
   EXPECT_FALSE(std::filesystem::exists(dir / "out")) << "refused before any output";
+  // A plain generate (no recorder) holds its KV cache alone: checked too.
+  const auto plain = test::run_shell("KVSCOPE_MEMORY_MB=0.05 " + std::string(KVSCOPE_CLI_PATH) + " " + g +
+                                     "--max-new-tokens 100 2>&1");
+  EXPECT_EQ(plain.exit_code, 1) << plain.output;
+  EXPECT_EQ(plain.output.rfind("kvscope-cli: error: --max-new-tokens: the KV cache of ", 0), 0u) << plain.output;
+  EXPECT_NE(plain.output.find("new tokens fit\n"), std::string::npos) << plain.output;
+  EXPECT_EQ(std::count(plain.output.begin(), plain.output.end(), '\n'), 1) << plain.output;
   // Heads named: only those are recorded, and attention.npy holds them.
   const auto ok = test::run_cli(g + "--max-new-tokens 3 --policy h2o --budget 50% --record-heads 2 0 --export " +
                                 test::quote((dir / "heads").string()));
@@ -493,6 +513,17 @@ TEST(CliErrors, SweepChecksEveryCellFirst) {
   expect_error(sw + " --policies h2o --budgets 10% --dataset " + test::quote((dir / "d.jsonl").string()),
                {"--budgets: '10%' with policy 'h2o':", "keeps no token", "d.jsonl: item 2"});
   EXPECT_FALSE(fs::exists(dir / "out"));
+  // An item longer than the model (gpt2's 128 positions) is the item's
+  // fault whatever the budget, named before anything is written, and a
+  // second try is not taken for an interrupted sweep.
+  std::string long_prompt;
+  for (int i = 0; i < 20; ++i) long_prompt += "The quick brown fox jumps over the lazy dog. ";
+  test::write_file(dir / "long.jsonl", "{\"prompt\": \"" + long_prompt + "\", \"answer\": \" A\"}\n");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    expect_error(sw + " --policies h2o --budgets 30% --dataset " + test::quote((dir / "long.jsonl").string()),
+                 {"long.jsonl:1", "more than the model's 128 positions"});
+    EXPECT_FALSE(fs::exists(dir / "out"));
+  }
 }
 
 }  // namespace

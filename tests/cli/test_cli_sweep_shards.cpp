@@ -69,6 +69,19 @@ TEST(SweepShards, MergedShardsEqualTheOneMachineSweepByteForByte) {
   }
 }
 
+// The thread count changes no number, so shards run with different counts
+// (machines of different sizes) are one sweep: they merge, and the
+// summary's numbers are the one-machine sweep's.
+TEST(SweepShards, ShardsRunWithOtherThreadCountsMerge) {
+  test::TempDir dir;
+  run_ok("sweep " + sweep_args(false) + " --out " + test::quote((dir / "one").string()));
+  run_ok("--threads 1 sweep " + sweep_args(false) + " --shard 0/2 --out " + test::quote((dir / "s0").string()));
+  run_ok("sweep " + sweep_args(false) + " --shard 1/2 --threads 2 --out " + test::quote((dir / "s1").string()));
+  run_ok("sweep-merge " + test::quote((dir / "merged").string()) + " " + test::quote((dir / "s0").string()) + " " +
+         test::quote((dir / "s1").string()));
+  EXPECT_EQ(test::read_file(dir / "one" / "sweep.csv"), test::read_file(dir / "merged" / "sweep.csv"));
+}
+
 TEST(SweepShards, MergeRefusesShardsThatAreNotOneSweep) {
   test::TempDir dir;
   auto shard = [&](const std::string& name, const std::string& spec, int limit = 6) {

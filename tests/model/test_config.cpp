@@ -605,6 +605,13 @@ TEST(ConfigAudit, NumbersThatMakeNaNsAndDisagreeingSpellingsAreRefused) {
   EXPECT_NE(error_of(llama + R"(,"torch_dtype":"float32","dtype":"bfloat16"})")
                 .find("dtype: 'bfloat16' but torch_dtype says 'float32'"),
             std::string::npos);
+  // The cache every architecture builds would keep chunks of it.
+  for (const char* arch : {kPhi3, kGemma3, kMpt, kOpt})
+    EXPECT_NE(
+        error_of(std::string(arch) + R"(,"attention_chunk_size":16})").find("attention_chunk_size: is not supported"),
+        std::string::npos)
+        << arch;
+  EXPECT_EQ(parse(std::string(kPhi3) + R"(,"attention_chunk_size":null})").arch, Arch::Phi3);
   EXPECT_NE(error_of(std::string(kGemma3) + R"(,"rope_scaling":{"full_attention":{"rope_type":"default"}}})")
                 .find("rope_scaling: 'full_attention' is a dict"),
             std::string::npos);

@@ -63,7 +63,8 @@ TEST(Loader, LoadsEveryGoldenModel) {
 }
 
 TEST(Loader, MissingDirectoryAndFiles) {
-  EXPECT_CONTAINS(load_error("/nonexistent/model"), "/nonexistent/model: model directory not found");
+  EXPECT_CONTAINS(load_error("/nonexistent/model"),
+                  "/nonexistent/model: not found (a model is a Hugging Face model folder or a .gguf file)");
   test::TempDir dir;
   const auto m = copy_model(dir, "llama_gqa");
   fs::remove(m / "model.safetensors");
