@@ -15,6 +15,7 @@
 // the setters and publishers here.
 #include "engine_worker.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "engine_worker_impl.h"
@@ -24,12 +25,14 @@
 namespace kvscope::gui {
 namespace {
 
-// "h2o k=49 w=24 s=0 kv_head": the numbers the policy runs with now, in the
-// engine's words (the CLI's run summary prints the same); the full cache
-// needs no numbers.
-std::string policy_label(const Session& s) {
-  if (s.policy().kind() == PolicyKind::Full) return "full cache";
-  return policy_summary(s.policy().resolved());
+// "h2o k=49 w=24 s=0 kv_head": the numbers the policy that made `row` ran
+// with, in the engine's words (the CLI's run summary prints the same); the
+// full cache needs no numbers. Not the session's current policy: after an
+// Apply "from this step on" that one is the next step's.
+std::string policy_label(const Session& s, const SessionConfig& cfg, int row) {
+  const PolicyParams& p = policy_at_row(cfg, row);
+  if (p.kind == PolicyKind::Full) return "full cache";
+  return policy_summary(resolve_policy(p, s.prompt_length(), s.model_config().max_positions));
 }
 
 Clock::duration play_period(double steps_per_s) {
@@ -174,7 +177,7 @@ std::shared_ptr<const PublishedRun> EngineWorker::Impl::snapshot(const std::shar
   p->rows = s->recorder().rows_recorded();
   p->finished = s->finished();
   p->config = std::move(cfg);
-  p->policy_label = policy_label(*s);
+  p->policy_label = policy_label(*s, p->config, std::max(p->rows - 1, 0));
   p->tokens = s->tokens();
   if (prev && prev->generation == gen && prev->token_text.size() <= p->tokens.size()) p->token_text = prev->token_text;
   p->token_text.reserve(p->tokens.size());

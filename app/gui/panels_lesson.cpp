@@ -9,6 +9,7 @@
 
 #include "app_frame.h"
 #include "panels.h"
+#include "text_fit.h"
 
 namespace kvscope::gui {
 
@@ -23,8 +24,14 @@ void draw_lesson_panel(AppState& s) {
   if (!s.lesson) {
     ImGui::TextDisabled("No lesson open.");
     ImGui::TextWrapped("Lessons (menu bar) open a prepared session in one click, with a caption and what to look at.");
-    for (const LessonEntry& l : s.shell.lessons)
-      if (ImGui::SmallButton(l.title.c_str())) action_open_lesson(s, l);
+    // A title wider than the panel (presenter mode's large text) wraps
+    // inside its button rather than running past the edge.
+    const float width = ImGui::GetContentRegionAvail().x - 2 * ImGui::GetStyle().FramePadding.x;
+    for (std::size_t i = 0; i < s.shell.lessons.size(); ++i) {
+      const LessonEntry& l = s.shell.lessons[i];
+      if (ImGui::SmallButton((wrapped_to(l.title, width) + "##lesson" + std::to_string(i)).c_str()))
+        action_open_lesson(s, l);
+    }
     return;
   }
   const LessonConfig& lesson = *s.lesson;

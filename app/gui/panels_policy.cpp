@@ -112,9 +112,12 @@ void draw_policy_panel(AppState& s) {
   const bool replay = s.pending.mode == ApplyMode::Replay || sharing_changed;
   const int row = s.a ? s.a->rows - 1 : 0;
   s.shell.unapplied_edits = s.a && (sharing_changed || policy_changed);
+  const std::string edits = policy_to_json(s.pending.policy).dump() + " " + s.pending.sharing.str();
   if (s.shell.unapplied_edits) {
     // Edits not yet applied, and what Apply will do with them, before it
-    // does it (a replay of a long run on a real model takes a while).
+    // does it (a replay of a long run on a real model takes a while);
+    // wrapped, so a narrow panel shows all of it.
+    ImGui::PushTextWrapPos(0);
     ImGui::TextColored({1.0f, 0.8f, 0.3f, 1}, "Not applied yet. Apply will %s",
                        replay
                            ? ("replay the whole run from the prompt to step " + std::to_string(row) +
@@ -123,6 +126,7 @@ void draw_policy_panel(AppState& s) {
                            : ("take effect from step " + std::to_string(row + 1) + " on (steps 0-" +
                               std::to_string(row) + " stay as recorded)")
                                  .c_str());
+    ImGui::PopTextWrapPos();
     record_item_rect(s, "note.unapplied");
   }
   if (ImGui::Button("Apply") && s.worker && s.a) {
@@ -131,14 +135,17 @@ void draw_policy_panel(AppState& s) {
         replay ? "from the start to step " + std::to_string(row)
                : "from step " + std::to_string(row + 1) + " on (steps 0-" + std::to_string(row) + " unchanged)";
     s.shell.apply_replays = replay;
+    s.shell.applied_edits = edits;
   }
   record_item_rect(s, "button.apply");
-  if (!s.shell.apply_feedback.empty()) {
-    // Says "Replaying" while the worker is still at it, "Replayed" once done.
-    ImGui::SameLine();
+  if (!s.shell.apply_feedback.empty() && s.shell.applied_edits == edits) {
+    // Says "Replaying" while the worker is still at it, "Replayed" once
+    // done; wrapped under the button, so a narrow panel shows all of it.
     const char* verb =
         s.shell.apply_replays ? (s.status.busy ? "Replaying" : "Replayed") : (s.status.busy ? "Applying" : "Applied");
+    ImGui::PushTextWrapPos(0);
     ImGui::TextColored({0.55f, 0.85f, 0.55f, 1}, "%s %s", verb, s.shell.apply_feedback.c_str());
+    ImGui::PopTextWrapPos();
   }
   if (s.a) {
     ImGui::TextDisabled("in effect: %s", s.a->policy_label.c_str());

@@ -42,6 +42,10 @@ struct ShellState {
   bool fork_editor_open = false;
   std::string apply_feedback;  // what the last Apply did, shown under the button
   bool apply_replays = false;  // whether it was a replay (the feedback's verb)
+  // The edits that Apply applied (policy and sharing as a session file
+  // writes them): the feedback is shown only while they are still the
+  // controls' settings, not beside "Not applied yet" for newer ones.
+  std::string applied_edits;
   float font_px = 0;           // the text size the last frame drew with
   bool grid_filling = false;   // the grid's thumbnails are still downsampling the history
   std::pair<double, double> columns_shown{0, 0};  // the main view's first and last column on screen

@@ -213,9 +213,15 @@ TEST_F(Worker, ApplyFromNowEqualsAPolicyChangeAtTheNextStep) {
   run([&] { w.step(4); });
   const uint64_t before = w.a()->generation;
   const PolicyParams tova = policy(PolicyKind::TOVA, "40%");
+  const std::string h2o_label = w.a()->policy_label;
+  EXPECT_EQ(h2o_label.rfind("h2o k=", 0), 0u) << h2o_label;
   run([&] { w.apply(tova, SharingLayout{}, ApplyMode::FromNow); });
+  // The shown (latest) step was still H2O's: the label says so until the
+  // next step runs under TOVA.
+  EXPECT_EQ(w.a()->policy_label, h2o_label);
   run([&] { w.step(3); });
   const auto a = w.a();
+  EXPECT_EQ(a->policy_label.rfind("tova k=", 0), 0u) << a->policy_label;
   EXPECT_EQ(a->generation, before);  // the same session goes on
   ASSERT_EQ(a->config.policy_changes.size(), 1u);
   EXPECT_EQ(a->config.policy_changes[0].from_step, 5);

@@ -183,6 +183,7 @@ void draw_grid_panel(AppState& s, ViewCaches& caches) {
       for (int h = 0; h < H; ++h) st.summary[std::size_t(l) * H + h] = kept_attention_share(a, attention[l], l, h, row);
   }
 
+  ImGui::PushTextWrapPos(0);  // a narrow panel wraps the caption rather than cutting it
   ImGui::TextDisabled("%s%s \u00b7 number = attention still held at step %d (?)",
                       kind == CellKind::Mask        ? "mask"
                       : kind == CellKind::Statistic ? "statistic"
@@ -191,6 +192,7 @@ void draw_grid_panel(AppState& s, ViewCaches& caches) {
                                                     : "attention",
                       s.view.mode == ViewMode::DiffFull ? " (the full-cache difference is in the main view)" : "",
                       st.summary_row);
+  ImGui::PopTextWrapPos();
   const bool caption_hovered = ImGui::IsItemHovered();
   if (filling) {
     // Said, not left blank: a long history takes a few frames to shrink.
@@ -292,12 +294,17 @@ void draw_grid_panel(AppState& s, ViewCaches& caches) {
       if (selected)
         dl->AddRect(ImVec2(p.x - 2, p.y - 2), ImVec2(q.x + 2, q.y + 2), IM_COL32(255, 200, 0, 255), 0, 0, 2.5f);
       const float share = st.summary[std::size_t(l) * H + h];
+      // Centred under the thumbnail with a gap to its neighbours: "94%",
+      // else "94" where the percent sign would not leave one (the caption
+      // says what the number is), so no head's number is left out.
       char text[24];
+      const float gap = ImGui::GetFontSize() * 0.4f;
       if (std::isnan(share)) std::snprintf(text, sizeof(text), "\u2014");
       else std::snprintf(text, sizeof(text), "%.0f%%", share * 100);
-      // Centred under the thumbnail, when it fits its width.
+      if (!std::isnan(share) && ImGui::CalcTextSize(text).x + gap > g.pitch_x)
+        std::snprintf(text, sizeof(text), "%.0f", share * 100);
       const float tw = ImGui::CalcTextSize(text).x;
-      if (tw <= g.pitch_x) dl->AddText(ImVec2(p.x + (thumb - tw) / 2, q.y), ImGui::GetColorU32(ImGuiCol_Text), text);
+      dl->AddText(ImVec2(p.x + (thumb - tw) / 2, q.y), ImGui::GetColorU32(ImGuiCol_Text), text);
       if (clicked) {
         s.layer = l;
         s.head = h;

@@ -11,6 +11,7 @@
 
 #include "figures/ticks.h"
 #include "reports/figure_export.h"
+#include "text_fit.h"
 #include "views/cell_codes.h"
 #include "views/cell_rows.h"
 #include "views/curve_picks.h"
@@ -138,11 +139,11 @@ void draw_score_curves_panel(AppState& s, ViewCaches& caches) {
   ImGui::TextDisabled("%s \u00b7 layer %d, KV head %d",
                       kvscope::statistic_name(kvscope::policy_at_row(a.config, row).kind).c_str(), s.layer,
                       rec.layout().kv_head_of(s.head));
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::GetFontSize() * 5);
   int& add = s.shell.curve_add_position;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
   ImGui::InputInt("##add", &add, 0);
-  ImGui::SameLine();
+  same_line_if_fits(small_button_width("add token"));
   if (ImGui::SmallButton("add token") && add >= 0 && add < static_cast<int>(a.tokens.size())) {
     if (s.curve_positions.empty()) s.curve_positions = positions;
     if (std::find(s.curve_positions.begin(), s.curve_positions.end(), add) == s.curve_positions.end())
@@ -153,7 +154,7 @@ void draw_score_curves_panel(AppState& s, ViewCaches& caches) {
     ImGui::TextUnformatted("Add the curve of this position (or middle-click a token in the token strip).");
     ImGui::EndTooltip();
   }
-  ImGui::SameLine();
+  same_line_if_fits(small_button_width("auto"));
   if (ImGui::SmallButton("auto")) s.curve_positions.clear();
   if (ImGui::IsItemHovered()) {
     ImGui::BeginTooltip();

@@ -4,6 +4,7 @@
 
 #include "imgui.h"
 #include "io/colormap.h"
+#include "text_fit.h"
 
 namespace kvscope::gui {
 namespace {
@@ -39,7 +40,7 @@ void draw_view_toolbar(AppState& s) {
              "style), the policy's statistic, the difference against the full cache or the fork, or the mask against "
              "the top k of the head's own attention (ideal overlay).");
   if (v.mode == ViewMode::DiffFork) {
-    ImGui::SameLine();
+    same_line_if_fits(em * 8);
     int d = static_cast<int>(v.fork_difference);
     ImGui::SetNextItemWidth(em * 8);
     ImGui::Combo("##forkdiff", &d, "attention A - B\0mask A vs B\0");
@@ -53,7 +54,7 @@ void draw_view_toolbar(AppState& s) {
     if (ImGui::SmallButton("fit")) fit_view(v);
     return;
   }
-  ImGui::SameLine();
+  same_line_if_fits(em * 6);
   ImGui::SetNextItemWidth(em * 6);
   if (ImGui::BeginCombo("##colormap", v.colormap.c_str())) {
     for (const std::string& name : colormap_choices())
@@ -62,27 +63,27 @@ void draw_view_toolbar(AppState& s) {
   }
   hover_help("Colormap of attention and statistics (the same tables as the exported figures). Differences always use "
              "coolwarm, centred on zero.");
-  ImGui::SameLine();
+  same_line_if_fits(em * 4.5f);
   int scale = static_cast<int>(v.scale);
   ImGui::SetNextItemWidth(em * 4.5f);
   if (ImGui::Combo("##scale", &scale, "linear\0log\0")) v.scale = static_cast<ColorScaleKind>(scale);
   hover_help("Log scale shows the long tail of small attention weights (four decades below the largest).");
-  ImGui::SameLine();
+  same_line_if_fits(checkbox_width("auto"));
   ImGui::Checkbox("auto", &v.auto_range);
   hover_help("Auto: the range spans the values shown (0 to the largest, or four decades on a log scale). Off: drag the "
              "two ends.");
   if (!v.auto_range) {
-    ImGui::SameLine();
+    same_line_if_fits(em * 9);
     ImGui::SetNextItemWidth(em * 9);
     const float speed = std::max(1e-4f, (v.range_hi - v.range_lo) * 0.005f);
     ImGui::DragFloatRange2("##range", &v.range_lo, &v.range_hi, speed, -1e9f, 1e9f, "%.4g", "%.4g");
     if (v.scale == ColorScaleKind::Log && v.range_lo <= 0) v.range_lo = std::max(1e-6f, v.range_hi * 1e-4f);
   }
-  ImGui::SameLine();
+  same_line_if_fits(checkbox_width("shared range"));
   ImGui::Checkbox("shared range", &v.shared_range);
   hover_help("One colour range across the main view, the fork's panel and every grid thumbnail, so the same colour "
              "means the same value everywhere.");
-  ImGui::SameLine();
+  same_line_if_fits(em * 8);
   int mark = static_cast<int>(v.evicted);
   ImGui::SetNextItemWidth(em * 8);
   ImGui::Combo("##evicted", &mark, "outline/tint\0strip\0none\0");
@@ -91,10 +92,10 @@ void draw_view_toolbar(AppState& s) {
       "How evicted cells show without hiding their colour: outlined where cells are at least 8 pixels wide, "
       "tinted toward the mark's colour where they are smaller (chosen per frame, so zooming switches), a "
       "mask strip under the heatmap, or not at all.");
-  ImGui::SameLine();
+  same_line_if_fits(checkbox_width("follow"));
   ImGui::Checkbox("follow", &v.follow_latest);
   hover_help("Keep the newest step in view while playing (zooming or dragging turns it off).");
-  ImGui::SameLine();
+  same_line_if_fits(small_button_width("fit"));
   if (ImGui::SmallButton("fit")) fit_view(v);
   hover_help(
       "Show every recorded step and every position seen (also the Home key). The mouse wheel zooms: over the "
