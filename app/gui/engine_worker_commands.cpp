@@ -6,6 +6,7 @@
 // when it finishes, so a failed or cancelled command leaves A and B as
 // they were. The fork itself is built by the engine (session/fork_session.h),
 // as for `kvscope-cli run`.
+#include <algorithm>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -350,8 +351,16 @@ void EngineWorker::Impl::do_export(const std::filesystem::path& dir, int layer, 
   eo.head = head_;
   eo.heatmaps.clear();
   eo.formats.clear();
-  for (FigureFormat f : figures.output.formats) eo.formats.push_back(figure_format_name(f));
+  for (FigureFormat f : figures.output.formats)
+    if (std::find(eo.formats.begin(), eo.formats.end(), figure_format_name(f)) == eo.formats.end())
+      eo.formats.push_back(figure_format_name(f));
   if (eo.formats.empty()) eo.formats = {"png"};
+  // Drawn as the view draws them, A's figures and B's alike, and recorded
+  // so: the exported session.json reruns to the same pictures.
+  eo.colormap = figures.colormap;
+  eo.scale = figures.scale == ScaleKind::log ? "log" : "linear";
+  eo.range = figures.range.str();
+  eo.evicted = evicted_style_name(figures.evicted);
   SessionConfig merged = merged_config();
   merged.export_opts = eo;  // the exported session.json reruns to the same files
   auto extra = [&](const std::filesystem::path& staging) {

@@ -21,6 +21,7 @@ namespace {
 // like what is on the screen.
 FigureExportOptions figure_options_of_view(const AppState& s) {
   FigureExportOptions o;
+  o.output.formats.clear();  // the ticked ones only (the default holds PNG)
   if (s.shell.export_png) o.output.formats.push_back(FigureFormat::png);
   if (s.shell.export_svg) o.output.formats.push_back(FigureFormat::svg);
   if (s.shell.export_pdf) o.output.formats.push_back(FigureFormat::pdf);

@@ -575,7 +575,10 @@ TEST_F(Worker, OneExportIsOneHeadInTheChosenFormats) {
   run([&] { w.open_file(file, 9); });
   ASSERT_EQ(w.status().error, "");
   FigureExportOptions figures;
-  figures.output.formats = {FigureFormat::png, FigureFormat::pdf};
+  figures.output.formats = {FigureFormat::png, FigureFormat::pdf, FigureFormat::png};
+  figures.colormap = "magma";  // the view's settings
+  figures.evicted = EvictedStyle::outline;
+  figures.range.kind = RangeSpec::Kind::automatic;
   run([&] { w.export_all(dir / "out", 1, 2, figures); });
   ASSERT_EQ(w.status().error, "");
   const std::regex head_tag("_L([0-9]+)_H([0-9]+)\\."), grid_tag("_L([0-9]+)_grid\\.");
@@ -603,6 +606,12 @@ TEST_F(Worker, OneExportIsOneHeadInTheChosenFormats) {
   const SessionConfig exported = SessionConfig::load(dir / "out" / "session.json");
   EXPECT_EQ(exported.export_opts.layer, 1);
   EXPECT_EQ(exported.export_opts.head, 2);
+  // Drawn in the view's style, and recorded so (a rerun draws the same;
+  // B's figures too): each format once.
+  EXPECT_EQ(exported.export_opts.formats, (std::vector<std::string>{"png", "pdf"}));
+  EXPECT_EQ(exported.export_opts.colormap, "magma");
+  EXPECT_EQ(exported.export_opts.evicted, "outline");
+  EXPECT_EQ(exported.export_opts.range, "auto");
 }
 
 // Save session never writes over an export's session.json (the next
