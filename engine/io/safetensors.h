@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -66,6 +67,12 @@ class TensorStore {
   // owns the memory the views point into for as long as the store lives.
   static TensorStore from_views(std::vector<TensorView> views, std::shared_ptr<const void> keepalive,
                                 std::string description);
+  // How the file names a tensor the store knows by its transformers name
+  // (a GGUF file's "blk.0.attn_norm.weight"), for messages; unset: the same.
+  void set_names_in_file(std::function<std::string(const std::string&)> name_in_file) {
+    name_in_file_ = std::move(name_in_file);
+  }
+  std::string name_in_file(const std::string& name) const { return name_in_file_ ? name_in_file_(name) : name; }
 
   const TensorView* find(const std::string& name) const;
   std::vector<std::string> names() const;
@@ -79,6 +86,7 @@ class TensorStore {
   std::map<std::string, std::size_t> view_index_;
   std::shared_ptr<const void> keepalive_;
   std::string description_;
+  std::function<std::string(const std::string&)> name_in_file_;
 };
 
 }  // namespace kvscope

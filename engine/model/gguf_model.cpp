@@ -83,14 +83,17 @@ std::vector<float> rope_freq_factors(const GgufFile& f, const ModelConfig& cfg) 
 // pairs them with transformers' for each architecture).
 enum class GgufNames { Llama, Gpt2, GptNeox, Gemma3, Qwen3, Phi3, Mpt };
 
-std::string hf_tensor_name(const std::string& g, GgufNames kind) {
-  using Pairs = std::vector<std::pair<std::string, std::string>>;
-  // Per architecture: whole-name pairs, the block-part pairs, and the HF
-  // prefix of a layer.
-  struct Names {
-    Pairs top, parts;
-    const char* layers;
-  };
+using NamePairs = std::vector<std::pair<std::string, std::string>>;
+// Per architecture: whole-name pairs, the block-part pairs, and the HF
+// prefix of a layer.
+struct TensorNames {
+  NamePairs top, parts;
+  const char* layers;
+};
+
+const TensorNames& tensor_names(GgufNames kind) {
+  using Pairs = NamePairs;
+  using Names = TensorNames;
   static const Names llama = {
       {{"token_embd.weight", "model.embed_tokens.weight"},
        {"output_norm.weight", "model.norm.weight"},
@@ -171,14 +174,18 @@ std::string hf_tensor_name(const std::string& g, GgufNames kind) {
                              {"ffn_up.", "ffn.up_proj."},
                              {"ffn_down.", "ffn.down_proj."}},
                             "transformer.blocks."};
-  const Names& names = kind == GgufNames::Gpt2      ? gpt2
-                       : kind == GgufNames::Mpt     ? mpt
-                       : kind == GgufNames::GptNeox ? neox
-                       : kind == GgufNames::Gemma3  ? gemma3
-                       : kind == GgufNames::Qwen3   ? qwen3
-                       : kind == GgufNames::Phi3    ? phi3
-                                                    : llama;
-  const Pairs &top = names.top, &parts = names.parts;
+  return kind == GgufNames::Gpt2      ? gpt2
+         : kind == GgufNames::Mpt     ? mpt
+         : kind == GgufNames::GptNeox ? neox
+         : kind == GgufNames::Gemma3  ? gemma3
+         : kind == GgufNames::Qwen3   ? qwen3
+         : kind == GgufNames::Phi3    ? phi3
+                                      : llama;
+}
+
+std::string hf_tensor_name(const std::string& g, GgufNames kind) {
+  const TensorNames& names = tensor_names(kind);
+  const NamePairs &top = names.top, &parts = names.parts;
   const char* layers = names.layers;
   for (const auto& [from, to] : top)
     if (g == from) return to;
@@ -189,6 +196,22 @@ std::string hf_tensor_name(const std::string& g, GgufNames kind) {
   for (const auto& [from, to] : parts)
     if (rest.compare(0, from.size(), from) == 0) return layers + layer + "." + to + rest.substr(from.size());
   return g;  // left for the architecture mapping to report as unexpected
+}
+
+// The inverse, for messages: the name llama.cpp's file has (or would have)
+// for a transformers tensor name.
+std::string gguf_tensor_name(const std::string& hf, GgufNames kind) {
+  const TensorNames& names = tensor_names(kind);
+  for (const auto& [gguf, to] : names.top)
+    if (hf == to) return gguf;
+  const std::string layers = names.layers;
+  if (hf.rfind(layers, 0) != 0) return hf;
+  const auto dot = hf.find('.', layers.size());
+  if (dot == std::string::npos) return hf;
+  const std::string layer = hf.substr(layers.size(), dot - layers.size()), rest = hf.substr(dot + 1);
+  for (const auto& [from, to] : names.parts)
+    if (rest.compare(0, to.size(), to) == 0) return "blk." + layer + "." + from + rest.substr(to.size());
+  return hf;
 }
 
 // GPT-2's Conv1D weights are [in, out]; llama.cpp stores them as [out, in]
@@ -513,10 +536,50 @@ nlohmann::json gguf_model_config_json(const GgufFile& f) {
 
 ModelFiles load_gguf_model(const fs::path& path) { return load_gguf_model(GgufFile::open(path)); }
 
+namespace {
+
+// The GGUF key a configuration field came from (gguf_model_config_json's
+// mapping), so that a field the configuration parser refuses is named as
+// the file spells it ("llama.context_length: missing"), not by the
+// transformers name the file never contained.
+std::string gguf_key_of_field(const std::string& field, const std::string& arch) {
+  static const std::pair<const char*, const char*> kKeys[] = {{"max_position_embeddings", "context_length"},
+                                                              {"n_positions", "context_length"},
+                                                              {"max_seq_len", "context_length"},
+                                                              {"num_key_value_heads", "attention.head_count_kv"},
+                                                              {"num_attention_heads", "attention.head_count"},
+                                                              {"n_head", "attention.head_count"},
+                                                              {"n_heads", "attention.head_count"},
+                                                              {"hidden_size", "embedding_length"},
+                                                              {"n_embd", "embedding_length"},
+                                                              {"d_model", "embedding_length"},
+                                                              {"intermediate_size", "feed_forward_length"},
+                                                              {"num_hidden_layers", "block_count"},
+                                                              {"n_layer", "block_count"},
+                                                              {"n_layers", "block_count"},
+                                                              {"rope_theta", "rope.freq_base"},
+                                                              {"rope_parameters.rope_theta", "rope.freq_base"},
+                                                              {"rms_norm_eps", "attention.layer_norm_rms_epsilon"},
+                                                              {"layer_norm_eps", "attention.layer_norm_epsilon"},
+                                                              {"layer_norm_epsilon", "attention.layer_norm_epsilon"},
+                                                              {"head_dim", "attention.key_length"},
+                                                              {"sliding_window", "attention.sliding_window"}};
+  for (const auto& [hf, key] : kKeys)
+    if (field == hf) return arch + "." + key;
+  return field;
+}
+
+}  // namespace
+
 ModelFiles load_gguf_model(const GgufFile& f) {
   ModelFiles m;
   m.dir = f.source();
-  m.config = parse_model_config(gguf_model_config_json(f), f.source());
+  try {
+    m.config = parse_model_config(gguf_model_config_json(f), f.source());
+  } catch (const Error& e) {
+    if (e.source() != f.source()) throw;
+    throw e.renamed(gguf_key_of_field(e.field(), f.get_string("general.architecture")));
+  }
   m.config.rope_freq_factors = rope_freq_factors(f, m.config);
   const ModelConfig& cfg = m.config;
   const std::string arch = f.get_string("general.architecture");
@@ -591,6 +654,7 @@ ModelFiles load_gguf_model(const GgufFile& f) {
     views.push_back(std::move(v));
   }
   auto store = std::make_shared<TensorStore>(TensorStore::from_views(std::move(views), owned, f.source()));
+  store->set_names_in_file([names](const std::string& hf) { return gguf_tensor_name(hf, names); });
   m.weights = map_weights(cfg, store, f.source());
   return m;
 }

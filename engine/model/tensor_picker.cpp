@@ -20,18 +20,19 @@ TensorPicker::TensorPicker(std::shared_ptr<const TensorStore> store, const Model
 
 WeightTensor TensorPicker::take(const std::string& name, const std::vector<int64_t>& shape, const std::string& why) {
   const TensorView* v = store_->find(name);
+  // Named as the file has it (a GGUF file's blk.0.attn_norm.weight).
+  const std::string field = "tensor '" + store_->name_in_file(name) + "'";
   if (!v)
     throw Error(
-        store_->description(), "tensor '" + name + "'",
+        store_->description(), field,
         "missing (the " + cfg_.model_type + " architecture needs it with the configuration of " + config_source_ + ")");
-  if (!v->dtype)
-    throw Error(v->file, "tensor '" + name + "'", "dtype " + v->stored_dtype + " is not a float type (F32, F16, BF16)");
+  if (!v->dtype) throw Error(v->file, field, "dtype " + v->stored_dtype + " is not a float type (F32, F16, BF16)");
   if (*v->dtype != cfg_.dtype)
-    throw Error(v->file, "tensor '" + name + "'",
+    throw Error(v->file, field,
                 std::string("dtype ") + dtype_name(*v->dtype) + " disagrees with " + config_source_ +
                     " (torch_dtype says " + dtype_name(cfg_.dtype) + ")");
   if (v->shape != shape)
-    throw Error(v->file, "tensor '" + name + "'",
+    throw Error(v->file, field,
                 "shape " + v->shape_string() + " disagrees with " + config_source_ + " (expected " + shape_str(shape) +
                     " from " + why + ")");
   used_.insert(name);
@@ -53,7 +54,7 @@ void TensorPicker::check_all_used(const std::function<bool(const std::string&)>&
   for (const auto& n : store_->names()) {
     if (used_.count(n) || ignorable(n)) continue;
     throw Error(
-        store_->find(n)->file, "tensor '" + n + "'",
+        store_->find(n)->file, "tensor '" + store_->name_in_file(n) + "'",
         "unexpected: not part of the " + cfg_.model_type + " architecture with the configuration of " + config_source_);
   }
 }

@@ -394,6 +394,17 @@ TEST(GgufModel, MptMetadataTransformersWouldNotComputeIsRefusedByKey) {
   EXPECT_EQ(none.config().clip_qkv, 0.0f);
 }
 
+// A GGUF file's errors name what the file has: its tensor names and keys,
+// not the transformers names kvscope maps them to.
+TEST(GgufModel, ErrorsNameTheFilesOwnTensorsAndKeys) {
+  std::string m = bundle_error(
+      with_string_patched("blk.0.attn_norm.weight", "blk.0.attn_norX.weight", "t.gguf", gguf_path("tiny_llama")));
+  EXPECT_NE(m.find("tensor 'blk.0.attn_norm.weight': missing"), std::string::npos) << m;
+  m = bundle_error(
+      with_string_patched("llama.context_length", "llama.context_lengtX", "k.gguf", gguf_path("tiny_llama")));
+  EXPECT_NE(m.find("llama.context_length: missing"), std::string::npos) << m;
+}
+
 TEST(GgufModel, Qwen3AndPhi3ConfigsComeFromTheMetadata) {
   const auto q = load_model_bundle(gguf_path("tiny_qwen3")).config();
   EXPECT_EQ(q.arch, Arch::Llama);
