@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "progress_bar.h"
 #include "reports/evaluation.h"
+#include "reports/provenance.h"
 #include "session_runner.h"
 #include "io/json_file.h"
 
@@ -58,6 +59,12 @@ void run_eval(const EvalArgs& a) {
     j["ideal_similarity_mean"] = r.similarity / r.metric_items;
   }
   if (a.json) {
+    // What made the numbers: the build, the command, the model's files and
+    // the dataset's, the policy as set.
+    nlohmann::json dataset = input_file_json(a.dataset);
+    dataset["items"] = r.items;
+    j["provenance"] =
+        to_json(model_provenance(*bundle, cfg, {{"settings", policy_to_json(cfg.policy)}, {"dataset", dataset}}));
     std::printf("%s\n", json_text(j).c_str());
     return;
   }

@@ -8,6 +8,8 @@
 #include "backend/cpu/cpu_backend.h"
 #include "cli_common.h"
 #include "io/json_file.h"
+#include "reports/provenance.h"
+#include "session/session_config.h"
 
 namespace kvscope::cli {
 namespace {
@@ -89,6 +91,9 @@ void run_inspect(const InspectArgs& a) {
   for (WeightFormat f : weight_formats()) held[weight_format_name(f)] = CpuModel::host_bytes(b.files.weights, f);
   j["cpu_weight_bytes"] = held;
   if (a.json) {
+    SessionConfig cfg;  // no run: the model's files and configuration, the build and the command
+    cfg.model = b.files.dir.string();
+    j["provenance"] = to_json(model_provenance(b, cfg, nullptr));
     std::printf("%s\n", json_text(j).c_str());
     return;
   }

@@ -333,9 +333,13 @@ void run_sweep(const SweepArgs& a) {
   // before any cell runs, as it hashes the model once.
   Provenance provenance;
   try {
-    provenance = model_provenance(*bundle, base,
-                                  {{"sweep", {{"policies", policies}, {"budgets", budgets}, {"seeds", a.seeds}}},
-                                   {"settings", policy_to_json(base.policy)}});
+    nlohmann::json sweep = {{"policies", policies}, {"budgets", budgets}, {"seeds", a.seeds}};
+    // The evaluation set by its bytes, not only its path.
+    if (!a.dataset.empty()) {
+      sweep["dataset"] = input_file_json(a.dataset);
+      sweep["dataset"]["items"] = items.size();
+    }
+    provenance = model_provenance(*bundle, base, {{"sweep", sweep}, {"settings", policy_to_json(base.policy)}});
   } catch (const Error& e) {
     throw e.in_file(a.session);
   }

@@ -179,4 +179,9 @@ std::string model_display_name(const std::string& model_path) {
   return name.empty() ? p.parent_path().filename().string() : name;
 }
 
+nlohmann::json input_file_json(const std::string& path) {
+  const FileDigest d = file_sha256(path);
+  return {{"path", path}, {"sha256", d.sha256}, {"bytes", d.bytes}};
+}
+
 }  // namespace kvscope

@@ -55,6 +55,10 @@ Provenance session_provenance(const Session& s);
 // which policies and settings; the backend is the one the settings choose.
 Provenance model_provenance(const ModelBundle& bundle, const SessionConfig& cfg, nlohmann::json policy);
 
+// An input file besides the model (an evaluation set): its path as given,
+// SHA-256 and size, for a provenance block's policy part.
+nlohmann::json input_file_json(const std::string& path);
+
 // The command line: the CLI registers its argv once at start; the window
 // its own name ("kvscope (window)").
 void set_command_line(int argc, const char* const* argv);

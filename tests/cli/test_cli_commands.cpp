@@ -7,9 +7,11 @@
 #include <sstream>
 
 #include "backend/golden.h"
+#include "common/build_info.h"
 #include "io/figure_metadata.h"
 #include "io/json_file.h"
 #include "io/npy.h"
+#include "io/sha256.h"
 #include "file_compare.h"
 #include "test_util.h"
 
@@ -32,6 +34,13 @@ TEST(Cli, InspectJson) {
   EXPECT_LT(held["f16"].get<int64_t>(), held["f32"].get<int64_t>());
   EXPECT_GE(held["f32"].get<int64_t>(), 77040 * 4);
   EXPECT_EQ(j["parameters_by_storage"], nlohmann::json({{"F32", 77040}}));
+  // What made it: the build, the command, the model's files by hash.
+  const auto& p = j.at("provenance");
+  EXPECT_EQ(p.at("kvscope").at("version"), kvscope_version());
+  EXPECT_EQ(p.at("command_line").get<std::string>().rfind("kvscope-cli inspect ", 0), 0u) << p.dump();
+  std::set<std::string> files;
+  for (const auto& f : p.at("model").at("files")) files.insert(f.at("name").get<std::string>());
+  EXPECT_EQ(files, (std::set<std::string>{"model.safetensors", "tokenizer.json"})) << p.dump();
 }
 
 // A quantized GGUF file: its matrices stay in their blocks under stored,
@@ -62,6 +71,24 @@ TEST(Cli, InspectForecastsTheWeightsMemoryOfEachFormat) {
                              "backend's cache holds F32: 768\n"),
             std::string::npos)
       << bf16.output;
+}
+
+// eval --json says what made its numbers, the dataset by its bytes.
+TEST(Cli, EvalJsonCarriesItsProvenance) {
+  test::TempDir dir;
+  const std::string set = "{\"prompt\": \"The quick brown fox jumps over the lazy\", \"answer\": \" dog\"}\n";
+  test::write_file(dir / "d.jsonl", set);
+  const auto r = test::run_cli("eval " + test::model_arg("gpt2") + " --dataset " +
+                                   test::quote((dir / "d.jsonl").string()) + " --policy h2o --budget 50% --json",
+                               false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto p = nlohmann::json::parse(r.output).at("provenance");
+  const auto& dataset = p.at("policy").at("dataset");
+  EXPECT_EQ(dataset.at("sha256"), sha256_hex(set)) << p.dump();
+  EXPECT_EQ(dataset.at("bytes"), set.size());
+  EXPECT_EQ(dataset.at("items"), 1);
+  EXPECT_EQ(p.at("policy").at("settings").at("name"), "h2o");
+  EXPECT_FALSE(p.at("model").at("files").empty());
 }
 
 TEST(Cli, TokenizeJson) {
