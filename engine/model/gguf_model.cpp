@@ -92,7 +92,6 @@ struct TensorNames {
 };
 
 const TensorNames& tensor_names(GgufNames kind) {
-  using Pairs = NamePairs;
   using Names = TensorNames;
   static const Names llama = {
       {{"token_embd.weight", "model.embed_tokens.weight"},
