@@ -340,7 +340,10 @@ void draw_main_view(AppState& s, ViewCaches& caches) {
   const float cells_w = (avail.x - legend_w - 8 - label_w - (panels - 1) * narrow) / panels;
   const ImVec2 panel_size(cells_w + label_w, std::max(40.f, avail.y));
   const ImVec2 side_panel_size(cells_w + narrow, panel_size.y);
-  const float title_h = fork_view ? ImGui::GetTextLineHeightWithSpacing() : 0;
+  // The panels' titles (the fork's A / B, the statistic's name) take a line
+  // above the cells: the camera fits the rows into what is left.
+  const bool titled = fork_view || kind == CellKind::Statistic;
+  const float title_h = titled ? ImGui::GetTextLineHeightWithSpacing() : 0;
   const ImVec2 cells_size(std::max(8.f, cells_w),
                           std::max(8.f, (s.view.evicted == EvictedMark::Strip ? panel_size.y * 0.7f : panel_size.y) -
                                             title_h - col_label_height()));
