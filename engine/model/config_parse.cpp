@@ -165,7 +165,11 @@ void parse_rope_type(const JsonReader& r, const JsonReader& s, ModelConfig& c) {
 // rope_scaling replaces rope_parameters outright).
 void parse_rope(const JsonReader& r, ModelConfig& c, const RopeSpelling& sp) {
   double theta = 10000.0, partial = sp.default_partial;
-  if (r.has(sp.theta_key)) theta = r.get_number(sp.theta_key);
+  std::string theta_from = "rope_theta";  // the key it was read from, for the message
+  if (r.has(sp.theta_key)) {
+    theta = r.get_number(sp.theta_key);
+    theta_from = sp.theta_key;
+  }
   if (r.has(sp.partial_key)) partial = r.get_number(sp.partial_key);
   std::string scaling_key;
   const bool old_scaling =
@@ -179,7 +183,10 @@ void parse_rope(const JsonReader& r, ModelConfig& c, const RopeSpelling& sp) {
     // reading of such a dict would miss every value in it.
     for (const auto& [k, v] : s.json().items())
       if (v.is_object()) s.fail(k, "per-layer-type RoPE parameters are not supported");
-    if (s.has("rope_theta")) theta = s.get_number("rope_theta");
+    if (s.has("rope_theta")) {
+      theta = s.get_number("rope_theta");
+      theta_from = scaling_key + ".rope_theta";
+    }
     if (s.has("partial_rotary_factor")) partial = s.get_number("partial_rotary_factor");
     parse_rope_type(r, s, c);
   }
@@ -188,7 +195,7 @@ void parse_rope(const JsonReader& r, ModelConfig& c, const RopeSpelling& sp) {
   refuse_unread_spelling(r, sp.unread_partial_key,
                          std::string(sp.partial_key) + " or rope_parameters.partial_rotary_factor", c.model_type,
                          partial);
-  if (!(theta > 0)) r.fail("rope_theta", "must be positive");
+  if (!(theta > 0 && std::isfinite(theta))) r.fail(theta_from, "must be positive");
   if (!(partial > 0 && partial <= 1)) r.fail("partial_rotary_factor", "must be in (0, 1]");
   c.rope_theta = theta;
   c.rotary_dims = static_cast<int>(c.head_dim * partial);
@@ -502,8 +509,23 @@ void parse_gemma3_rope(const JsonReader& r, ModelConfig& c) {
     r.fail("partial_rotary_factor", "must be 1 for gemma3_text (every dimension of a head is rotated)");
   c.rope_theta = f.get_number("rope_theta");
   c.rope_local_theta = sl.get_number("rope_theta");
-  if (!(c.rope_theta > 0)) f.fail("rope_theta", "must be positive");
-  if (!(c.rope_local_theta > 0)) sl.fail("rope_theta", "must be positive");
+  // Named by the key the value came from: a top-level rope_theta or
+  // rope_local_base_freq, else the rope_parameters entry.
+  auto in_dict = [&](const char* layer_type) {
+    const nlohmann::json& j = r.json();
+    if (!j.contains("rope_parameters") || !j.at("rope_parameters").is_object()) return false;
+    const nlohmann::json& p = j.at("rope_parameters");
+    return p.contains(layer_type) && p.at(layer_type).is_object() && p.at(layer_type).contains("rope_theta");
+  };
+  const bool full_from_dict = in_dict("full_attention"), sliding_from_dict = in_dict("sliding_attention");
+  if (!(c.rope_theta > 0 && std::isfinite(c.rope_theta))) {
+    if (!full_from_dict && r.has("rope_theta")) r.fail("rope_theta", "must be positive");
+    f.fail("rope_theta", "must be positive");
+  }
+  if (!(c.rope_local_theta > 0 && std::isfinite(c.rope_local_theta))) {
+    if (!sliding_from_dict && r.has("rope_local_base_freq")) r.fail("rope_local_base_freq", "must be positive");
+    sl.fail("rope_theta", "must be positive");
+  }
   c.rope = RopeStyle::Half;
   c.rotary_dims = c.head_dim;
 }

@@ -605,6 +605,13 @@ TEST(ConfigAudit, NumbersThatMakeNaNsAndDisagreeingSpellingsAreRefused) {
   EXPECT_NE(error_of(llama + R"(,"torch_dtype":"float32","dtype":"bfloat16"})")
                 .find("dtype: 'bfloat16' but torch_dtype says 'float32'"),
             std::string::npos);
+  // A bad RoPE base is named by the key it came from.
+  EXPECT_NE(error_of(std::string(kNeox) + R"(,"rotary_emb_base":-1})").find("rotary_emb_base: must be positive"),
+            std::string::npos)
+      << error_of(std::string(kNeox) + R"(,"rotary_emb_base":-1})");
+  EXPECT_NE(
+      error_of(std::string(kGemma3) + R"(,"rope_local_base_freq":-5})").find("rope_local_base_freq: must be positive"),
+      std::string::npos);
   // The cache every architecture builds would keep chunks of it.
   for (const char* arch : {kPhi3, kGemma3, kMpt, kOpt})
     EXPECT_NE(
