@@ -35,9 +35,17 @@ std::vector<float> series(const PublishedRun& r, int up_to_row, const std::funct
 // the CLI's summaries and the sweeps).
 void plot(const char* label, const char* help, const std::vector<float>& v, float lo, float hi, float width,
           std::optional<double> mean = std::nullopt) {
+  // The longest form that fits the plot's width (a small window's plots are
+  // narrow): "KL 0.003 (mean 1.497)", "KL 0.003 (μ 1.497)", "KL 0.003".
   char overlay[80] = "-";
-  if (!v.empty() && mean) std::snprintf(overlay, sizeof overlay, "%s %.3f (mean %.3f)", label, v.back(), *mean);
-  else if (!v.empty()) std::snprintf(overlay, sizeof overlay, "%s %.3f", label, v.back());
+  const float room = width - 2 * ImGui::GetStyle().FramePadding.x;
+  if (!v.empty() && mean) {
+    std::snprintf(overlay, sizeof overlay, "%s %.3f (mean %.3f)", label, v.back(), *mean);
+    if (ImGui::CalcTextSize(overlay).x > room)
+      std::snprintf(overlay, sizeof overlay, "%s %.3f (\u03bc %.3f)", label, v.back(), *mean);
+  }
+  if (!v.empty() && (!mean || ImGui::CalcTextSize(overlay).x > room))
+    std::snprintf(overlay, sizeof overlay, "%s %.3f", label, v.back());
   const float h = ImGui::GetTextLineHeight() * 2.2f;
   ImGui::PlotLines((std::string("##") + label).c_str(), v.empty() ? nullptr : v.data(), static_cast<int>(v.size()), 0,
                    overlay, lo, hi, {width, h});
