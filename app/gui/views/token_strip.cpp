@@ -98,9 +98,17 @@ void draw_token_strip(AppState& s) {
     }
     x += w + gap;
   }
-  ImGui::Dummy(ImVec2(right - start.x, y + line - start.y));
+  // Whole rows only: the content runs on past the last row by what is left
+  // of the window under the rows that fit, so scrolling in steps of a row
+  // never leaves half a row at the top (the newest row stays in view).
+  const float pitch = line + gap, view_h = ImGui::GetWindowHeight();
+  const int rows_total = static_cast<int>(std::lround((y - start.y) / pitch)) + 1;
+  const int rows_fit = std::max(1, static_cast<int>((view_h + gap) / pitch));
+  const float leftover = std::max(0.f, view_h - rows_fit * pitch);
+  ImGui::Dummy(ImVec2(right - start.x, rows_total * pitch + leftover));
   // Follow the newest token while it is being written, unless scrolled up.
-  if (s.view.follow_latest && ImGui::GetScrollY() >= ImGui::GetScrollMaxY() - line * 2) ImGui::SetScrollHereY(1.0f);
+  if (s.view.follow_latest && ImGui::GetScrollY() >= ImGui::GetScrollMaxY() - line * 2)
+    ImGui::SetScrollY(std::max(0, rows_total - rows_fit) * pitch);
   if (hovered >= 0) {
     note_hovered_position(s, hovered);
     if (ImGui::IsMouseClicked(ImGuiMouseButton_Right)) toggle(s.bookmarks, hovered);
