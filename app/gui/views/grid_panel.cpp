@@ -303,8 +303,13 @@ void draw_grid_panel(AppState& s, ViewCaches& caches) {
       else std::snprintf(text, sizeof(text), "%.0f%%", share * 100);
       if (!std::isnan(share) && ImGui::CalcTextSize(text).x + gap > g.pitch_x)
         std::snprintf(text, sizeof(text), "%.0f", share * 100);
-      const float tw = ImGui::CalcTextSize(text).x;
-      dl->AddText(ImVec2(p.x + (thumb - tw) / 2, q.y), ImGui::GetColorU32(ImGuiCol_Text), text);
+      // Still too wide ("100" under a narrow thumbnail): a smaller size,
+      // down to three quarters of the panel's, keeps the numbers apart.
+      const float font = ImGui::GetFontSize();
+      const float size =
+          std::clamp(font * (g.pitch_x - gap) / std::max(1.f, ImGui::CalcTextSize(text).x), font * 0.75f, font);
+      const float tw = ImGui::CalcTextSize(text).x * size / font;
+      dl->AddText(ImGui::GetFont(), size, ImVec2(p.x + (thumb - tw) / 2, q.y), ImGui::GetColorU32(ImGuiCol_Text), text);
       if (clicked) {
         s.layer = l;
         s.head = h;
