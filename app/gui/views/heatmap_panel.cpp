@@ -140,8 +140,9 @@ void draw_column_labels(ImDrawList* dl, ImVec2 origin, float width, const Camera
       const float x = origin.x + float((p + 0.5 - cam.x0) * px_per_col);
       char buf[16];
       std::snprintf(buf, sizeof(buf), "%d", p);
-      // Centred on its column, but never cut by the panel's left edge.
-      dl->AddText(ImVec2(std::max(origin.x, x - ImGui::CalcTextSize(buf).x / 2), y), text, buf);
+      // Centred on its column, but never cut by the panel's edges.
+      const float tw = ImGui::CalcTextSize(buf).x;
+      dl->AddText(ImVec2(std::max(origin.x, std::min(x - tw / 2, origin.x + width - tw)), y), text, buf);
       dl->AddLine(ImVec2(x, origin.y - 2), ImVec2(x, origin.y), text);
     }
   }
