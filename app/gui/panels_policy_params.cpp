@@ -12,6 +12,7 @@
 
 #include "common/error.h"
 #include "panels.h"
+#include "text_fit.h"
 
 namespace kvscope::gui {
 
@@ -51,9 +52,9 @@ bool edit_amount(const char* id, Amount& a, const ParamSpec& param) {
   // A ratio is kept as the decimal it shows, so "0.25" is kvpress's 0.25
   // (whose rounding of n (1 - r) depends on the double's last bit).
   if (changed) a.value = a.ratio ? std::round(v * 1000.0) / 1000.0 : a.percent ? v : std::round(v);
-  ImGui::SameLine();
   const std::string pct = std::string("% of ") + param.percent_of;
   const char* unit = a.ratio ? "compression ratio" : a.percent ? pct.c_str() : "tokens";
+  same_line_if_fits(small_button_width(unit));  // under the value in a narrow panel, not cut at its edge
   if (ImGui::SmallButton(unit)) {
     // A sensible value in the new unit rather than a surprising conversion.
     if (a.ratio) a = Amount{32, false};
@@ -71,9 +72,10 @@ bool edit_optional(const PolicySpec& policy, const ParamSpec& param, bool& set, 
   const bool changed = ImGui::Checkbox(box.c_str(), &set);
   help_tooltip(tooltip.c_str());
   if (!set) {
-    ImGui::SameLine();
     const std::string d = param_default(policy, param);
-    ImGui::TextDisabled("policy default%s%s%s", d.empty() ? "" : " (", d.c_str(), d.empty() ? "" : ")");
+    const std::string text = "policy default" + (d.empty() ? std::string() : " (" + d + ")");
+    same_line_if_fits(ImGui::CalcTextSize(text.c_str()).x);
+    ImGui::TextDisabled("%s", text.c_str());
   }
   return changed;
 }
