@@ -334,7 +334,17 @@ def main():
                 results[e][p]["decode"].append(dec)
                 print(f"rep {rep} prompt {p:5d} {e:12s} prefill {pre:9.1f} tok/s  decode {dec:7.2f} tok/s",
                       flush=True)
+    # What ran: the CPU (its family and model tell a Zen 3 from a Zen 4 where
+    # the name is only "AMD EPYC") and its vector width on each side.
+    cpu = json.loads(subprocess.run([CLI, "cpu", "--json"], check=True, capture_output=True, text=True).stdout)
+    machine = {"cpu": cpu.get("model_name"), "cpu_identity": cpu.get("identity"),
+               "kvscope_simd_path": cpu.get("simd_path"), "cpu_simd_path": cpu.get("cpu_simd_path")}
+    if lc:
+        import llama_cpp
+        machine["llama_cpp_python"] = llama_cpp.__version__
+        machine["llama_cpp_system_info"] = llama_cpp.llama_print_system_info().decode().strip()
     out = {"model": model, "threads": a.threads, "decode_tokens": a.decode, "kvscope_device": info["device"],
+           "machine": machine,
            "bandwidth_gbs": info["bandwidth_gbs"], "weight_bytes_per_token": info["weight_bytes_per_token"],
            "floor_tokens_per_s": floor,
            "floor_tokens_per_s_by_engine": {e: {p: engine_floor(e, p) for p in prompts} for e in shown},

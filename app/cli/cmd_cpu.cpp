@@ -28,6 +28,7 @@ void run_cpu(const CpuArgs& a) {
   }
   if (a.json) {
     const nlohmann::json j = {{"model_name", c.model_name},
+                              {"identity", c.identity},
                               {"simd_path", c.simd_path},
                               {"cpu_simd_path", c.cpu_simd},
                               {"openblas_core", c.openblas_core},
@@ -40,7 +41,7 @@ void run_cpu(const CpuArgs& a) {
   }
   std::string types;
   for (const auto& t : c.openblas_core_types) types += (types.empty() ? "" : " ") + t;
-  std::printf("cpu              %s\n", c.model_name.c_str());
+  std::printf("cpu              %s\n", cpu_description(c).c_str());
   std::printf("kvscope vectors  %s (the CPU has %s; KVSCOPE_SIMD lowers it)\n", c.simd_path.c_str(), c.cpu_simd.c_str());
   std::printf("openblas         %s kernels (%s)\n", c.openblas_core.c_str(), c.openblas_config.c_str());
   std::printf("openblas types   %s (OPENBLAS_CORETYPE values this CPU can run)\n", types.c_str());

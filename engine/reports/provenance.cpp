@@ -62,7 +62,7 @@ Provenance common(const ModelBundle& bundle, nlohmann::json policy, std::string 
   p.config_sha256 = sha256_hex(json_text(model_config_identity(bundle.config()), -1));
   p.policy = std::move(policy);
   p.backend = std::move(backend);
-  p.cpu = cpu_info().model_name;
+  p.cpu = cpu_description(cpu_info());
   p.threads = pool_threads();
   return p;
 }

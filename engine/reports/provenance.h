@@ -36,7 +36,7 @@ struct Provenance {
   std::string config_sha256;                 // of the model configuration as kvscope read it (model_config_identity)
   nlohmann::json policy;                     // the policy with its parameters (see the builders)
   std::string backend;                       // Backend::name(): "cpu", "cuda: NVIDIA H100 80GB HBM3"
-  std::string cpu;                           // /proc/cpuinfo's model name
+  std::string cpu;                           // cpu_description(): model name, vendor, family, model
   int threads = 1;                           // the CPU backend's threads
 };
 

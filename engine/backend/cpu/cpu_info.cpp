@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <fstream>
+#include <utility>
 
 #include "backend/cpu/simd_path.h"
 #include "backend/parallel.h"
@@ -11,20 +12,45 @@ namespace kvscope {
 
 namespace {
 
-std::string model_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) break;
-    const auto start = line.find_first_not_of(' ', colon + 1);
-    return start == std::string::npos ? "unknown" : line.substr(start);
-  }
-  return "unknown";
+// "key<tabs>: value" -> value, for the line that starts with key.
+bool field_of(const std::string& line, const char* key, std::string& value) {
+  const std::string k = key;
+  if (line.compare(0, k.size(), k) != 0) return false;
+  const auto colon = line.find(':');
+  // The key must be the whole name before the colon ("model" is not "model name").
+  if (colon == std::string::npos || line.find_first_not_of(" \t", k.size()) != colon) return false;
+  const auto start = line.find_first_not_of(' ', colon + 1);
+  value = start == std::string::npos ? "" : line.substr(start);
+  return true;
 }
 
 }  // namespace
+
+void read_cpuinfo(std::istream& text, CpuInfo& info) {
+  std::string line, name, vendor, family, model, stepping;
+  while (std::getline(text, line)) {
+    if (line.empty()) {
+      if (!name.empty() || !vendor.empty()) break;  // the first processor's block is enough
+      continue;
+    }
+    const std::pair<const char*, std::string*> fields[] = {{"model name", &name},
+                                                           {"vendor_id", &vendor},
+                                                           {"cpu family", &family},
+                                                           {"model", &model},
+                                                           {"stepping", &stepping}};
+    for (const auto& [key, value] : fields)
+      if (field_of(line, key, *value)) break;
+  }
+  info.model_name = name.empty() ? "unknown" : name;
+  info.identity.clear();
+  if (vendor.empty() || family.empty() || model.empty()) return;
+  info.identity = vendor + " family " + family + " model " + model;
+  if (!stepping.empty()) info.identity += " stepping " + stepping;
+}
+
+std::string cpu_description(const CpuInfo& info) {
+  return info.identity.empty() ? info.model_name : info.model_name + " (" + info.identity + ")";
+}
 
 std::vector<std::string> openblas_core_types_for_this_cpu() {
   std::vector<std::string> types;
@@ -49,7 +75,8 @@ std::vector<std::string> openblas_core_types_for_this_cpu() {
 
 CpuInfo cpu_info() {
   CpuInfo info;
-  info.model_name = model_name();
+  std::ifstream text("/proc/cpuinfo");
+  read_cpuinfo(text, info);
   info.simd_path = simd_path_name(simd_path());
   info.cpu_simd = simd_path_name(cpu_simd_path());
   info.openblas_core = openblas_get_corename();
