@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <utility>
 
 #include "common/error.h"
 #include "common/number_text.h"
@@ -277,25 +279,81 @@ struct OwnedTensors {
   std::vector<std::vector<std::byte>> block_buffers;  // reordered rows of blocks
 };
 
+// The config.json being built from a file's metadata, and where each field
+// came from: the GGUF key (or tensor) it was read or derived from, so that
+// a field the configuration parser refuses is named as the file spells it
+// ("llama.context_length: missing"), not by a transformers name the file
+// never contained. The one place that maps a key to a field records it.
+class ConfigFromKeys {
+ public:
+  ConfigFromKeys(const GgufFile& f, std::string arch) : f_(f), arch_(std::move(arch)) {}
+  const GgufFile& file() const { return f_; }
+  std::string key(const char* k) const { return arch_ + "." + k; }
+
+  // json[field] = value, which came from `origin` (a full key or tensor name).
+  void set_from(const std::string& field, const std::string& origin, nlohmann::json value) {
+    json[field] = std::move(value);
+    origins_[field] = origin;
+  }
+  // The same from the architecture's key k.
+  void set(const std::string& field, const char* k, nlohmann::json value) { set_from(field, key(k), std::move(value)); }
+  // field = the integer of key k (which must be present), or where present.
+  // An absent key is still the field's origin: "llama.context_length:
+  // missing" where the parser needs the field.
+  int64_t set_int(const std::string& field, const char* k) {
+    const int64_t v = f_.get_int(key(k));
+    set(field, k, v);
+    return v;
+  }
+  void set_int_if(const std::string& field, const char* k) {
+    note_origin(field, k);
+    if (auto v = f_.get_int_if(key(k))) set(field, k, *v);
+  }
+  void set_real_if(const std::string& field, const char* k) {
+    note_origin(field, k);
+    if (auto v = f_.get_real_if(key(k))) set(field, k, *v);
+  }
+  // `field` (a nested one as the parser names it: "rope_parameters.rope_theta")
+  // comes from key k.
+  void note_origin(const std::string& field, const char* k) { origins_[field] = key(k); }
+
+  // The key or tensor `field` came from, or the field itself when it was
+  // not read from the file.
+  std::string origin_of(const std::string& field) const {
+    const auto it = origins_.find(field);
+    return it == origins_.end() ? field : it->second;
+  }
+
+  nlohmann::json json;
+
+ private:
+  const GgufFile& f_;
+  std::string arch_;
+  std::map<std::string, std::string> origins_;
+};
+
 // Every architecture: a tied head when the file has no output.weight, and
 // the BOS / EOS ids of the vocabulary.
-void add_head_and_special_ids(const GgufFile& f, nlohmann::json& j) {
-  j["tie_word_embeddings"] = f.find_tensor("output.weight") == nullptr;
-  if (auto b = f.get_int_if("tokenizer.ggml.bos_token_id")) j["bos_token_id"] = *b;
-  if (auto e = f.get_int_if("tokenizer.ggml.eos_token_id")) j["eos_token_id"] = *e;
+void add_head_and_special_ids(ConfigFromKeys& c) {
+  const GgufFile& f = c.file();
+  c.set_from("tie_word_embeddings", "output.weight", f.find_tensor("output.weight") == nullptr);
+  if (auto b = f.get_int_if("tokenizer.ggml.bos_token_id"))
+    c.set_from("bos_token_id", "tokenizer.ggml.bos_token_id", *b);
+  if (auto e = f.get_int_if("tokenizer.ggml.eos_token_id"))
+    c.set_from("eos_token_id", "tokenizer.ggml.eos_token_id", *e);
 }
 
 // The head count of an architecture with one K and V per query head
 // (GPT-NeoX, MPT): it must divide embedding_length `d`, and a head_count_kv,
 // if the file has one, must equal it (`why` says what would differ).
-template <typename Key>
-int64_t multi_head_count(const GgufFile& f, const Key& key, int64_t d, const std::string& why) {
-  const int64_t heads = f.get_int(key("attention.head_count"));
+int64_t multi_head_count(const ConfigFromKeys& c, int64_t d, const std::string& why) {
+  const GgufFile& f = c.file();
+  const int64_t heads = f.get_int(c.key("attention.head_count"));
   if (heads <= 0 || d % heads != 0)
-    throw Error(f.source(), key("attention.head_count"),
+    throw Error(f.source(), c.key("attention.head_count"),
                 std::to_string(heads) + " does not divide embedding_length " + std::to_string(d));
-  if (auto kv = f.get_int_if(key("attention.head_count_kv")); kv && *kv != heads)
-    throw Error(f.source(), key("attention.head_count_kv"),
+  if (auto kv = f.get_int_if(c.key("attention.head_count_kv")); kv && *kv != heads)
+    throw Error(f.source(), c.key("attention.head_count_kv"),
                 std::to_string(*kv) + " KV heads for " + std::to_string(heads) + " query heads: " + why);
   return heads;
 }
@@ -303,13 +361,22 @@ int64_t multi_head_count(const GgufFile& f, const Key& key, int64_t d, const std
 // attention.key_length and value_length, where given, must be the head
 // size the model is built with: transformers derives it from the widths
 // (or a config key) and reads neither.
-template <typename Key>
-void refuse_other_key_value_lengths(const GgufFile& f, const Key& key, int64_t head_dim) {
+void refuse_other_key_value_lengths(const ConfigFromKeys& c, int64_t head_dim) {
+  const GgufFile& f = c.file();
   for (const char* k : {"attention.key_length", "attention.value_length"})
-    if (auto v = f.get_int_if(key(k)); v && *v != head_dim)
-      throw Error(f.source(), key(k),
+    if (auto v = f.get_int_if(c.key(k)); v && *v != head_dim)
+      throw Error(f.source(), c.key(k),
                   std::to_string(*v) + " differs from the head size " + std::to_string(head_dim) +
                       " (kvscope and transformers need them equal)");
+}
+
+// vocab_size from the embedding's rows (a 2-D token_embd.weight), which
+// GPT-2 and GPT-NeoX files are sized by.
+void set_vocab_from_embedding(ConfigFromKeys& c) {
+  const GgufFile& f = c.file();
+  const auto* emb = f.find_tensor("token_embd.weight");
+  if (!emb || emb->dims.size() != 2) throw Error(f.source(), "token_embd.weight", "missing or not 2-D");
+  c.set_from("vocab_size", "token_embd.weight", emb->dims[1]);
 }
 
 // GPT-NeoX as llama.cpp's converter writes it: no KV-head count (every head
@@ -317,63 +384,63 @@ void refuse_other_key_value_lengths(const GgufFile& f, const Key& key, int64_t h
 // unless given (llama.cpp then uses 10000, GPTNeoXConfig's default), and no
 // activation: llama.cpp computes GELU for this architecture; the exact (erf)
 // GELU is what the Pythia checkpoints it converts declare.
-template <typename Key>
-nlohmann::json gpt_neox_config_json(const GgufFile& f, const Key& key) {
-  nlohmann::json j;
+void gpt_neox_config_json(ConfigFromKeys& c) {
+  const GgufFile& f = c.file();
+  nlohmann::json& j = c.json;
   j["model_type"] = "gpt_neox";
-  const int64_t d = f.get_int(key("embedding_length"));
-  const int64_t heads = multi_head_count(f, key, d, "GPT-NeoX has one K and V per head");
-  j["hidden_size"] = d;
-  j["intermediate_size"] = f.get_int(key("feed_forward_length"));
-  j["num_hidden_layers"] = f.get_int(key("block_count"));
-  j["num_attention_heads"] = heads;
-  if (auto ctx = f.get_int_if(key("context_length"))) j["max_position_embeddings"] = *ctx;
-  if (auto eps = f.get_real_if(key("attention.layer_norm_epsilon"))) j["layer_norm_eps"] = *eps;
-  if (auto par = f.get_bool_if(key("use_parallel_residual"))) j["use_parallel_residual"] = *par;
+  const int64_t d = c.set_int("hidden_size", "embedding_length");
+  const int64_t heads = multi_head_count(c, d, "GPT-NeoX has one K and V per head");
+  c.set_int("intermediate_size", "feed_forward_length");
+  c.set_int("num_hidden_layers", "block_count");
+  c.set("num_attention_heads", "attention.head_count", heads);
+  c.set_int_if("max_position_embeddings", "context_length");
+  c.set_real_if("layer_norm_eps", "attention.layer_norm_epsilon");
+  if (auto par = f.get_bool_if(c.key("use_parallel_residual")))
+    c.set("use_parallel_residual", "use_parallel_residual", *par);
   const int64_t head_dim = d / heads;
-  refuse_other_key_value_lengths(f, key, head_dim);
-  const int64_t rotary = f.get_int_if(key("rope.dimension_count")).value_or(head_dim);
+  refuse_other_key_value_lengths(c, head_dim);
+  const int64_t rotary = f.get_int_if(c.key("rope.dimension_count")).value_or(head_dim);
   if (rotary <= 0 || rotary > head_dim || rotary % 2 != 0)
-    throw Error(f.source(), key("rope.dimension_count"),
+    throw Error(f.source(), c.key("rope.dimension_count"),
                 std::to_string(rotary) + " is not an even width within the head size " + std::to_string(head_dim));
   j["rope_parameters"] = {{"rope_type", "default"},
-                          {"rope_theta", f.get_real_if(key("rope.freq_base")).value_or(10000.0)},
+                          {"rope_theta", f.get_real_if(c.key("rope.freq_base")).value_or(10000.0)},
                           {"partial_rotary_factor", static_cast<double>(rotary) / static_cast<double>(head_dim)}};
+  c.note_origin("rope_parameters.rope_theta", "rope.freq_base");
+  c.note_origin("rope_parameters.partial_rotary_factor", "rope.dimension_count");
   j["hidden_act"] = "gelu";
   j["attention_bias"] = f.find_tensor("blk.0.attn_qkv.bias") != nullptr;
   // The embedding's rows: Pythia pads them past its tokenizer (llama.cpp
   // then pads the token list to match, but an older file may not).
-  const auto* emb = f.find_tensor("token_embd.weight");
-  if (!emb || emb->dims.size() != 2) throw Error(f.source(), "token_embd.weight", "missing or not 2-D");
-  j["vocab_size"] = emb->dims[1];
-  add_head_and_special_ids(f, j);
-  return j;
+  set_vocab_from_embedding(c);
+  add_head_and_special_ids(c);
 }
 
 // The keys llama-family files share, as transformers maps them (sizes,
 // heads, context, RoPE base, RMS epsilon); returns the query heads.
-template <typename Key>
-int64_t add_llama_like_keys(const GgufFile& f, const Key& key, nlohmann::json& j) {
-  j["hidden_size"] = f.get_int(key("embedding_length"));
-  j["intermediate_size"] = f.get_int(key("feed_forward_length"));
-  j["num_hidden_layers"] = f.get_int(key("block_count"));
-  const int64_t heads = f.get_int(key("attention.head_count"));
-  j["num_attention_heads"] = heads;
-  j["num_key_value_heads"] = f.get_int_if(key("attention.head_count_kv")).value_or(heads);
-  if (auto ctx = f.get_int_if(key("context_length"))) j["max_position_embeddings"] = *ctx;
-  if (auto theta = f.get_real_if(key("rope.freq_base"))) j["rope_theta"] = *theta;
-  if (auto eps = f.get_real_if(key("attention.layer_norm_rms_epsilon"))) j["rms_norm_eps"] = *eps;
+int64_t add_llama_like_keys(ConfigFromKeys& c) {
+  const GgufFile& f = c.file();
+  c.set_int("hidden_size", "embedding_length");
+  c.set_int("intermediate_size", "feed_forward_length");
+  c.set_int("num_hidden_layers", "block_count");
+  const int64_t heads = c.set_int("num_attention_heads", "attention.head_count");
+  c.set("num_key_value_heads", "attention.head_count_kv",
+        f.get_int_if(c.key("attention.head_count_kv")).value_or(heads));
+  c.set_int_if("max_position_embeddings", "context_length");
+  c.set_real_if("rope_theta", "rope.freq_base");
+  c.set_real_if("rms_norm_eps", "attention.layer_norm_rms_epsilon");
   return heads;
 }
 
 // vocab_size: the key, else the token list's length, else the embedding's rows.
-template <typename Key>
-void add_vocab_size(const GgufFile& f, const Key& key, nlohmann::json& j) {
+void add_vocab_size(ConfigFromKeys& c) {
+  const GgufFile& f = c.file();
   const GgufValue* tokens = f.find("tokenizer.ggml.tokens");
-  if (auto v = f.get_int_if(key("vocab_size"))) j["vocab_size"] = *v;
-  else if (tokens && tokens->is_array()) j["vocab_size"] = tokens->array_size();
-  else if (const auto* emb = f.find_tensor("token_embd.weight"); emb && emb->dims.size() == 2) j["vocab_size"] = emb->dims[1];
-  else throw Error(f.source(), key("vocab_size"), "missing (and no tokenizer.ggml.tokens to count)");
+  if (auto v = f.get_int_if(c.key("vocab_size"))) c.set("vocab_size", "vocab_size", *v);
+  else if (tokens && tokens->is_array()) c.set_from("vocab_size", "tokenizer.ggml.tokens", tokens->array_size());
+  else if (const auto* emb = f.find_tensor("token_embd.weight"); emb && emb->dims.size() == 2)
+    c.set_from("vocab_size", "token_embd.weight", emb->dims[1]);
+  else throw Error(f.source(), c.key("vocab_size"), "missing (and no tokenizer.ggml.tokens to count)");
 }
 
 // Gemma 3 as transformers 5.23.0 reads it: the mapped keys, everything else
@@ -381,73 +448,152 @@ void add_vocab_size(const GgufFile& f, const Key& key, nlohmann::json& j) {
 // full, local RoPE base 10000). llama.cpp instead scales attention by
 // key_length^-0.5 (except for the 27B size): the two agree only when the
 // head size is 256, so any other is refused rather than computed one way.
-template <typename Key>
-nlohmann::json gemma3_config_json(const GgufFile& f, const Key& key) {
-  nlohmann::json j;
-  j["model_type"] = "gemma3_text";
-  add_llama_like_keys(f, key, j);
-  if (auto w = f.get_int_if(key("attention.sliding_window"))) j["sliding_window"] = *w;
-  const int64_t head_dim = f.get_int_if(key("attention.key_length")).value_or(256);
+void gemma3_config_json(ConfigFromKeys& c) {
+  const GgufFile& f = c.file();
+  c.json["model_type"] = "gemma3_text";
+  add_llama_like_keys(c);
+  c.set_int_if("sliding_window", "attention.sliding_window");
+  const int64_t head_dim = f.get_int_if(c.key("attention.key_length")).value_or(256);
   if (head_dim != 256)
-    throw Error(f.source(), key("attention.key_length"),
-                std::to_string(head_dim) + ": transformers scales Gemma 3's attention by 256^-0.5 and llama.cpp by "
-                "key_length^-0.5; kvscope reads Gemma 3 GGUF files only where the two agree (256)");
-  j["head_dim"] = head_dim;
-  if (auto v = f.get_int_if(key("attention.value_length")); v && *v != head_dim)
-    throw Error(f.source(), key("attention.value_length"),
+    throw Error(f.source(), c.key("attention.key_length"),
+                std::to_string(head_dim) +
+                    ": transformers scales Gemma 3's attention by 256^-0.5 and llama.cpp by "
+                    "key_length^-0.5; kvscope reads Gemma 3 GGUF files only where the two agree (256)");
+  c.set("head_dim", "attention.key_length", head_dim);
+  if (auto v = f.get_int_if(c.key("attention.value_length")); v && *v != head_dim)
+    throw Error(f.source(), c.key("attention.value_length"),
                 std::to_string(*v) + " differs from key_length " + std::to_string(head_dim));
-  add_vocab_size(f, key, j);
-  add_head_and_special_ids(f, j);
-  return j;
+  add_vocab_size(c);
+  add_head_and_special_ids(c);
 }
 
 // MPT as llama.cpp's converter writes it, read into the fields transformers'
 // MptConfig would hold for the checkpoint; what its MPT would not compute
 // is refused by key (docs/config_fields.md, "mpt").
-template <typename Key>
-nlohmann::json mpt_config_json(const GgufFile& f, const Key& key) {
-  nlohmann::json j;
-  j["model_type"] = "mpt";
-  const int64_t d = f.get_int(key("embedding_length"));
-  j["d_model"] = d;
-  j["n_layers"] = f.get_int(key("block_count"));
-  const int64_t heads = multi_head_count(f, key, d, "transformers 5.23.0 builds MPT with multi-head attention only");
-  j["n_heads"] = heads;
-  refuse_other_key_value_lengths(f, key, d / heads);
-  j["max_seq_len"] = f.get_int(key("context_length"));
-  if (auto eps = f.get_real_if(key("attention.layer_norm_epsilon"))) j["layer_norm_epsilon"] = *eps;
-  if (auto ff = f.get_int_if(key("feed_forward_length")); ff && *ff != 4 * d)
-    throw Error(f.source(), key("feed_forward_length"),
+void mpt_config_json(ConfigFromKeys& c) {
+  const GgufFile& f = c.file();
+  c.json["model_type"] = "mpt";
+  const int64_t d = c.set_int("d_model", "embedding_length");
+  c.set_int("n_layers", "block_count");
+  const int64_t heads = multi_head_count(c, d, "transformers 5.23.0 builds MPT with multi-head attention only");
+  c.set("n_heads", "attention.head_count", heads);
+  refuse_other_key_value_lengths(c, d / heads);
+  c.set_int("max_seq_len", "context_length");
+  c.set_real_if("layer_norm_epsilon", "attention.layer_norm_epsilon");
+  if (auto ff = f.get_int_if(c.key("feed_forward_length")); ff && *ff != 4 * d)
+    throw Error(f.source(), c.key("feed_forward_length"),
                 std::to_string(*ff) + " is not 4 x embedding_length (transformers builds MPT's MLP that size)");
-  const double alibi = f.get_real_if(key("attention.max_alibi_bias")).value_or(0.0);
+  const double alibi = f.get_real_if(c.key("attention.max_alibi_bias")).value_or(0.0);
   if (alibi == 0.0)
-    throw Error(f.source(), key("attention.max_alibi_bias"),
+    throw Error(f.source(), c.key("attention.max_alibi_bias"),
                 "absent or 0: an MPT without ALiBi (llama.cpp adds learned positions) is not supported; "
                 "transformers 5.23.0's MPT always uses ALiBi");
   if (alibi != 8.0)
-    throw Error(f.source(), key("attention.max_alibi_bias"),
+    throw Error(f.source(), c.key("attention.max_alibi_bias"),
                 number_text(alibi) + ": transformers 5.23.0 builds MPT's ALiBi slopes with 8");
   nlohmann::json attn;
   attn["alibi"] = true;
   attn["alibi_bias_max"] = 8;
+  c.note_origin("attn_config.alibi_bias_max", "attention.max_alibi_bias");
   // 0 clamps nothing, in llama.cpp and transformers alike.
-  if (auto clip = f.get_real_if(key("attention.clamp_kqv"))) {
+  if (auto clip = f.get_real_if(c.key("attention.clamp_kqv"))) {
     if (*clip < 0)
-      throw Error(f.source(), key("attention.clamp_kqv"),
+      throw Error(f.source(), c.key("attention.clamp_kqv"),
                   number_text(*clip) +
                       ": negative (llama.cpp would not clamp, transformers would clamp every value "
                       "to it)");
-    if (*clip > 0) attn["clip_qkv"] = *clip;
+    if (*clip > 0) {
+      attn["clip_qkv"] = *clip;
+      c.note_origin("attn_config.clip_qkv", "attention.clamp_kqv");
+    }
   }
-  j["attn_config"] = attn;
+  c.set("attn_config", "attention.max_alibi_bias", attn);
   for (const GgufTensorInfo& t : f.tensors())
     if (t.name.ends_with(".bias"))
       throw Error(f.source(), t.name,
                   "biases in an mpt file are not supported (transformers 5.23.0 builds MPT "
                   "without biases)");
-  add_vocab_size(f, key, j);
-  add_head_and_special_ids(f, j);
-  return j;
+  add_vocab_size(c);
+  add_head_and_special_ids(c);
+}
+
+// GPT-2: transformers maps block_count, embedding_length, head_count and
+// layer_norm_epsilon; its GPT2Config then sizes the MLP as 4 x n_embd, and
+// the positions and vocabulary are the tensors' rows.
+void gpt2_config_json(ConfigFromKeys& c) {
+  const GgufFile& f = c.file();
+  const int64_t d = c.set_int("n_embd", "embedding_length");
+  c.set_int("n_layer", "block_count");
+  const int64_t heads = c.set_int("n_head", "attention.head_count");
+  if (heads > 0 && d % heads == 0) refuse_other_key_value_lengths(c, d / heads);
+  c.set_real_if("layer_norm_epsilon", "attention.layer_norm_epsilon");
+  if (auto ff = f.get_int_if(c.key("feed_forward_length")); ff && *ff != 4 * d)
+    throw Error(f.source(), c.key("feed_forward_length"),
+                std::to_string(*ff) + " is not 4 x embedding_length (transformers builds GPT-2's MLP that size)");
+  const auto* pos = f.find_tensor("position_embd.weight");
+  if (!pos || pos->dims.size() != 2) throw Error(f.source(), "position_embd.weight", "missing or not 2-D");
+  c.set_from("n_positions", "position_embd.weight", pos->dims[1]);
+  set_vocab_from_embedding(c);
+  add_head_and_special_ids(c);
+}
+
+// Llama, Mistral, Qwen2, Qwen3 and Phi-3 files.
+void llama_family_config_json(ConfigFromKeys& c, const std::string& type) {
+  const GgufFile& f = c.file();
+  nlohmann::json& j = c.json;
+  const int64_t heads = add_llama_like_keys(c);
+  // transformers takes llama's head_dim from the rotary width (a partial
+  // rotary llama does not exist in its code); qwen2 and phi3 derive it from
+  // the widths; qwen3 reads none (Qwen3Config's 128), while llama.cpp sizes
+  // the heads by key_length, which the tensors follow: kvscope reads that.
+  int64_t head_dim = j["hidden_size"].get<int64_t>() / std::max<int64_t>(heads, 1);
+  if (type == "qwen3") {
+    head_dim = f.get_int_if(c.key("attention.key_length")).value_or(128);
+    c.set("head_dim", "attention.key_length", head_dim);
+  } else if (type == "phi3") {
+    // transformers rotates the whole head of a phi3 file (it maps no rotary
+    // width); llama.cpp rotates dimension_count: they agree only when equal.
+    if (auto rd = f.get_int_if(c.key("rope.dimension_count")); rd && *rd != head_dim)
+      throw Error(f.source(), c.key("rope.dimension_count"),
+                  std::to_string(*rd) + " differs from the head size " + std::to_string(head_dim) +
+                      " (transformers rotates the whole head of a phi3 file, llama.cpp only these dimensions)");
+    // llama.cpp slides where transformers (which maps no window) does not:
+    // the two agree up to the window, so it becomes the model's window and a
+    // longer run is refused up front.
+    c.set_int_if("sliding_window", "attention.sliding_window");
+  } else if (type != "qwen2") {
+    const auto rd = f.get_int_if(c.key("rope.dimension_count"));
+    if (rd) head_dim = *rd;
+    c.set("head_dim", rd ? "rope.dimension_count" : "embedding_length", head_dim);
+  }
+  // llama.cpp builds Qwen3 and Phi-3 without attention biases (and
+  // transformers would drop them): a file that has them is refused.
+  if ((type == "qwen3" || type == "phi3") &&
+      (f.find_tensor("blk.0.attn_q.bias") || f.find_tensor("blk.0.attn_qkv.bias")))
+    throw Error(
+        f.source(), f.find_tensor("blk.0.attn_q.bias") ? "blk.0.attn_q.bias" : "blk.0.attn_qkv.bias",
+        "attention biases in a " + type + " file are not supported (neither llama.cpp nor transformers reads them)");
+  refuse_other_key_value_lengths(c, head_dim);
+  add_vocab_size(c);
+  add_head_and_special_ids(c);
+  j["hidden_act"] = "silu";
+  if (type == "llama" || type == "mistral") j["attention_bias"] = f.find_tensor("blk.0.attn_q.bias") != nullptr;
+  if (type == "llama") j["mlp_bias"] = f.find_tensor("blk.0.ffn_gate.bias") != nullptr;
+}
+
+// The config and its fields' origins (gguf_model_config_json's work).
+ConfigFromKeys config_from_keys(const GgufFile& f) {
+  const std::string arch = f.get_string("general.architecture");
+  const std::string type = model_type_of(f, arch);
+  refuse_unsupported_keys(f, arch);
+  ConfigFromKeys c(f, arch);
+  c.json["model_type"] = type;
+  if (type == "gpt2") gpt2_config_json(c);
+  else if (type == "gpt_neox") gpt_neox_config_json(c);
+  else if (type == "gemma3_text") gemma3_config_json(c);
+  else if (type == "mpt") mpt_config_json(c);
+  else llama_family_config_json(c, type);
+  return c;
 }
 
 }  // namespace
@@ -461,123 +607,19 @@ bool is_gguf_file(const fs::path& path) {
   return in.gcount() == 4 && std::memcmp(magic, "GGUF", 4) == 0;
 }
 
-nlohmann::json gguf_model_config_json(const GgufFile& f) {
-  const std::string arch = f.get_string("general.architecture");
-  const std::string type = model_type_of(f, arch);
-  refuse_unsupported_keys(f, arch);
-  const auto key = [&](const char* k) { return arch + "." + k; };
-  nlohmann::json j;
-  j["model_type"] = type;
-  if (type == "gpt2") {
-    // transformers maps block_count, embedding_length, head_count and
-    // layer_norm_epsilon; its GPT2Config then sizes the MLP as 4 x n_embd.
-    const int64_t d = f.get_int(key("embedding_length"));
-    j["n_embd"] = d;
-    j["n_layer"] = f.get_int(key("block_count"));
-    j["n_head"] = f.get_int(key("attention.head_count"));
-    if (const int64_t heads = j["n_head"].get<int64_t>(); heads > 0 && d % heads == 0)
-      refuse_other_key_value_lengths(f, key, d / heads);
-    if (auto eps = f.get_real_if(key("attention.layer_norm_epsilon"))) j["layer_norm_epsilon"] = *eps;
-    if (auto ff = f.get_int_if(key("feed_forward_length")); ff && *ff != 4 * d)
-      throw Error(f.source(), key("feed_forward_length"),
-                  std::to_string(*ff) + " is not 4 x embedding_length (transformers builds GPT-2's MLP that size)");
-    const auto* pos = f.find_tensor("position_embd.weight");
-    if (!pos || pos->dims.size() != 2) throw Error(f.source(), "position_embd.weight", "missing or not 2-D");
-    j["n_positions"] = pos->dims[1];
-    const auto* emb = f.find_tensor("token_embd.weight");
-    if (!emb || emb->dims.size() != 2) throw Error(f.source(), "token_embd.weight", "missing or not 2-D");
-    j["vocab_size"] = emb->dims[1];
-    add_head_and_special_ids(f, j);
-    return j;
-  }
-  if (type == "gpt_neox") return gpt_neox_config_json(f, key);
-  if (type == "gemma3_text") return gemma3_config_json(f, key);
-  if (type == "mpt") return mpt_config_json(f, key);
-  const int64_t heads = add_llama_like_keys(f, key, j);
-  // transformers takes llama's head_dim from the rotary width (a partial
-  // rotary llama does not exist in its code); qwen2 and phi3 derive it from
-  // the widths; qwen3 reads none (Qwen3Config's 128), while llama.cpp sizes
-  // the heads by key_length, which the tensors follow: kvscope reads that.
-  int64_t head_dim = j["hidden_size"].get<int64_t>() / std::max<int64_t>(heads, 1);
-  if (type == "qwen3") {
-    head_dim = f.get_int_if(key("attention.key_length")).value_or(128);
-    j["head_dim"] = head_dim;
-  } else if (type == "phi3") {
-    // transformers rotates the whole head of a phi3 file (it maps no rotary
-    // width); llama.cpp rotates dimension_count: they agree only when equal.
-    if (auto rd = f.get_int_if(key("rope.dimension_count")); rd && *rd != head_dim)
-      throw Error(f.source(), key("rope.dimension_count"),
-                  std::to_string(*rd) + " differs from the head size " + std::to_string(head_dim) +
-                      " (transformers rotates the whole head of a phi3 file, llama.cpp only these dimensions)");
-    // llama.cpp slides where transformers (which maps no window) does not:
-    // the two agree up to the window, so it becomes the model's window and a
-    // longer run is refused up front.
-    if (auto w = f.get_int_if(key("attention.sliding_window"))) j["sliding_window"] = *w;
-  } else if (type != "qwen2") {
-    if (auto rd = f.get_int_if(key("rope.dimension_count"))) head_dim = *rd;
-    j["head_dim"] = head_dim;
-  }
-  // llama.cpp builds Qwen3 and Phi-3 without attention biases (and
-  // transformers would drop them): a file that has them is refused.
-  if ((type == "qwen3" || type == "phi3") &&
-      (f.find_tensor("blk.0.attn_q.bias") || f.find_tensor("blk.0.attn_qkv.bias")))
-    throw Error(
-        f.source(), f.find_tensor("blk.0.attn_q.bias") ? "blk.0.attn_q.bias" : "blk.0.attn_qkv.bias",
-        "attention biases in a " + type + " file are not supported (neither llama.cpp nor transformers reads them)");
-  refuse_other_key_value_lengths(f, key, head_dim);
-  add_vocab_size(f, key, j);
-  add_head_and_special_ids(f, j);
-  j["hidden_act"] = "silu";
-  if (type == "llama" || type == "mistral") j["attention_bias"] = f.find_tensor("blk.0.attn_q.bias") != nullptr;
-  if (type == "llama") j["mlp_bias"] = f.find_tensor("blk.0.ffn_gate.bias") != nullptr;
-  return j;
-}
+nlohmann::json gguf_model_config_json(const GgufFile& f) { return config_from_keys(f).json; }
 
 ModelFiles load_gguf_model(const fs::path& path) { return load_gguf_model(GgufFile::open(path)); }
-
-namespace {
-
-// The GGUF key a configuration field came from (gguf_model_config_json's
-// mapping), so that a field the configuration parser refuses is named as
-// the file spells it ("llama.context_length: missing"), not by the
-// transformers name the file never contained.
-std::string gguf_key_of_field(const std::string& field, const std::string& arch) {
-  static const std::pair<const char*, const char*> kKeys[] = {{"max_position_embeddings", "context_length"},
-                                                              {"n_positions", "context_length"},
-                                                              {"max_seq_len", "context_length"},
-                                                              {"num_key_value_heads", "attention.head_count_kv"},
-                                                              {"num_attention_heads", "attention.head_count"},
-                                                              {"n_head", "attention.head_count"},
-                                                              {"n_heads", "attention.head_count"},
-                                                              {"hidden_size", "embedding_length"},
-                                                              {"n_embd", "embedding_length"},
-                                                              {"d_model", "embedding_length"},
-                                                              {"intermediate_size", "feed_forward_length"},
-                                                              {"num_hidden_layers", "block_count"},
-                                                              {"n_layer", "block_count"},
-                                                              {"n_layers", "block_count"},
-                                                              {"rope_theta", "rope.freq_base"},
-                                                              {"rope_parameters.rope_theta", "rope.freq_base"},
-                                                              {"rms_norm_eps", "attention.layer_norm_rms_epsilon"},
-                                                              {"layer_norm_eps", "attention.layer_norm_epsilon"},
-                                                              {"layer_norm_epsilon", "attention.layer_norm_epsilon"},
-                                                              {"head_dim", "attention.key_length"},
-                                                              {"sliding_window", "attention.sliding_window"}};
-  for (const auto& [hf, key] : kKeys)
-    if (field == hf) return arch + "." + key;
-  return field;
-}
-
-}  // namespace
 
 ModelFiles load_gguf_model(const GgufFile& f) {
   ModelFiles m;
   m.dir = f.source();
+  const ConfigFromKeys c = config_from_keys(f);
   try {
-    m.config = parse_model_config(gguf_model_config_json(f), f.source());
+    m.config = parse_model_config(c.json, f.source());
   } catch (const Error& e) {
     if (e.source() != f.source()) throw;
-    throw e.renamed(gguf_key_of_field(e.field(), f.get_string("general.architecture")));
+    throw e.renamed(c.origin_of(e.field()));
   }
   m.config.rope_freq_factors = rope_freq_factors(f, m.config);
   const ModelConfig& cfg = m.config;
@@ -654,7 +696,7 @@ ModelFiles load_gguf_model(const GgufFile& f) {
   }
   auto store = std::make_shared<TensorStore>(TensorStore::from_views(std::move(views), owned, f.source()));
   store->set_names_in_file([names](const std::string& hf) { return gguf_tensor_name(hf, names); });
-  m.weights = map_weights(cfg, store, f.source());
+  m.weights = map_weights(cfg, store, f.source(), [&c](const std::string& field) { return c.origin_of(field); });
   return m;
 }
 

@@ -9,8 +9,8 @@
 namespace kvscope {
 
 ModelWeights map_weights(const ModelConfig& cfg, std::shared_ptr<const TensorStore> store,
-                         const std::string& config_source) {
-  TensorPicker pick(std::move(store), cfg, config_source);
+                         const std::string& config_source, FieldNamesInFile field_in_file) {
+  TensorPicker pick(std::move(store), cfg, config_source, std::move(field_in_file));
   switch (cfg.arch) {
     case Arch::GPT2: return map_gpt2_weights(pick, cfg);
     case Arch::GPTNeoX: return map_gpt_neox_weights(pick, cfg);

@@ -1,5 +1,6 @@
 #include "model/tensor_picker.h"
 
+#include <cctype>
 #include <cstring>
 
 #include "common/error.h"
@@ -15,8 +16,32 @@ std::string shape_str(const std::vector<int64_t>& s) {
 
 }  // namespace
 
-TensorPicker::TensorPicker(std::shared_ptr<const TensorStore> store, const ModelConfig& cfg, std::string config_source)
-    : store_(std::move(store)), cfg_(cfg), config_source_(std::move(config_source)) {}
+TensorPicker::TensorPicker(std::shared_ptr<const TensorStore> store, const ModelConfig& cfg, std::string config_source,
+                           FieldNamesInFile field_in_file)
+    : store_(std::move(store)),
+      cfg_(cfg),
+      config_source_(std::move(config_source)),
+      field_in_file_(std::move(field_in_file)) {}
+
+// The words of `why` ("num_key_value_heads x head_dim=64, hidden_size=576")
+// that are field names, each renamed; numbers and separators kept.
+std::string TensorPicker::why_in_file(const std::string& why) const {
+  if (!field_in_file_) return why;
+  std::string out;
+  std::size_t i = 0;
+  while (i < why.size()) {
+    const auto word = [&](char c) { return std::islower(static_cast<unsigned char>(c)) || c == '_'; };
+    if (!word(why[i])) {
+      out += why[i++];
+      continue;
+    }
+    std::size_t j = i;
+    while (j < why.size() && (word(why[j]) || std::isdigit(static_cast<unsigned char>(why[j])))) ++j;
+    out += field_in_file_(why.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
 
 WeightTensor TensorPicker::take(const std::string& name, const std::vector<int64_t>& shape, const std::string& why) {
   const TensorView* v = store_->find(name);
@@ -34,7 +59,7 @@ WeightTensor TensorPicker::take(const std::string& name, const std::vector<int64
   if (v->shape != shape)
     throw Error(v->file, field,
                 "shape " + v->shape_string() + " disagrees with " + config_source_ + " (expected " + shape_str(shape) +
-                    " from " + why + ")");
+                    " from " + why_in_file(why) + ")");
   used_.insert(name);
   WeightTensor t;
   t.shape = v->shape;

@@ -11,6 +11,7 @@
 
 #include "io/safetensors.h"
 #include "model/config.h"
+#include "model/loader.h"
 #include "model/weights.h"
 
 namespace kvscope {
@@ -18,7 +19,8 @@ namespace kvscope {
 class TensorPicker {
  public:
   // `store` stays alive as long as any tensor taken from it (views into its mapping).
-  TensorPicker(std::shared_ptr<const TensorStore> store, const ModelConfig& cfg, std::string config_source);
+  TensorPicker(std::shared_ptr<const TensorStore> store, const ModelConfig& cfg, std::string config_source,
+               FieldNamesInFile field_in_file = {});
 
   bool has(const std::string& name) const { return store_->find(name) != nullptr; }
   // The tensor `name` with exactly `shape`; `why` explains the expected shape
@@ -43,7 +45,11 @@ class TensorPicker {
   std::shared_ptr<const TensorStore> store_;
   const ModelConfig& cfg_;
   std::string config_source_;
+  FieldNamesInFile field_in_file_;
   std::set<std::string> used_;
+
+  // `why` with each field name as the configuration's file spells it.
+  std::string why_in_file(const std::string& why) const;
 };
 
 // Load-time fix-ups (new owned tensors, same dtype).

@@ -403,6 +403,16 @@ TEST(GgufModel, ErrorsNameTheFilesOwnTensorsAndKeys) {
   m = bundle_error(
       with_string_patched("llama.context_length", "llama.context_lengtX", "k.gguf", gguf_path("tiny_llama")));
   EXPECT_NE(m.find("llama.context_length: missing"), std::string::npos) << m;
+  // Without head_count_kv every head has its own K and V: the k projection's
+  // expected shape is explained by the keys it follows from.
+  m = bundle_error(with_string_patched("llama.attention.head_count_kv", "llama.attention.head_count_kX", "h.gguf",
+                                       gguf_path("tiny_llama")));
+  EXPECT_NE(m.find("tensor 'blk.0.attn_k.weight': shape"), std::string::npos) << m;
+  EXPECT_NE(m.find("from llama.attention.head_count_kv x llama.rope.dimension_count=256, llama.embedding_length=256)"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("num_key_value_heads"), std::string::npos) << m;
+  EXPECT_EQ(m.find("hidden_size"), std::string::npos) << m;
 }
 
 TEST(GgufModel, Qwen3AndPhi3ConfigsComeFromTheMetadata) {
