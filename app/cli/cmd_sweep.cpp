@@ -239,6 +239,7 @@ void run_sweep(const SweepArgs& a) {
   // Each cell's policy against each prompt it will run on (the Session
   // resolves it the same way), so no cell fails after others have run.
   std::vector<std::pair<int, std::string>> prompts;  // prompt length, where (one for a session sweep)
+  EncodedItems encoded;                              // the dataset's items, encoded once for every policy
   {
     const int context = bundle->config().max_positions;
     if (items.empty()) {
@@ -248,7 +249,7 @@ void run_sweep(const SweepArgs& a) {
     } else {
       // Each item's length first (a prompt longer than the model is the
       // item's fault, not a budget's), before any file is written.
-      const EncodedItems encoded = encode_eval_items(*bundle, base.max_new_tokens, items);
+      encoded = encode_eval_items(*bundle, base.max_new_tokens, items);
       for (std::size_t i = 0; i < items.size(); ++i)
         prompts.push_back(
             {static_cast<int>(encoded.prompts[i].size()), " (" + a.dataset + ": item " + std::to_string(i + 1) + ")"});
@@ -380,8 +381,13 @@ void run_sweep(const SweepArgs& a) {
       const int cell_runs = static_cast<int>(shard_items[pi].size() * seeds.size());
       // The items this process runs (all, or this shard's), and their place in the set.
       std::vector<EvalItem> run_items;
+      EncodedItems run_encoded;
       for (std::size_t i : shard_items[pi])
-        if (!items.empty()) run_items.push_back(items[i]);
+        if (!items.empty()) {
+          run_items.push_back(items[i]);
+          run_encoded.prompts.push_back(encoded.prompts[i]);
+          run_encoded.answers.push_back(encoded.answers[i]);
+        }
       // --heatmaps cells hold a picture that is not saved with the numbers: they run again.
       std::vector<std::optional<Cell>> saved(amounts.size());
       if (a.resume && !a.heatmaps)
@@ -403,7 +409,7 @@ void run_sweep(const SweepArgs& a) {
         }
         stop_if_interrupted();
         const int before = done;
-        evaluated = evaluate_many(bundle, configs, run_items, [&](int k) {
+        evaluated = evaluate_many(bundle, configs, run_items, run_encoded, [&](int k) {
           stop_if_interrupted();
           bar.update(before + k);
         });

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <stdexcept>
 
 #include "common/error.h"
 #include "io/json_file.h"
@@ -116,10 +117,17 @@ void add_item(EvalResult& res, const Session& s) {
 std::vector<EvalResult> evaluate_many(std::shared_ptr<const ModelBundle> bundle,
                                       const std::vector<SessionConfig>& configs, const std::vector<EvalItem>& items,
                                       const std::function<void(int)>& progress) {
-  std::vector<EvalResult> results(configs.size());
   int max_new = 0;
   for (const auto& c : configs) max_new = std::max(max_new, c.max_new_tokens);
-  EncodedItems e = encode_eval_items(*bundle, max_new, items);
+  return evaluate_many(bundle, configs, items, encode_eval_items(*bundle, max_new, items), progress);
+}
+
+std::vector<EvalResult> evaluate_many(std::shared_ptr<const ModelBundle> bundle,
+                                      const std::vector<SessionConfig>& configs, const std::vector<EvalItem>& items,
+                                      const EncodedItems& e, const std::function<void(int)>& progress) {
+  if (e.prompts.size() != items.size() || e.answers.size() != items.size())
+    throw std::invalid_argument("evaluate_many: the encoded items are not those of the set");
+  std::vector<EvalResult> results(configs.size());
   int done = 0;
   for (std::size_t i = 0; i < items.size(); ++i) {
     // This item's prompts after their forward pass, waiting to choose: one

@@ -84,5 +84,11 @@ EvalResult evaluate(std::shared_ptr<const ModelBundle> bundle, const SessionConf
 std::vector<EvalResult> evaluate_many(std::shared_ptr<const ModelBundle> bundle,
                                       const std::vector<SessionConfig>& configs, const std::vector<EvalItem>& items,
                                       const std::function<void(int done)>& progress = {});
+// The same with the items already encoded (encode_eval_items, checked
+// against the configs' max_new_tokens): a sweep encodes its set once, not
+// once per policy.
+std::vector<EvalResult> evaluate_many(std::shared_ptr<const ModelBundle> bundle,
+                                      const std::vector<SessionConfig>& configs, const std::vector<EvalItem>& items,
+                                      const EncodedItems& encoded, const std::function<void(int done)>& progress = {});
 
 }  // namespace kvscope
