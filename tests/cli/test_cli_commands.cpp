@@ -454,6 +454,11 @@ TEST(Cli, BenchFloorCountsTheWeightsAndTheKvCache) {
   EXPECT_NEAR(j["roofline_tokens_per_s"].get<double>(), bw * 1e9 / w, 1e-9 * j["roofline_tokens_per_s"].get<double>());
   EXPECT_NEAR(j["decode_fraction_of_floor"].get<double>(),
               j["decode_tokens_per_s"].get<double>() / j["floor_tokens_per_s"].get<double>(), 1e-12);
+  // The CPU it ran on, as `cpu` names it.
+  const auto cpu = test::run_cli("cpu --json");
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.output;
+  const std::string name = nlohmann::json::parse(cpu.output)["model_name"].get<std::string>();
+  EXPECT_EQ(j["cpu"].get<std::string>().rfind(name, 0), 0u) << j["cpu"];
 }
 
 TEST(Cli, SweepWritesCsvAndPlots) {
