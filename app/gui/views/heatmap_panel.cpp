@@ -6,6 +6,7 @@
 #include <string>
 
 #include "panels.h"
+#include "text_fit.h"
 #include "views/token_text.h"
 
 namespace kvscope::gui {
@@ -123,10 +124,11 @@ void draw_column_labels(ImDrawList* dl, ImVec2 origin, float width, const Camera
   dl->PushClipRect(ImVec2(origin.x, origin.y - col_label_height()), ImVec2(origin.x + width, origin.y), true);
   const float y = origin.y - line - 2;
   if (spec.run && px_per_col >= column_label_min_px()) {
-    // Token text, clipped to its column.
+    // Token text cut to its column with an ellipsis ("Unit…"): clipped
+    // mid-glyph, "United" read as "Unitec", another word.
     for (int p = first; p <= last; ++p) {
       const float x = origin.x + float((p - cam.x0) * px_per_col);
-      const std::string label = display_token(spec.run->token_text, p);
+      const std::string label = cut_to(display_token(spec.run->token_text, p), px_per_col - 2);
       dl->PushClipRect(ImVec2(x, y), ImVec2(x + px_per_col - 1, y + line), true);
       dl->AddText(ImVec2(x + 1, y), text, label.c_str());
       dl->PopClipRect();
