@@ -31,11 +31,12 @@ void draw_model_summary(const AppState& s) {
   }
   const ModelConfig& m = s.a->session->model_config();
   const ModelConfig& native = s.a->session->bundle().config();
-  ImGui::Text("%s: %d layers, %d heads x %d dims", m.model_type.c_str(), m.n_layers, m.n_heads, m.head_dim);
-  ImGui::Text("KV: %d of %d layers own KV, %d KV heads each", m.n_kv_layers, m.n_layers, m.n_kv_heads);
+  // Wrapped at the panel's edge: a narrow Controls panel cut "3 KV heads each" to "ea".
+  ImGui::TextWrapped("%s: %d layers, %d heads x %d dims", m.model_type.c_str(), m.n_layers, m.n_heads, m.head_dim);
+  ImGui::TextWrapped("KV: %d of %d layers own KV, %d KV heads each", m.n_kv_layers, m.n_layers, m.n_kv_heads);
   if (m.n_kv_heads != native.n_kv_heads || m.n_kv_layers != native.n_kv_layers)
     ImGui::TextDisabled("(checkpoint: %d KV layers x %d KV heads)", native.n_kv_layers, native.n_kv_heads);
-  ImGui::Text("hidden %d, vocab %d, context %d", m.hidden, m.vocab_size, m.max_positions);
+  ImGui::TextWrapped("hidden %d, vocab %d, context %d", m.hidden, m.vocab_size, m.max_positions);
 }
 
 }  // namespace
