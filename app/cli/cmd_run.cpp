@@ -50,10 +50,13 @@ void run_run(const RunArgs& a) {
   std::unique_ptr<Session> b;
   if (f.cfg.fork) b = fork_session_from_prompt(f.bundle, s);
   note_recording(s, a.session + ": recording.memory_mb");
-  run_session(s, !a.quiet, out ? out->folder.get() : nullptr);
+  // With a fork, A is exported once B has run too: its set holds the
+  // figure comparing the two (export_session's fork).
+  run_session(s, !a.quiet, out && !b ? out->folder.get() : nullptr);
   if (b) {
     if (!a.quiet) std::printf("--- fork at step %d ---\n", f.cfg.fork->at_step);
     run_session(*b, !a.quiet, fork_out ? fork_out->folder.get() : nullptr);
+    if (out) export_run(s, *out->folder, b.get());
   }
 }
 

@@ -80,13 +80,15 @@ void run_and_export(Session& s, bool print_text, OutputFolder* export_to) {
     std::fflush(stdout);  // the summary goes to stderr: keep it after the text when both are piped
   }
   std::fprintf(stderr, "%s\n", session_summary(s).c_str());
-  if (export_to) {
-    const auto files = export_session(s, *export_to);
-    std::fprintf(stderr, "exported %zu files to %s\n", files.size(), export_to->given().c_str());
-  }
+  if (export_to) export_run(s, *export_to);
 }
 
 }  // namespace
+
+void export_run(const Session& s, OutputFolder& to, const Session* fork) {
+  const auto files = export_session(s, to, {}, nullptr, fork);  // Ctrl-C: Interrupted saying nothing was written
+  std::fprintf(stderr, "exported %zu files to %s\n", files.size(), to.given().c_str());
+}
 
 void run_session(Session& s, bool print_text, OutputFolder* export_to) {
   try {

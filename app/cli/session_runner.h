@@ -18,6 +18,10 @@ namespace kvscope::cli {
 // comes (unless quiet); then exports into `export_to` when given. Ctrl-C
 // stops it between steps with Interrupted saying that nothing was written.
 void run_session(Session& s, bool print_text, OutputFolder* export_to);
+// The export of a finished run (what run_session does when given a
+// folder); with `fork` (B of a fork of s, already run) s's set also holds
+// the figure comparing them.
+void export_run(const Session& s, OutputFolder& to, const Session* fork = nullptr);
 
 // One line of what the run did: device, tokens, KV bytes vs full, metrics.
 std::string session_summary(const Session& s);

@@ -370,7 +370,8 @@ void EngineWorker::Impl::do_export(const std::filesystem::path& dir, int layer, 
     return names;
   };
   std::vector<std::filesystem::path> written;
-  for (const auto& f : export_session(*A, *a_folder, extra, &eo)) written.push_back(dir / f);
+  // With a fork, A's set also holds the figure comparing them (the view's third panel).
+  for (const auto& f : export_session(*A, *a_folder, extra, &eo, B.get())) written.push_back(dir / f);
   if (B)
     for (const auto& f : export_session(*B, *b_folder, {}, &eo)) written.push_back(dir / "fork" / f);
   const std::size_t count = written.size();

@@ -93,7 +93,8 @@ void draw_export_panel(AppState& s) {
   record_item_rect(s, "button.export");
   help_tooltip(
       "Masks, statistics and attention (.npy), the CSV twins, metrics, events and the session (.json) "
-      "exactly as `kvscope-cli run --export` writes them (B under fork/), plus the current view's figure, "
+      "exactly as `kvscope-cli run --export` writes them (B under fork/, and the fork view's A - B panel as "
+      "fork_difference_L_H), plus the current view's figure, "
       "every figure and CSV of the layer and head above.");
   ImGui::Separator();
   ImGui::SetNextItemWidth(-1);

@@ -68,4 +68,11 @@ ColorScale resolve_color_scale(ScaleKind kind, const RangeSpec& spec, const Valu
   return s;
 }
 
+ColorScale diverging_color_scale(double magnitude) {
+  const double m = magnitude > 0 ? magnitude : 1e-6;  // also for NaN
+  return {ScaleKind::linear, -m, m};
+}
+
+double extent_magnitude(const ValueExtent& e) { return e.empty() ? 0 : std::max(std::fabs(e.min), std::fabs(e.max)); }
+
 }  // namespace kvscope

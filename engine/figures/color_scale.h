@@ -45,4 +45,12 @@ struct ColorScale {
 ColorScale resolve_color_scale(ScaleKind kind, const RangeSpec& spec, const ValueExtent& own,
                                const ValueExtent& shared);
 
+// A difference (attention A - B, or a run against the full cache) is read
+// against zero: a linear [-m, m], so a diverging colormap's middle is
+// "equal". `magnitude` is the largest |value| to show; where it is not
+// positive (no difference at all) a tiny range keeps every cell white.
+ColorScale diverging_color_scale(double magnitude);
+// The magnitude of what the data spans: max(|min|, |max|), 0 when empty.
+double extent_magnitude(const ValueExtent& e);
+
 }  // namespace kvscope

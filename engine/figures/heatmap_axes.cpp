@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
 #include "common/mask_codes.h"
 #include "figures/plot_style.h"
@@ -133,9 +134,8 @@ std::vector<LegendItem> panel_legend(const HeatmapData& d, EvictedStyle style, c
   bool nan = false;
   for (float v : d.values) nan = nan || std::isnan(v);
   if (nan) out.push_back({LegendItem::Kind::fill, kNanColor, kNanColor, "not yet seen"});
-  bool present[6] = {};
-  for (uint8_t c : d.mask)
-    if (c < 6) present[c] = true;
+  bool present[256] = {};
+  for (uint8_t c : d.mask) present[c] = true;
   const Rgb inner = cmap.at(0.35);
   if (style == EvictedStyle::outline) {
     if (present[kEvictedNow] || present[kEvictedEarlier])
@@ -145,7 +145,9 @@ std::vector<LegendItem> panel_legend(const HeatmapData& d, EvictedStyle style, c
     if (present[kOutsideTopK])
       out.push_back({LegendItem::Kind::dotted, evicted_outline_color(cmap), inner, "outside the top k (dotted)"});
   } else if (style == EvictedStyle::strip && !d.mask.empty()) {
-    for (uint8_t c : {kMaskKept, kMaskProtected, kEvictedNow, kEvictedEarlier, kOutsideTopK})
+    for (uint8_t c :
+         std::initializer_list<uint8_t>{kMaskKept, kMaskProtected, kEvictedNow, kEvictedEarlier, kOutsideTopK,
+                                        kForkBothKeep, kForkOnlyA, kForkOnlyB, kForkBothEvicted})
       if (present[c]) out.push_back({LegendItem::Kind::fill, mask_code_color(c), mask_code_color(c), "mask: " + mask_code_label(c)});
   }
   if (d.first_generated_col >= 0 || d.first_generated_row >= 0) {

@@ -153,6 +153,12 @@ Rgb mask_code_color(uint8_t code) {
     case kEvictedNow: return {213, 94, 0};
     case kEvictedEarlier: return {245, 190, 160};
     case kOutsideTopK: return {240, 228, 66};
+    // A fork's comparison: Okabe-Ito blue and orange for the runs that
+    // differ (safe for colour-blind readers), grey where they agree.
+    case kForkBothKeep: return {150, 150, 150};
+    case kForkOnlyA: return {0, 114, 178};
+    case kForkOnlyB: return {230, 159, 0};
+    case kForkBothEvicted: return {250, 250, 250};
     default: return {255, 255, 255};
   }
 }
@@ -165,6 +171,10 @@ std::string mask_code_label(uint8_t code) {
     case kEvictedNow: return "evicted at this step";
     case kEvictedEarlier: return "evicted earlier";
     case kOutsideTopK: return "outside the top k";
+    case kForkBothKeep: return "kept by A and B";
+    case kForkOnlyA: return "kept by A only";
+    case kForkOnlyB: return "kept by B only";
+    case kForkBothEvicted: return "evicted by A and B";
     default: return "";
   }
 }

@@ -30,7 +30,7 @@ struct Dims {
 
 // Writes every file of the export into `dir` (a fresh staging folder).
 std::vector<std::string> write_export(const Session& s, const fs::path& dir, const ExtraExportFiles& extra,
-                                      const ExportConfig& eo) {
+                                      const ExportConfig& eo, const Session* fork) {
   const Recorder& rec = s.recorder();
   const KvLayout& lay = rec.layout();
   // Only what was run: a generation that stopped at EOS has fewer rows.
@@ -231,6 +231,9 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir, con
         "left out: recording.heads keeps only some heads of layer " + std::to_string(grid_layer);
   const auto [sl, sh] = pairs.front();
   add(export_score_curves(s, sl, sh, dir / ("score_curves_L" + std::to_string(sl) + "_H" + std::to_string(sh)), fo));
+  if (fork)
+    add(export_fork_difference(s, *fork, sl, sh,
+                               dir / ("fork_difference_L" + std::to_string(sl) + "_H" + std::to_string(sh)), fo));
   if (extra)
     for (const auto& f : extra(dir))
       if (std::find(written.begin(), written.end(), f) == written.end()) written.push_back(f);
@@ -254,7 +257,7 @@ bool is_export_file_name(const std::string& name) {
   static const std::regex kNames(
       "masks\\.npy|scores\\.npy|attention\\.npy|events\\.csv|metrics\\.csv|tokens\\.json|session\\.json|"
       "manifest\\.json|(masks|scores)_L[0-9]+_H[0-9]+\\.csv|"
-      "(attention_L[0-9]+_(H[0-9]+|grid)|score_curves_L[0-9]+_H[0-9]+)\\.(png|svg|pdf)");
+      "(attention_L[0-9]+_(H[0-9]+|grid)|(score_curves|fork_difference)_L[0-9]+_H[0-9]+)\\.(png|svg|pdf)");
   return std::regex_match(name, kNames);
 }
 
@@ -263,10 +266,10 @@ std::unique_ptr<OutputFolder> open_export_folder(const fs::path& dir) {
 }
 
 std::vector<std::string> export_session(const Session& s, OutputFolder& folder, const ExtraExportFiles& extra,
-                                        const ExportConfig* opts) {
+                                        const ExportConfig* opts, const Session* fork) {
   try {
     const std::vector<std::string> written =
-        write_export(s, folder.staging(), extra, opts ? *opts : s.config().export_opts);
+        write_export(s, folder.staging(), extra, opts ? *opts : s.config().export_opts, fork);
     folder.commit(written);
     return written;
   } catch (const Interrupted&) {

@@ -4,7 +4,8 @@
 // events.csv, metrics.csv, tokens.json, session.json, manifest.json and the
 // figures (reports/figure_export.h): a heatmap per chosen layer/head (the
 // most informative head when none is chosen), the all-heads grid of its
-// layer and the score curves, in the export block's formats.
+// layer and the score curves, in the export block's formats; with a fork,
+// the figure comparing it with the run.
 #pragma once
 
 #include <filesystem>
@@ -37,9 +38,11 @@ using ExtraExportFiles = std::function<std::vector<std::string>(const std::files
 // naming the file that failed (the folder is then as it was), or
 // Interrupted (io/interrupt.h) saying that nothing was written.
 // `opts`: the export settings (layer / head of the CSVs and figures,
-// formats); default: the session's own export block.
+// formats); default: the session's own export block. `fork`: B of a fork
+// of `s` (exported to its own folder, fork/): adds the comparison figure
+// fork_difference_L{l}_H{h} of the figures' first head.
 std::vector<std::string> export_session(const Session& s, OutputFolder& folder, const ExtraExportFiles& extra = {},
-                                        const ExportConfig* opts = nullptr);
+                                        const ExportConfig* opts = nullptr, const Session* fork = nullptr);
 // Whether `file` is the session.json of a kvscope export (its folder's
 // manifest.json is an export's and lists it): a later export replaces it,
 // so the window's Save session refuses to write there.

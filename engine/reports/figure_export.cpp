@@ -31,7 +31,8 @@ FigureOutput output_for(const Session& s, const FigureExportOptions& o) {
   return out;
 }
 
-std::string policy_label(const Session& s) {
+// The policy in use now: "h2o k=49 (30% of prompt)".
+std::string current_policy_label(const Session& s) {
   const ResolvedPolicy& r = s.policy().resolved();
   const PolicyKind kind = s.policy().kind();
   if (kind == PolicyKind::Full) return "full cache";
@@ -45,7 +46,20 @@ std::string policy_label(const Session& s) {
     else std::snprintf(buf, sizeof(buf), " (%g%% of prompt)", b.value);
     out += buf;
   }
+  return out;
+}
+
+std::string policy_label(const Session& s) {
+  std::string out = current_policy_label(s);
   if (!s.config().policy_changes.empty()) out += ", changed during the run";
+  return out;
+}
+
+// B of a fork: its policy and the step it took over ("tova k=49 from step 4").
+std::string fork_policy_label(const Session& b) {
+  std::string out = current_policy_label(b);
+  const auto& changes = b.config().policy_changes;
+  if (!changes.empty()) out += " from step " + std::to_string(changes.back().from_step);
   return out;
 }
 
@@ -203,6 +217,53 @@ std::vector<std::filesystem::path> export_score_curves(const Session& s, int lay
                             " \u00b7 KV head " + std::to_string(rec.layout().kv_head_of(head)) + " \u00b7 " +
                             steps_text(rows);
   return write_score_curves(stem, d, title, statistic_name(s.policy().kind()), output_for(s, o));
+}
+
+HeatmapData fork_difference_data(const Session& a, const Session& b, int layer, int head, int up_to_row) {
+  HeatmapData da = attention_heatmap_data(a, layer, head, up_to_row);
+  const HeatmapData db = attention_heatmap_data(b, layer, head, up_to_row);
+  // The runs agree up to the fork; after it each generated its own tokens
+  // (a column names both where they differ) and may have run longer.
+  const int rows = std::min(da.rows, db.rows), cols = std::min(da.cols, db.cols);
+  HeatmapData d;
+  d.rows = rows;
+  d.cols = cols;
+  d.values.assign(std::size_t(rows) * cols, kNaNf);
+  d.mask.assign(d.values.size(), kNotSeen);
+  for (int r = 0; r < rows; ++r)
+    for (int p = 0; p < cols; ++p) {
+      const std::size_t ia = std::size_t(r) * da.cols + p, ib = std::size_t(r) * db.cols + p,
+                        i = std::size_t(r) * cols + p;
+      d.mask[i] = fork_code(da.mask[ia], db.mask[ib]);
+      if (d.mask[i] != kNotSeen) d.values[i] = da.values[ia] - db.values[ib];
+    }
+  auto both = [](const std::string& x, const std::string& y) { return x == y ? x : x + " | " + y; };
+  d.row_labels.resize(rows);
+  for (int r = 0; r < rows; ++r) d.row_labels[r] = both(da.row_labels[r], db.row_labels[r]);
+  d.col_labels.resize(cols);
+  for (int p = 0; p < cols; ++p) d.col_labels[p] = both(da.col_labels[p], db.col_labels[p]);
+  d.first_generated_col = da.first_generated_col;
+  d.first_generated_row = rows > 1 ? 1 : -1;
+  return d;
+}
+
+std::vector<std::filesystem::path> export_fork_difference(const Session& a, const Session& b, int layer, int head,
+                                                          const std::filesystem::path& stem,
+                                                          const FigureExportOptions& o) {
+  const HeatmapData d = crop_columns(fork_difference_data(a, b, layer, head, o.up_to_row), o.positions);
+  ValueExtent own;
+  own.add(d.values);
+  HeatmapFigureOptions h;
+  const std::string dot = " \u00b7 ";
+  h.title = model_name(a) + dot + "A: " + policy_label(a) + " \u2212 B: " + fork_policy_label(b) + dot + "layer " +
+            std::to_string(layer) + dot + "head " + std::to_string(head) + dot + steps_text(d.rows);
+  h.value_name = "attention A \u2212 B";
+  h.colormap = "coolwarm";  // white is "equal", as in the window's fork view
+  // Its own range always: a difference shares no scale with attention, and
+  // a fixed range of the export is one for attention weights.
+  h.scale = diverging_color_scale(extent_magnitude(own));
+  h.evicted = o.evicted == EvictedStyle::none ? EvictedStyle::none : EvictedStyle::strip;  // the comparison's codes
+  return write_heatmap(stem, d, h, output_for(a, o));
 }
 
 std::vector<std::filesystem::path> export_view(const Session& s, int layer, int head, const std::filesystem::path& dir,

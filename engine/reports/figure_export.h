@@ -56,6 +56,18 @@ std::vector<std::filesystem::path> export_attention_grid(const Session& s, const
 std::vector<std::filesystem::path> export_score_curves(const Session& s, int layer, int head,
                                                        const std::filesystem::path& stem, const FigureExportOptions& o);
 
+// A fork's comparison at (layer, query head): attention A - B over the rows
+// and positions both runs have (NaN where either has not seen a position),
+// and per cell the fork code of A's mask against B's
+// (common/mask_codes.h); a label names both tokens where the runs' differ.
+HeatmapData fork_difference_data(const Session& a, const Session& b, int layer, int head, int up_to_row = -1);
+// That comparison as a figure, the window's third fork panel: coolwarm on a
+// range symmetric about zero (white: equal), the masks' comparison in the
+// strip under it (unless the evicted style is none).
+std::vector<std::filesystem::path> export_fork_difference(const Session& a, const Session& b, int layer, int head,
+                                                          const std::filesystem::path& stem,
+                                                          const FigureExportOptions& o);
+
 // "Export the current view", the app's button: into `dir`, the heatmap of
 // (layer, head) as attention_L{l}_H{h}, the grid of the layer's heads as
 // attention_L{l}_grid (one colour range across both unless the range is

@@ -246,6 +246,17 @@ TEST(Cli, RunExportsTheForkBesideTheSession) {
   ASSERT_EQ(b["policy_changes"].size(), 1u);
   EXPECT_EQ(b["policy_changes"][0]["from_step"], 4);
   EXPECT_EQ(read_json_file(dir / "a" / "session.json")["fork"]["at_step"], 3);
+  // A's set holds the figure comparing the two (of the figures' head), listed by its manifest.
+  int comparisons = 0;
+  const auto manifest = read_json_file(dir / "a" / "manifest.json");
+  for (const auto& f : manifest["files"]) {
+    const std::string name = f.get<std::string>();
+    if (name.rfind("fork_difference_L", 0) == 0 && name.ends_with(".png")) {
+      ++comparisons;
+      EXPECT_TRUE(std::filesystem::exists(dir / "a" / name)) << name;
+    }
+  }
+  EXPECT_EQ(comparisons, 1) << r.output;
   const auto r2 = test::run_cli("run " + test::quote((dir / "a" / "fork" / "session.json").string()) +
                                 " --quiet --export " + test::quote((dir / "b").string()));
   ASSERT_EQ(r2.exit_code, 0) << r2.output;

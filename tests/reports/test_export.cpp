@@ -11,6 +11,7 @@
 #include "reports/exporter.h"
 #include "reports/figure_export.h"
 #include "reports/informative_head.h"
+#include "session/fork_session.h"
 #include "session_fixture.h"
 
 namespace kvscope {
@@ -245,6 +246,52 @@ TEST(Export, ReplacesAnEarlierExportAsOneSetAndListsItInTheManifest) {
   EXPECT_EQ(listed, files);
   // Nothing but the export itself beside it (no staging or retired folder).
   EXPECT_EQ(sorted_files(dir.path()), std::vector<std::string>{"out"});
+}
+
+TEST(Export, AForkAddsTheFigureComparingItWithTheRun) {
+  // The window's fork view's third panel, in A's set: attention A - B of
+  // the figures' head, and A's masks against B's, cell by cell.
+  test::TempDir dir;
+  SessionConfig cfg = test::config(PolicyKind::H2O, "50%", 8);
+  cfg.export_opts.heatmaps = {{1, 2}};
+  PolicyParams tova = cfg.policy;
+  tova.kind = PolicyKind::TOVA;
+  cfg.fork = ForkConfig{3, tova};
+  Session a(test::bundle("llama_gqa"), cfg);
+  std::unique_ptr<Session> b = fork_session_from_prompt(test::bundle("llama_gqa"), a);
+  a.run_to_end();
+  b->run_to_end();
+  const HeatmapData d = fork_difference_data(a, *b, 1, 2);
+  const HeatmapData da = attention_heatmap_data(a, 1, 2), db = attention_heatmap_data(*b, 1, 2);
+  ASSERT_EQ(d.rows, da.rows);
+  ASSERT_EQ(d.cols, da.cols);
+  int only_a = 0, only_b = 0, differ = 0;
+  for (int r = 0; r < d.rows; ++r)
+    for (int p = 0; p < d.cols; ++p) {
+      const std::size_t i = std::size_t(r) * d.cols + p;
+      ASSERT_EQ(d.mask[i], fork_code(da.mask[i], db.mask[i])) << r << " " << p;
+      if (d.mask[i] == kNotSeen) {
+        EXPECT_TRUE(std::isnan(d.values[i]));
+        continue;
+      }
+      ASSERT_EQ(d.values[i], da.values[i] - db.values[i]) << r << " " << p;
+      if (r <= 3) {  // one run up to the fork
+        EXPECT_EQ(d.values[i], 0.0f) << r << " " << p;
+        EXPECT_TRUE(d.mask[i] == kForkBothKeep || d.mask[i] == kForkBothEvicted) << r << " " << p;
+      }
+      only_a += d.mask[i] == kForkOnlyA;
+      only_b += d.mask[i] == kForkOnlyB;
+      differ += d.values[i] != 0.0f;
+    }
+  EXPECT_GT(only_a + only_b, 0) << "TOVA must keep other slots than H2O after the fork, or the test shows nothing";
+  EXPECT_GT(differ, 0);
+  const auto files = export_session(a, *open_export_folder(dir / "out"), {}, nullptr, b.get());
+  EXPECT_NE(std::find(files.begin(), files.end(), "fork_difference_L1_H2.png"), files.end());
+  EXPECT_TRUE(std::filesystem::exists(dir / "out" / "fork_difference_L1_H2.png"));
+  EXPECT_TRUE(is_export_file_name("fork_difference_L1_H2.svg"));
+  // Without the fork the next export of the folder leaves no stale comparison.
+  export_session(a, dir / "out");
+  EXPECT_FALSE(std::filesystem::exists(dir / "out" / "fork_difference_L1_H2.png"));
 }
 
 TEST(Export, KeepsTheUsersFilesAndRefusesOneInTheWayBeforeWriting) {

@@ -1,6 +1,7 @@
-// The codes a heatmap's code texture holds: the recorder's mask codes
-// (common/mask_codes.h, 0..5) and, for the comparison views, codes of their
-// own above them. One palette (palette.cpp) colours all of them.
+// The codes a heatmap's code texture holds: the recorder's mask codes and
+// the fork comparison's (common/mask_codes.h, shared with the exported
+// figures) and, for the ideal overlay, codes of the window's own above
+// them. One palette (palette.cpp) colours all of them.
 #pragma once
 
 #include <cstdint>
@@ -17,16 +18,6 @@ enum IdealCode : uint8_t {
   kIdealNeither = 19,    // evicted, and not in the top k
 };
 
-// Fork comparison: mask A against mask B.
-enum ForkCode : uint8_t {
-  kForkBothKeep = 24,
-  kForkOnlyA = 25,
-  kForkOnlyB = 26,
-  kForkBothEvicted = 27,
-};
-
 inline constexpr int kPaletteSize = 32;
-
-inline bool is_kept(uint8_t mask_code) { return mask_code == kMaskKept || mask_code == kMaskProtected; }
 
 }  // namespace kvscope::gui

@@ -8,15 +8,6 @@
 #include "views/cell_codes.h"
 
 namespace kvscope::gui {
-namespace {
-
-uint8_t fork_code(uint8_t a, uint8_t b) {
-  if (a == kNotSeen || b == kNotSeen) return kNotSeen;
-  const bool ka = is_kept(a), kb = is_kept(b);
-  return ka && kb ? kForkBothKeep : ka ? kForkOnlyA : kb ? kForkOnlyB : kForkBothEvicted;
-}
-
-}  // namespace
 
 int segment_of(const PublishedRun& run, int layer, int head) {
   return run.session->recorder().layout().segment_of(layer, head);

@@ -22,13 +22,10 @@ kvscope::ColorScale resolve_scale(const ViewSettings& v, const RangeReports& rep
   if (v.shared_range) reports.add_to(value_kind, data);
   const kvscope::ScaleKind kind =
       diverging || v.scale == ColorScaleKind::Linear ? kvscope::ScaleKind::linear : kvscope::ScaleKind::log;
-  if (diverging) {
-    // A difference is read against zero: white (coolwarm's middle) = equal.
-    double m = v.auto_range ? std::max(std::fabs(data.empty() ? 0 : data.min), std::fabs(data.empty() ? 0 : data.max))
-                            : std::max(std::fabs(double(v.range_lo)), std::fabs(double(v.range_hi)));
-    if (!(m > 0)) m = 1e-6;
-    return {kind, -m, m};
-  }
+  if (diverging)  // white (coolwarm's middle) = equal, as the exported fork figure
+    return kvscope::diverging_color_scale(v.auto_range
+                                              ? kvscope::extent_magnitude(data)
+                                              : std::max(std::fabs(double(v.range_lo)), std::fabs(double(v.range_hi))));
   kvscope::RangeSpec spec;
   if (!v.auto_range && v.range_lo < v.range_hi && (kind == kvscope::ScaleKind::linear || v.range_lo > 0)) {
     spec.kind = kvscope::RangeSpec::Kind::fixed;

@@ -21,11 +21,8 @@ kvscope::Rgb code_color(uint8_t code) {
     case kIdealKeptOnly: return {86, 180, 233};
     case kIdealTopKOnly: return {213, 94, 0};
     case kIdealNeither: return {250, 250, 250};
-    case kForkBothKeep: return {150, 150, 150};
-    case kForkOnlyA: return {0, 114, 178};
-    case kForkOnlyB: return {230, 159, 0};
-    case kForkBothEvicted: return {250, 250, 250};
-    default: return kvscope::mask_code_color(code);
+    default:
+      return kvscope::mask_code_color(code);  // the slot states and the fork comparison, as the figures draw them
   }
 }
 
@@ -35,10 +32,6 @@ std::string code_label(uint8_t code) {
     case kIdealKeptOnly: return "kept, not in the top k";
     case kIdealTopKOnly: return "in the top k, but evicted (lost)";
     case kIdealNeither: return "evicted, not in the top k";
-    case kForkBothKeep: return "kept by A and B";
-    case kForkOnlyA: return "kept by A only";
-    case kForkOnlyB: return "kept by B only";
-    case kForkBothEvicted: return "evicted by A and B";
     default: return kvscope::mask_code_label(code);
   }
 }
