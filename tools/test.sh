@@ -97,10 +97,9 @@ tools/fuzz.sh 10 build/asan
 # what the worker thread publishes (engine_worker.cpp, the threading
 # contract), and a race there can pass the tests by luck. A build of its
 # own, CPU only and without the window (the worker tests need no display);
-# only the worker tests run in it. It builds file by file (no unity
-# batches), which also proves every engine file compiles on its own.
-echo "== ThreadSanitizer build of the engine worker tests (clang, file by file) ==" >&2
-CC=clang CXX=clang++ cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=OFF \
+# only the worker tests run in it.
+echo "== ThreadSanitizer build of the engine worker tests (clang) ==" >&2
+CC=clang CXX=clang++ cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="$sanitizer_flags" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$sanitizer_flags" \
   -DKVSCOPE_CUDA=OFF -DKVSCOPE_BUILD_BENCH=OFF -DKVSCOPE_BUILD_APP=OFF \
   -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_CXX_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread
