@@ -6,12 +6,44 @@
 #include <imgui.h>
 
 #include "panels.h"
+#include "text_fit.h"
 
 namespace kvscope::gui {
+
+namespace {
+
+// The widths of the buttons' line: the N field and the speed slider, in
+// line heights, and "Drop fork"'s label. A narrow panel (a 1024-pixel
+// window) gets the compact set rather than buttons cut at its edge: the
+// panel has one line for them.
+struct TransportWidths {
+  float n_field = 4, speed = 7;
+  const char* drop = "Drop fork";
+  const char* speed_format = "%.1f steps/s";
+};
+
+TransportWidths transport_widths(const AppState& s, bool expert) {
+  TransportWidths w;
+  if (!expert) return w;
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float lh = ImGui::GetTextLineHeight(), gap = st.ItemSpacing.x;
+  auto button = [&](const char* label) { return small_button_width(label) + gap; };
+  auto line = [&](const TransportWidths& t) {
+    float x = button("Step") + button("Run N") + t.n_field * lh + gap + button("Pause") + t.speed * lh + gap +
+              button("Reset") + button("Fork");
+    if (s.b) x += button(t.drop);
+    return x;
+  };
+  if (line(w) <= ImGui::GetContentRegionAvail().x) return w;
+  return {2.5f, 4.5f, "Drop", "%.1f/s"};
+}
+
+}  // namespace
 
 void draw_transport_panel(AppState& s) {
   const bool playing = s.status.playing;
   const bool no_run = !s.a;  // nothing to step yet (loading, or the model failed to open)
+  const TransportWidths widths = transport_widths(s, !s.presenter);
   ImGui::BeginDisabled(no_run);
   if (ImGui::Button("Step")) action_step(s);
   record_item_rect(s, "button.step");
@@ -26,7 +58,7 @@ void draw_transport_panel(AppState& s) {
     }
     record_item_rect(s, "button.run_n");
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * 4);
+    ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * widths.n_field);
     if (ImGui::InputInt("##n", &s.shell.run_n, 0, 0)) s.shell.run_n = std::clamp(s.shell.run_n, 1, 100000);
     help_tooltip("N: the steps \"Run N\" takes.");
     ImGui::SameLine();
@@ -38,8 +70,9 @@ void draw_transport_panel(AppState& s) {
   if (expert) {
     ImGui::SameLine();
     float speed = static_cast<float>(s.status.play_steps_per_s);
-    ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * 7);
-    if (ImGui::SliderFloat("##speed", &speed, 0.5f, 60.0f, "%.1f steps/s", ImGuiSliderFlags_Logarithmic) && s.worker)
+    ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * widths.speed);
+    if (ImGui::SliderFloat("##speed", &speed, 0.5f, 60.0f, widths.speed_format, ImGuiSliderFlags_Logarithmic) &&
+        s.worker)
       s.worker->set_play_speed(speed);
     help_tooltip("Play speed (the engine may be slower on a large model).");
   }
@@ -54,7 +87,8 @@ void draw_transport_panel(AppState& s) {
   }
   if (s.b && expert) {
     ImGui::SameLine();
-    if (ImGui::Button("Drop fork") && s.worker) s.worker->drop_fork();
+    if (ImGui::Button(widths.drop) && s.worker) s.worker->drop_fork();
+    help_tooltip("Drop fork B (A stays as it is).");
   }
 
   ImGui::EndDisabled();
