@@ -21,8 +21,7 @@ typedef uint8_t u8x32 __attribute__((vector_size(32)));
 // The loops, included twice: once as plain code (the baseline copy), once
 // under the AVX2, FMA and F16C target (the AVX2 and AVX-512 copies), each
 // with its own fused step (mul_add, matvec_target.h), its own way of
-// widening eight bytes (from memory: zext8, sext8; from a vector register:
-// sext8_of) to eight int32 lanes and of reading a half, and its
+// widening eight bytes in memory (zext8, sext8) to eight int32 lanes and of reading a half, and its
 // exact_product_plus / _minus (a * b +- c for an exact a * b:
 // dequant_blocks.inc). (GCC turns the generic vector form of that widening
 // into byte-by-byte scalar code, the cost of the whole product; the AVX2
@@ -40,12 +39,6 @@ namespace plain {
   i32x8 v;
   for (int i = 0; i < 8; ++i) v[i] = static_cast<int8_t>(p[i]);
   return v;
-}
-// Bytes i .. i + 7 of v (i a multiple of 8), sign-extended.
-[[gnu::always_inline]] inline i32x8 sext8_of(u8x32 v, int i) {
-  std::byte b[32];
-  std::memcpy(b, &v, 32);
-  return sext8(b + i);
 }
 #define KVSCOPE_BLOCKS_F16C 0
 #include "backend/cpu/matvec_loops.inc"
@@ -73,15 +66,6 @@ namespace avx2 {
   i32x8 r;
   std::memcpy(&r, &v, sizeof r);
   return r;
-}
-[[gnu::always_inline]] inline i32x8 sext8_of(u8x32 v, int i) {
-  __m256i a;
-  std::memcpy(&a, &v, 32);
-  const __m128i half = i < 16 ? _mm256_castsi256_si128(a) : _mm256_extracti128_si256(a, 1);
-  const __m256i r = _mm256_cvtepi8_epi32(i % 16 ? _mm_unpackhi_epi64(half, half) : half);
-  i32x8 out;
-  std::memcpy(&out, &r, 32);
-  return out;
 }
 #define KVSCOPE_BLOCKS_F16C 1
 #include "backend/cpu/matvec_loops.inc"
