@@ -232,7 +232,7 @@ std::vector<std::string> write_export(const Session& s, const fs::path& dir, con
   const auto [sl, sh] = pairs.front();
   add(export_score_curves(s, sl, sh, dir / ("score_curves_L" + std::to_string(sl) + "_H" + std::to_string(sh)), fo));
   if (fork)
-    add(export_fork_difference(s, *fork, sl, sh,
+    add(export_fork_difference(s, head_of(sl, sh), *fork, sl, sh,
                                dir / ("fork_difference_L" + std::to_string(sl) + "_H" + std::to_string(sh)), fo));
   if (extra)
     for (const auto& f : extra(dir))

@@ -220,7 +220,10 @@ std::vector<std::filesystem::path> export_score_curves(const Session& s, int lay
 }
 
 HeatmapData fork_difference_data(const Session& a, const Session& b, int layer, int head, int up_to_row) {
-  HeatmapData da = attention_heatmap_data(a, layer, head, up_to_row);
+  return fork_difference_data(attention_heatmap_data(a, layer, head, up_to_row), b, layer, head, up_to_row);
+}
+
+HeatmapData fork_difference_data(const HeatmapData& da, const Session& b, int layer, int head, int up_to_row) {
   const HeatmapData db = attention_heatmap_data(b, layer, head, up_to_row);
   // The runs agree up to the fork; after it each generated its own tokens
   // (a column names both where they differ) and may have run longer.
@@ -247,10 +250,10 @@ HeatmapData fork_difference_data(const Session& a, const Session& b, int layer, 
   return d;
 }
 
-std::vector<std::filesystem::path> export_fork_difference(const Session& a, const Session& b, int layer, int head,
-                                                          const std::filesystem::path& stem,
+std::vector<std::filesystem::path> export_fork_difference(const Session& a, const HeatmapData& a_data, const Session& b,
+                                                          int layer, int head, const std::filesystem::path& stem,
                                                           const FigureExportOptions& o) {
-  const HeatmapData d = crop_columns(fork_difference_data(a, b, layer, head, o.up_to_row), o.positions);
+  const HeatmapData d = crop_columns(fork_difference_data(a_data, b, layer, head, o.up_to_row), o.positions);
   ValueExtent own;
   own.add(d.values);
   HeatmapFigureOptions h;

@@ -61,11 +61,16 @@ std::vector<std::filesystem::path> export_score_curves(const Session& s, int lay
 // and per cell the fork code of A's mask against B's
 // (common/mask_codes.h); a label names both tokens where the runs' differ.
 HeatmapData fork_difference_data(const Session& a, const Session& b, int layer, int head, int up_to_row = -1);
+// The same from A's heatmap of that head already made (attention_heatmap_data
+// or a layer's replay, as the exporter draws it), so A is not replayed
+// twice; B's rows up to up_to_row.
+HeatmapData fork_difference_data(const HeatmapData& a_data, const Session& b, int layer, int head, int up_to_row = -1);
 // That comparison as a figure, the window's third fork panel: coolwarm on a
 // range symmetric about zero (white: equal), the masks' comparison in the
-// strip under it (unless the evicted style is none).
-std::vector<std::filesystem::path> export_fork_difference(const Session& a, const Session& b, int layer, int head,
-                                                          const std::filesystem::path& stem,
+// strip under it (unless the evicted style is none). a_data: A's heatmap of
+// (layer, head); a names the model and A's policy in the title.
+std::vector<std::filesystem::path> export_fork_difference(const Session& a, const HeatmapData& a_data, const Session& b,
+                                                          int layer, int head, const std::filesystem::path& stem,
                                                           const FigureExportOptions& o);
 
 // "Export the current view", the app's button: into `dir`, the heatmap of
