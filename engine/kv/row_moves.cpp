@@ -1,10 +1,18 @@
 #include "kv/row_moves.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <numeric>
 
 namespace kvscope {
 
 int kv_region_rows(int capacity) { return capacity + std::max(64, capacity / 8); }
+
+int kv_region_rows_paged(int capacity, int head_dim, std::size_t page_bytes) {
+  const int64_t page_floats = int64_t(page_bytes / sizeof(float));
+  const int64_t step = page_floats / std::gcd(page_floats, int64_t(head_dim));  // rows that fill whole pages
+  return static_cast<int>((kv_region_rows(capacity) + step - 1) / step * step);
+}
 
 RowMoves plan_row_moves(std::span<const int> keep, int old_len) {
   RowMoves m;

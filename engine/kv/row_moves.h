@@ -9,6 +9,7 @@
 // only the sinks, where moving down would rewrite the whole cache.
 #pragma once
 
+#include <cstddef>
 #include <span>
 
 namespace kvscope {
@@ -17,6 +18,11 @@ namespace kvscope {
 // capacity and some slack (at least 64 rows, or an eighth), which the start
 // can move up through before the segment must go back to the first row.
 int kv_region_rows(int capacity);
+// The same rounded up to whole pages of `page_bytes` for rows of `head_dim`
+// floats, so that regions laid end to end each start on a page: the CPU
+// backend's cache, whose pages take memory once a row is stored in them
+// (a region straddling a page with its neighbour's held one page more).
+int kv_region_rows_paged(int capacity, int head_dim, std::size_t page_bytes);
 
 struct RowMoves {
   int kept = 0;           // slots kept

@@ -6,6 +6,7 @@
 #include "bundle/model_bundle.h"
 #include "common/error.h"
 #include "io/host_memory.h"
+#include "io/zeroed_pages.h"
 #include "kv/kv_layout.h"
 #include "kv/row_moves.h"
 #include "kv/sharing.h"
@@ -50,7 +51,9 @@ int most_new_tokens_within(double room, int segments, int prompt_len, int planne
 
 std::size_t host_kv_cache_bytes(const ModelConfig& cfg, int max_tokens) {
   const KvLayout layout = KvLayout::from_config(cfg);
-  return 2 * std::size_t(layout.n_segments()) * std::size_t(kv_region_rows(max_tokens)) * cfg.head_dim * sizeof(float);
+  return 2 * std::size_t(layout.n_segments()) *
+         std::size_t(kv_region_rows_paged(max_tokens, cfg.head_dim, ZeroedPages::page_bytes())) * cfg.head_dim *
+         sizeof(float);
 }
 
 std::vector<ModelConfig> host_kv_configs(bool on_host, const ModelConfig& cfg, const ModelConfig& native,

@@ -207,6 +207,34 @@ TEST(CpuScratch, TheKvCacheTakesMemoryForTheTokensHeldNotItsCapacity) {
   }
 }
 
+// Every segment's region starts on a page, so n rows held take exactly the
+// pages they fill in each segment (not one more where a region straddled a
+// page with its neighbour's), whatever the capacity: 37 planned tokens
+// (and 64 rows of slack) gave regions of 101 rows, 6,464 bytes, and about
+// half the segments took two pages for 36 rows' 2,304 bytes.
+TEST(CpuScratch, ASegmentsRowsTakeThePagesTheyFillAndNoMore) {
+  auto m = load_model_files(test::model_dir("llama_gqa"));
+  const auto g = test::Golden::load("llama_gqa");
+  const std::size_t page = ZeroedPages::page_bytes();
+  for (const int capacity : {37, 200, 1001})
+    for (const int tokens : {1, 17, 36}) {
+      SCOPED_TRACE("capacity " + std::to_string(capacity) + ", tokens " + std::to_string(tokens));
+      m.config.max_positions = std::max(m.config.max_positions, capacity);
+      const auto model = CpuModel::create(m.config, m.weights);
+      BackendOptions bo;
+      bo.max_tokens = capacity;
+      ForwardOptions fo;
+      ForwardOutput out;
+      std::vector<int> prompt;
+      for (int i = 0; i < tokens; ++i) prompt.push_back(g.prompt[i % g.prompt.size()]);
+      CpuBackend be(model, bo);
+      be.forward(prompt, fo, out);
+      const std::size_t row = std::size_t(m.config.head_dim) * sizeof(float);
+      const std::size_t pages = (tokens * row + page - 1) / page;
+      EXPECT_EQ(be.kv_resident_bytes(), 2 * std::size_t(be.kv().layout().n_segments()) * pages * page);
+    }
+}
+
 // Eviction moves a segment's slots through its region (a window's oldest
 // slot leaves the front, so the segment starts a row later each step): the
 // pages of rows no slot is on any more go back, so a 32-slot window that has

@@ -27,6 +27,25 @@ TEST(RowMoves, RegionLeavesSlackForTheStartToMove) {
   EXPECT_EQ(kv_region_rows(4096), 4096 + 512);
 }
 
+// Regions of whole pages: 64-float rows fill a 4 KiB page 16 at a time;
+// 80-float rows (320 bytes) only 64 at a time (5 pages); a page of 64 KiB
+// takes 256 rows of 64 floats.
+TEST(RowMoves, APagedRegionIsTheRegionToWholePages) {
+  EXPECT_EQ(kv_region_rows_paged(16, 64, 4096), 80);
+  EXPECT_EQ(kv_region_rows_paged(58, 64, 4096), 128);  // 122 rows
+  EXPECT_EQ(kv_region_rows_paged(58, 80, 4096), 128);
+  EXPECT_EQ(kv_region_rows_paged(100, 80, 4096), 192);  // 164 rows
+  EXPECT_EQ(kv_region_rows_paged(4096, 128, 4096), 4608);
+  EXPECT_EQ(kv_region_rows_paged(58, 64, 65536), 256);
+  for (int cap : {1, 37, 1001, 32768})
+    for (int hd : {16, 64, 80, 96, 128, 256}) {
+      const int rows = kv_region_rows_paged(cap, hd, 4096);
+      EXPECT_GE(rows, kv_region_rows(cap));
+      EXPECT_EQ(std::size_t(rows) * hd * sizeof(float) % 4096, 0u) << cap << " " << hd;
+      EXPECT_LT(rows - kv_region_rows(cap), 1024 / std::gcd(1024, hd)) << cap << " " << hd;
+    }
+}
+
 TEST(RowMoves, TheWindowsEvictionMovesOnlyTheSinks) {
   // Four sinks, then the oldest of the window goes: up moves 4 rows, down would move 995.
   const RowMoves m = plan_row_moves(all_but(1000, {4}), 1000);

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "io/host_memory.h"
+#include "io/zeroed_pages.h"
 #include "kv/row_moves.h"
 #include "session/memory_forecast.h"
 #include "session_fixture.h"
@@ -68,7 +69,9 @@ TEST(MemoryForecast, CountsTheRecorderAndTheHostKvCachesOfAnEightBillionShape) {
   EXPECT_EQ(f.scores, 4 * f.masks);
   EXPECT_EQ(f.kv_caches, 2);
   EXPECT_EQ(f.kv_cache, 2 * host_kv_cache_bytes(c, 1281));
-  EXPECT_EQ(host_kv_cache_bytes(c, 1281), std::size_t(2) * 256 * kv_region_rows(1281) * 128 * 4);
+  // 1,281 slots, 160 of slack, to whole 4 KiB pages of 512-byte rows: 1,448 rows.
+  ASSERT_EQ(ZeroedPages::page_bytes(), 4096u);
+  EXPECT_EQ(host_kv_cache_bytes(c, 1281), std::size_t(2) * 256 * 1448 * 128 * 4);
   EXPECT_EQ(f.total(), f.attention + f.masks + f.scores + f.kv_cache);
   EXPECT_NE(f.summary().find("attention of 2 layers x 2 heads"), std::string::npos) << f.summary();
 }

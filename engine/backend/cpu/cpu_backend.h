@@ -139,9 +139,9 @@ class CpuBackend final : public Backend {
   std::shared_ptr<const CpuModel> model_;
   KvLayout layout_;
   int hd_ = 0;
-  // Each segment owns `region_` rows (the capacity plus slack) and uses the len
-  // rows from start_[seg]: eviction can then close holes from whichever side
-  // moves fewer rows.
+  // Each segment owns `region_` rows (the capacity plus slack, to a whole
+  // number of pages) and uses the len rows from start_[seg]: eviction can
+  // then close holes from whichever side moves fewer rows.
   int region_ = 0;
   std::vector<int> start_;  // [segment]
   // [segment][region row][head_dim]; a row's page is resident once a slot
