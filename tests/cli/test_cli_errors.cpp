@@ -417,7 +417,10 @@ TEST(CliErrors, RecordingThatWillNotFitNamesTheFlag) {
   EXPECT_EQ(std::count(tight.output.begin(), tight.output.end(), '\n'), 1) << tight.output;
   EXPECT_FALSE(std::filesystem::exists(dir / "out")) << "refused before any output";
   // A plain generate (no recorder) holds its KV cache alone: checked too.
-  const auto plain = test::run_shell("KVSCOPE_MEMORY_MB=0.05 " + std::string(KVSCOPE_CLI_PATH) + " " + g +
+  // (Each segment's region is whole pages: 64 rows of this model's 16-float
+  // rows at a time, so 0.08 MB holds 128 rows of each of its 4 segments' K
+  // and V, the 4-token prompt and 59 new tokens with the slack.)
+  const auto plain = test::run_shell("KVSCOPE_MEMORY_MB=0.08 " + std::string(KVSCOPE_CLI_PATH) + " " + g +
                                      "--max-new-tokens 100 2>&1");
   EXPECT_EQ(plain.exit_code, 1) << plain.output;
   EXPECT_EQ(plain.output.rfind("kvscope-cli: error: --max-new-tokens: the KV cache of ", 0), 0u) << plain.output;
