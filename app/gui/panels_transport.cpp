@@ -12,41 +12,42 @@ namespace kvscope::gui {
 
 namespace {
 
-// The widths of the buttons' line: the N field and the speed slider, in
-// line heights, and "Drop fork"'s label. A narrow panel (a 1024-pixel
-// window) gets the compact set rather than buttons cut at its edge: the
-// panel has one line for them.
+// The sizes of the buttons' line that have a compact form: the N field and
+// the speed slider, in line heights, and "Drop fork"'s label. A narrow
+// panel (a 1024-pixel window) gets the compact set rather than buttons cut
+// at its edge: the panel has one line for them.
 struct TransportWidths {
   float n_field = 4, speed = 7;
   const char* drop = "Drop fork";
   const char* speed_format = "%.1f steps/s";
 };
+constexpr TransportWidths kCompact{2.5f, 4.5f, "Drop", "%.1f/s"};
 
-TransportWidths transport_widths(const AppState& s, bool expert) {
-  TransportWidths w;
-  if (!expert) return w;
-  const ImGuiStyle& st = ImGui::GetStyle();
-  const float lh = ImGui::GetTextLineHeight(), gap = st.ItemSpacing.x;
-  auto button = [&](const char* label) { return small_button_width(label) + gap; };
-  auto line = [&](const TransportWidths& t) {
-    float x = button("Step") + button("Run N") + t.n_field * lh + gap + button("Pause") + t.speed * lh + gap +
-              button("Reset") + button("Fork");
-    if (s.b) x += button(t.drop);
-    return x;
-  };
-  if (line(w) <= ImGui::GetContentRegionAvail().x) return w;
-  return {2.5f, 4.5f, "Drop", "%.1f/s"};
-}
+// While busy, the progress bar after Cancel keeps at least this many line
+// heights of the line.
+constexpr float kProgressMinLines = 6;
 
 }  // namespace
 
 void draw_transport_panel(AppState& s) {
   const bool playing = s.status.playing;
   const bool no_run = !s.a;  // nothing to step yet (loading, or the model failed to open)
-  const TransportWidths widths = transport_widths(s, !s.presenter);
+  // The line is measured as it is drawn (a frame late, as ImGui lays out):
+  // whichever buttons it shows this frame (the fork's Drop, the busy
+  // Cancel) count, each item listed once, here. `saved`: what the compact
+  // forms took off the default sizes, so the default line's width is
+  // known while the compact one is on screen.
+  const bool compact = !s.presenter && s.shell.transport_line_width > ImGui::GetContentRegionAvail().x;
+  const TransportWidths widths = compact ? kCompact : TransportWidths{};
+  const TransportWidths defaults;
+  const float lh = ImGui::GetTextLineHeight();
+  const float line_x = ImGui::GetCursorScreenPos().x;
+  float saved = 0, line_end = line_x;
+  auto measure = [&] { line_end = ImGui::GetItemRectMax().x; };
   ImGui::BeginDisabled(no_run);
   if (ImGui::Button("Step")) action_step(s);
   record_item_rect(s, "button.step");
+  measure();
   help_tooltip("Right arrow: one decoding step (from the scrubbed row when you scrubbed back: the later rows are dropped).");
   // Presenter mode keeps what a talk needs: step, play, reset, the timeline.
   const bool expert = !s.presenter;
@@ -60,12 +61,14 @@ void draw_transport_panel(AppState& s) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * widths.n_field);
     if (ImGui::InputInt("##n", &s.shell.run_n, 0, 0)) s.shell.run_n = std::clamp(s.shell.run_n, 1, 100000);
+    saved += (defaults.n_field - widths.n_field) * lh;
     help_tooltip("N: the steps \"Run N\" takes.");
     ImGui::SameLine();
   }
   if (ImGui::Button(playing ? "Pause" : "Play ", {ImGui::CalcTextSize("Pause").x + 2 * ImGui::GetStyle().FramePadding.x, 0}))
     action_toggle_play(s);
   record_item_rect(s, "button.play");
+  measure();
   help_tooltip("Space: play / pause.");
   if (expert) {
     ImGui::SameLine();
@@ -74,20 +77,26 @@ void draw_transport_panel(AppState& s) {
     if (ImGui::SliderFloat("##speed", &speed, 0.5f, 60.0f, widths.speed_format, ImGuiSliderFlags_Logarithmic) &&
         s.worker)
       s.worker->set_play_speed(speed);
+    saved += (defaults.speed - widths.speed) * lh;
     help_tooltip("Play speed (the engine may be slower on a large model).");
   }
   ImGui::SameLine();
   if (ImGui::Button("Reset")) action_reset(s);
   record_item_rect(s, "button.reset");
+  measure();
   help_tooltip("R: A again from its prompt (the fork is dropped).");
   if (expert) {
     ImGui::SameLine();
     if (ImGui::Button("Fork")) action_fork(s);
+    measure();
     help_tooltip("F: fork B here under the policy of the Fork panel.");
   }
   if (s.b && expert) {
     ImGui::SameLine();
     if (ImGui::Button(widths.drop) && s.worker) s.worker->drop_fork();
+    record_item_rect(s, "button.drop_fork");
+    measure();
+    saved += small_button_width(defaults.drop) - small_button_width(widths.drop);
     help_tooltip("Drop fork B (A stays as it is).");
   }
 
@@ -98,6 +107,11 @@ void draw_transport_panel(AppState& s) {
     ImGui::SameLine();
     if (ImGui::Button("Cancel") && s.worker) s.worker->cancel();
     record_item_rect(s, "button.cancel");
+    measure();
+    line_end += ImGui::GetStyle().ItemSpacing.x + kProgressMinLines * lh;
+  }
+  if (!s.presenter) s.shell.transport_line_width = line_end - line_x + saved;
+  if (s.status.busy) {
     ImGui::SameLine();
     const float frac = s.status.progress >= 0 ? static_cast<float>(s.status.progress)
                                               : static_cast<float>(ImGui::GetTime() * 0.5 - static_cast<int>(ImGui::GetTime() * 0.5));

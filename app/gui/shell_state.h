@@ -38,6 +38,10 @@ struct ShellState {
   std::string model_path;      // the model field ("" = the bundled model)
   std::string session_path;    // the session file field
   int run_n = 16;              // "Run N"
+  // The transport's line of buttons at its default sizes, as the last frame
+  // drew it (pixels): wider than the panel, and the next frame draws the
+  // compact sizes (panels_transport.cpp).
+  float transport_line_width = 0;
   int curve_add_position = 0;  // the score curves' "add token" field
   bool fork_editor_open = false;
   std::string apply_feedback;  // what the last Apply did, shown under the button

@@ -402,4 +402,36 @@ TEST(GuiLegibility, AShortPromptThatGrowsLongMovesToLegibleNewestPositions) {
                          << s["columns_total"];
 }
 
+// A 1024x600 window: the transport's line (with a fork's "Drop fork") is
+// wider than its panel at the default sizes, so it takes its compact forms
+// and every button stays whole inside the panel; at 1920x1080 it keeps the
+// default sizes.
+TEST(GuiLegibility, ANarrowWindowKeepsTheTransportButtonsWhole) {
+  REQUIRE_DISPLAY();
+  TempDir tmp;
+  const fs::path session = tmp / "fork.json";
+  std::ofstream(session) << R"({"format": "kvscope-session", "version": 1,
+    "prompt": "The quick brown fox jumps over the lazy dog", "max_new_tokens": 8,
+    "policy": {"name": "h2o", "budget": "50%"},
+    "fork": {"at_step": 3, "policy": {"name": "tova", "budget": "50%"}}})";
+  double drop_width[2] = {0, 0};
+  int i = 0;
+  for (const char* size : {"1024x600", "1920x1080"}) {
+    SCOPED_TRACE(size);
+    const Capture c =
+        capture(tmp, std::string("transport") + size, "--session " + quoted(session.string()) + " --steps 6", size);
+    ASSERT_FALSE(c.state.is_null());
+    ASSERT_TRUE(c.state["rects"].contains("button.drop_fork")) << "no fork on screen";
+    const Rect transport = rect_of(c.state, "panel.transport");
+    for (const char* button : {"button.step", "button.run_n", "button.play", "button.reset", "button.drop_fork"}) {
+      ASSERT_TRUE(c.state["rects"].contains(button)) << button;
+      const Rect b = rect_of(c.state, button);
+      EXPECT_GE(b.x, transport.x) << button;
+      EXPECT_LE(b.x + b.w, transport.x + transport.w) << button << " cut at the transport panel's edge";
+    }
+    drop_width[i++] = rect_of(c.state, "button.drop_fork").w;
+  }
+  EXPECT_LT(drop_width[0], drop_width[1]) << "the narrow window's line is not the compact one";
+}
+
 }  // namespace
