@@ -37,7 +37,9 @@ void draw_transport_panel(AppState& s) {
   // Cancel) count, each item listed once, here. `saved`: what the compact
   // forms took off the default sizes, so the default line's width is
   // known while the compact one is on screen.
-  const bool compact = !s.presenter && s.shell.transport_line_width > ImGui::GetContentRegionAvail().x;
+  // Presenter mode keeps what a talk needs: step, play, reset, the timeline.
+  const bool expert = !s.presenter;
+  const bool compact = expert && s.shell.transport_line_width > ImGui::GetContentRegionAvail().x;
   const TransportWidths widths = compact ? kCompact : TransportWidths{};
   const TransportWidths defaults;
   const float lh = ImGui::GetTextLineHeight();
@@ -48,9 +50,8 @@ void draw_transport_panel(AppState& s) {
   if (ImGui::Button("Step")) action_step(s);
   record_item_rect(s, "button.step");
   measure();
-  help_tooltip("Right arrow: one decoding step (from the scrubbed row when you scrubbed back: the later rows are dropped).");
-  // Presenter mode keeps what a talk needs: step, play, reset, the timeline.
-  const bool expert = !s.presenter;
+  help_tooltip(
+      "Right arrow: one decoding step (from the scrubbed row when you scrubbed back: the later rows are dropped).");
   ImGui::SameLine();
   if (expert) {
     if (ImGui::Button("Run N") && s.worker) {
@@ -59,7 +60,7 @@ void draw_transport_panel(AppState& s) {
     }
     record_item_rect(s, "button.run_n");
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * widths.n_field);
+    ImGui::SetNextItemWidth(lh * widths.n_field);
     if (ImGui::InputInt("##n", &s.shell.run_n, 0, 0)) s.shell.run_n = std::clamp(s.shell.run_n, 1, 100000);
     saved += (defaults.n_field - widths.n_field) * lh;
     help_tooltip("N: the steps \"Run N\" takes.");
@@ -73,7 +74,7 @@ void draw_transport_panel(AppState& s) {
   if (expert) {
     ImGui::SameLine();
     float speed = static_cast<float>(s.status.play_steps_per_s);
-    ImGui::SetNextItemWidth(ImGui::GetTextLineHeight() * widths.speed);
+    ImGui::SetNextItemWidth(lh * widths.speed);
     if (ImGui::SliderFloat("##speed", &speed, 0.5f, 60.0f, widths.speed_format, ImGuiSliderFlags_Logarithmic) &&
         s.worker)
       s.worker->set_play_speed(speed);
@@ -110,7 +111,7 @@ void draw_transport_panel(AppState& s) {
     measure();
     line_end += ImGui::GetStyle().ItemSpacing.x + kProgressMinLines * lh;
   }
-  if (!s.presenter) s.shell.transport_line_width = line_end - line_x + saved;
+  if (expert) s.shell.transport_line_width = line_end - line_x + saved;
   if (s.status.busy) {
     ImGui::SameLine();
     const float frac = s.status.progress >= 0 ? static_cast<float>(s.status.progress)

@@ -21,8 +21,8 @@ typedef uint8_t u8x32 __attribute__((vector_size(32)));
 // The loops, included twice: once as plain code (the baseline copy), once
 // under the AVX2, FMA and F16C target (the AVX2 and AVX-512 copies), each
 // with its own fused step (mul_add, matvec_target.h), its own way of
-// widening eight bytes in memory (zext8, sext8) to eight int32 lanes and of reading a half, and its
-// exact_product_plus / _minus (a * b +- c for an exact a * b:
+// widening eight bytes in memory (zext8, sext8) to eight int32 lanes and
+// of reading a half, and its exact_product_plus / _minus (a * b +- c for an exact a * b:
 // dequant_blocks.inc). (GCC turns the generic vector form of that widening
 // into byte-by-byte scalar code, the cost of the whole product; the AVX2
 // copy says vpmovzxbd / vpmovsxbd.)
