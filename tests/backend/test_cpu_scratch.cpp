@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,25 @@ namespace {
 
 constexpr int kPrompt = 56;
 
+// The setup the tests here share: a tiny checkpoint with room for
+// `capacity` tokens (RoPE beyond its own 128 positions where asked) and
+// the first n tokens of its golden prompt, repeated as needed.
+struct Tiny {
+  ModelFiles files;
+  test::Golden golden;
+  Tiny(const std::string& model, int capacity)
+      : files(load_model_files(test::model_dir(model))), golden(test::Golden::load(model)) {
+    files.config.max_positions = std::max(files.config.max_positions, capacity);
+  }
+  std::shared_ptr<const CpuModel> model() const { return CpuModel::create(files.config, files.weights); }
+  std::vector<int> prompt(int n) const {
+    std::vector<int> p;
+    for (int i = 0; i < n; ++i) p.push_back(golden.prompt[i % golden.prompt.size()]);
+    return p;
+  }
+  int token(int i) const { return golden.prompt[i % golden.prompt.size()]; }
+};
+
 struct Held {
   std::size_t after_prompt = 0, after_step = 0, after_two_steps = 0;  // scratch_bytes()
   std::vector<float> logits;                                          // the last step's
@@ -31,18 +51,16 @@ struct Held {
 // steps, with the statistic `reduce` (Max also holds a block of rows'
 // maxima per thread while a call runs).
 Held run(bool as_prompt, ReaderReduce reduce) {
-  const auto m = load_model_files(test::model_dir("llama_gqa"));
-  const auto g = test::Golden::load("llama_gqa");
+  const Tiny tiny("llama_gqa", 64);
   BackendOptions bo;
   bo.max_tokens = 64;
-  CpuBackend be(CpuModel::create(m.config, m.weights), bo);
+  CpuBackend be(tiny.model(), bo);
   ForwardOptions fo;
   fo.stats.source = StatSource::Attention;
   fo.stats.reduce = reduce;
   fo.logits_to_host = true;
   ForwardOutput out;
-  std::vector<int> prompt;
-  for (int i = 0; i < kPrompt; ++i) prompt.push_back(g.prompt[i % g.prompt.size()]);
+  const std::vector<int> prompt = tiny.prompt(kPrompt);
   if (as_prompt) {
     be.forward(prompt, fo, out);
   } else {
@@ -50,7 +68,7 @@ Held run(bool as_prompt, ReaderReduce reduce) {
   }
   Held h;
   h.after_prompt = be.scratch_bytes();
-  const int tok[1] = {g.prompt[1]};
+  const int tok[1] = {tiny.token(1)};
   be.forward(tok, fo, out);
   h.after_step = be.scratch_bytes();
   be.forward(tok, fo, out);
@@ -92,12 +110,10 @@ struct DuringPrompt {
 };
 
 DuringPrompt during_prompt(const std::string& model, int tokens, ReaderReduce reduce) {
-  auto m = load_model_files(test::model_dir(model));
-  const auto g = test::Golden::load(model);
-  m.config.max_positions = std::max(m.config.max_positions, tokens);  // RoPE: longer than the tiny checkpoint's 128
+  const Tiny tiny(model, tokens);
   BackendOptions bo;
   bo.max_tokens = tokens;
-  CpuBackend be(CpuModel::create(m.config, m.weights), bo);
+  CpuBackend be(tiny.model(), bo);
   ForwardOptions fo;
   fo.stats.source = StatSource::Attention;
   fo.stats.reduce = reduce;
@@ -106,10 +122,8 @@ DuringPrompt during_prompt(const std::string& model, int tokens, ReaderReduce re
     d.scratch = std::max(d.scratch, be.scratch_bytes());
     d.contributions = std::max(d.contributions, be.contribution_bytes());
   };
-  std::vector<int> prompt;
-  for (int i = 0; i < tokens; ++i) prompt.push_back(g.prompt[i % g.prompt.size()]);
   ForwardOutput out;
-  be.forward(prompt, fo, out);
+  be.forward(tiny.prompt(tokens), fo, out);
   d.segments = be.kv().layout().n_segments();
   d.slots = tokens;
   return d;
@@ -161,13 +175,11 @@ long resident_anon_kb() {
 // 4096` that stopped at an end-of-text token after 60 held its whole cache.
 TEST(CpuScratch, TheKvCacheTakesMemoryForTheTokensHeldNotItsCapacity) {
   constexpr int kCapacity = 32768, kTokens = 56;
-  auto m = load_model_files(test::model_dir("llama_gqa"));
-  const auto g = test::Golden::load("llama_gqa");
-  m.config.max_positions = std::max(m.config.max_positions, kCapacity);
-  const auto model = CpuModel::create(m.config, m.weights);
-  std::vector<int> prompt;
-  for (int i = 0; i < kTokens; ++i) prompt.push_back(g.prompt[i % g.prompt.size()]);
-  const int tok[1] = {g.prompt[1]};
+  const Tiny tiny("llama_gqa", kCapacity);
+  const ModelConfig& config = tiny.files.config;
+  const auto model = tiny.model();
+  const std::vector<int> prompt = tiny.prompt(kTokens);
+  const int tok[1] = {tiny.token(1)};
   ForwardOptions fo;
   ForwardOutput out;
   BackendOptions bo;
@@ -188,8 +200,8 @@ TEST(CpuScratch, TheKvCacheTakesMemoryForTheTokensHeldNotItsCapacity) {
   const long grown = resident_anon_kb() - before;
 
   const int segments = be.kv().layout().n_segments();
-  const long capacity_kb = long(2) * segments * kv_region_rows(kCapacity) * m.config.head_dim * 4 / 1024;
-  const long held_kb = long(2) * segments * (kTokens + 1) * m.config.head_dim * 4 / 1024;
+  const long capacity_kb = long(2) * segments * kv_region_rows(kCapacity) * config.head_dim * 4 / 1024;
+  const long held_kb = long(2) * segments * (kTokens + 1) * config.head_dim * 4 / 1024;
   ASSERT_GT(capacity_kb, 16 * (held_kb + 1024));  // the test tells the two apart
   // The backend and its clone: each the rows it holds (a page per segment
   // at most beside them), the prompt's scratch, the allocator's arenas.
@@ -200,7 +212,7 @@ TEST(CpuScratch, TheKvCacheTakesMemoryForTheTokensHeldNotItsCapacity) {
   for (const int seg : {0, segments - 1}) {
     ASSERT_EQ(twin->kv().len(seg), kTokens + 1);
     for (int slot : {0, kTokens})
-      for (int d = 0; d < m.config.head_dim; ++d) {
+      for (int d = 0; d < config.head_dim; ++d) {
         EXPECT_EQ(twin->key(seg, slot)[d], be.key(seg, slot)[d]);
         EXPECT_EQ(twin->value(seg, slot)[d], be.value(seg, slot)[d]);
       }
@@ -213,23 +225,18 @@ TEST(CpuScratch, TheKvCacheTakesMemoryForTheTokensHeldNotItsCapacity) {
 // (and 64 rows of slack) gave regions of 101 rows, 6,464 bytes, and about
 // half the segments took two pages for 36 rows' 2,304 bytes.
 TEST(CpuScratch, ASegmentsRowsTakeThePagesTheyFillAndNoMore) {
-  auto m = load_model_files(test::model_dir("llama_gqa"));
-  const auto g = test::Golden::load("llama_gqa");
   const std::size_t page = ZeroedPages::page_bytes();
   for (const int capacity : {37, 200, 1001})
     for (const int tokens : {1, 17, 36}) {
       SCOPED_TRACE("capacity " + std::to_string(capacity) + ", tokens " + std::to_string(tokens));
-      m.config.max_positions = std::max(m.config.max_positions, capacity);
-      const auto model = CpuModel::create(m.config, m.weights);
+      const Tiny tiny("llama_gqa", capacity);
       BackendOptions bo;
       bo.max_tokens = capacity;
       ForwardOptions fo;
       ForwardOutput out;
-      std::vector<int> prompt;
-      for (int i = 0; i < tokens; ++i) prompt.push_back(g.prompt[i % g.prompt.size()]);
-      CpuBackend be(model, bo);
-      be.forward(prompt, fo, out);
-      const std::size_t row = std::size_t(m.config.head_dim) * sizeof(float);
+      CpuBackend be(tiny.model(), bo);
+      be.forward(tiny.prompt(tokens), fo, out);
+      const std::size_t row = std::size_t(tiny.files.config.head_dim) * sizeof(float);
       const std::size_t pages = (tokens * row + page - 1) / page;
       EXPECT_EQ(be.kv_resident_bytes(), 2 * std::size_t(be.kv().layout().n_segments()) * pages * page);
     }
@@ -242,19 +249,17 @@ TEST(CpuScratch, ASegmentsRowsTakeThePagesTheyFillAndNoMore) {
 // gives back everything.
 TEST(CpuScratch, EvictionHandsBackThePagesOfRowsNoSlotIsOn) {
   constexpr int kCapacity = 8192, kWindow = 32, kSteps = 6000;
-  auto m = load_model_files(test::model_dir("llama_gqa"));
-  const auto g = test::Golden::load("llama_gqa");
-  m.config.max_positions = std::max(m.config.max_positions, kCapacity);
-  const auto model = CpuModel::create(m.config, m.weights);
+  const Tiny tiny("llama_gqa", kCapacity);
+  const ModelConfig& config = tiny.files.config;
   BackendOptions bo;
   bo.max_tokens = kCapacity;
   ForwardOptions fo;
   ForwardOutput out;
   std::vector<int> keep(kWindow);
   for (int i = 0; i < kWindow; ++i) keep[i] = i + 1;  // all but the oldest
-  CpuBackend be(model, bo);
+  CpuBackend be(tiny.model(), bo);
   for (int step = 0; step < kSteps; ++step) {
-    const int tok[1] = {g.prompt[step % g.prompt.size()]};
+    const int tok[1] = {tiny.token(step)};
     be.forward(tok, fo, out);
     if (be.kv().len(0) > kWindow)
       for (int seg = 0; seg < be.kv().layout().n_segments(); ++seg) be.retain(seg, keep);
@@ -263,10 +268,10 @@ TEST(CpuScratch, EvictionHandsBackThePagesOfRowsNoSlotIsOn) {
   // arenas and a sanitizer's quarantine grow over 6,000 steps too.
   const int segments = be.kv().layout().n_segments();
   ASSERT_EQ(be.kv().len(0), kWindow);
-  const std::size_t passed = std::size_t(2) * segments * kSteps * m.config.head_dim * sizeof(float);
+  const std::size_t passed = std::size_t(2) * segments * kSteps * config.head_dim * sizeof(float);
   const std::size_t page = ZeroedPages::page_bytes();
   // The window's rows and, per segment and cache, a partial page at each end.
-  const std::size_t held = std::size_t(2) * segments * (kWindow * m.config.head_dim * sizeof(float) + 2 * page);
+  const std::size_t held = std::size_t(2) * segments * (kWindow * config.head_dim * sizeof(float) + 2 * page);
   ASSERT_GT(passed, 8 * held);  // the test tells the two apart
   EXPECT_LE(be.kv_resident_bytes(), held) << "rows passed over: " << passed << " bytes";
   be.reset();
