@@ -89,6 +89,7 @@ void draw_transport_panel(AppState& s) {
   if (expert) {
     ImGui::SameLine();
     if (ImGui::Button("Fork")) action_fork(s);
+    record_item_rect(s, "button.fork");
     measure();
     help_tooltip("F: fork B here under the policy of the Fork panel.");
   }

@@ -63,7 +63,10 @@ std::vector<std::filesystem::path> export_score_curves(const Session& s, int lay
 HeatmapData fork_difference_data(const Session& a, const Session& b, int layer, int head, int up_to_row = -1);
 // The same from A's heatmap of that head already made (attention_heatmap_data
 // or a layer's replay, as the exporter draws it), so A is not replayed
-// twice; B's rows up to up_to_row.
+// twice; B's rows up to up_to_row. a_data must be whole (not cropped,
+// its rows up to the same up_to_row): cell (row, position) of A is set
+// against the same cell of B, so a cropped A would be compared with the
+// wrong positions.
 HeatmapData fork_difference_data(const HeatmapData& a_data, const Session& b, int layer, int head, int up_to_row = -1);
 // That comparison as a figure, the window's third fork panel: coolwarm on a
 // range symmetric about zero (white: equal), the masks' comparison in the

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "backend/cpu/cpu_backend.h"
 #include "bundle/model_bundle.h"
 #include "common/error.h"
 #include "io/host_memory.h"
-#include "io/zeroed_pages.h"
 #include "kv/kv_layout.h"
-#include "kv/row_moves.h"
 #include "kv/sharing.h"
 #include "session/recorder.h"
 #include "session/session.h"
@@ -51,9 +50,8 @@ int most_new_tokens_within(double room, int segments, int prompt_len, int planne
 
 std::size_t host_kv_cache_bytes(const ModelConfig& cfg, int max_tokens) {
   const KvLayout layout = KvLayout::from_config(cfg);
-  return 2 * std::size_t(layout.n_segments()) *
-         std::size_t(kv_region_rows_paged(max_tokens, cfg.head_dim, ZeroedPages::page_bytes())) * cfg.head_dim *
-         sizeof(float);
+  return 2 * std::size_t(layout.n_segments()) * std::size_t(CpuBackend::region_rows(max_tokens, cfg.head_dim)) *
+         cfg.head_dim * sizeof(float);
 }
 
 std::vector<ModelConfig> host_kv_configs(bool on_host, const ModelConfig& cfg, const ModelConfig& native,

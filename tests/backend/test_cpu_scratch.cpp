@@ -15,7 +15,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/parallel.h"
 #include "golden.h"
-#include "kv/row_moves.h"
+#include "io/zeroed_pages.h"
 #include "model/loader.h"
 
 namespace kvscope {
@@ -200,7 +200,8 @@ TEST(CpuScratch, TheKvCacheTakesMemoryForTheTokensHeldNotItsCapacity) {
   const long grown = resident_anon_kb() - before;
 
   const int segments = be.kv().layout().n_segments();
-  const long capacity_kb = long(2) * segments * kv_region_rows(kCapacity) * config.head_dim * 4 / 1024;
+  const long capacity_kb =
+      long(2) * segments * CpuBackend::region_rows(kCapacity, config.head_dim) * config.head_dim * 4 / 1024;
   const long held_kb = long(2) * segments * (kTokens + 1) * config.head_dim * 4 / 1024;
   ASSERT_GT(capacity_kb, 16 * (held_kb + 1024));  // the test tells the two apart
   // The backend and its clone: each the rows it holds (a page per segment
@@ -223,11 +224,15 @@ TEST(CpuScratch, TheKvCacheTakesMemoryForTheTokensHeldNotItsCapacity) {
 // pages they fill in each segment (not one more where a region straddled a
 // page with its neighbour's), whatever the capacity: 37 planned tokens
 // (and 64 rows of slack) gave regions of 101 rows, 6,464 bytes, and about
-// half the segments took two pages for 36 rows' 2,304 bytes.
+// half the segments took two pages for 36 rows' 2,304 bytes. Held rows
+// from a part of a page to three pages (64-byte rows: 64 to a 4 KiB page).
+// The total is checked: no segment can hold fewer pages than its rows
+// fill, so a total of exactly the filled pages is each segment's too.
 TEST(CpuScratch, ASegmentsRowsTakeThePagesTheyFillAndNoMore) {
   const std::size_t page = ZeroedPages::page_bytes();
   for (const int capacity : {37, 200, 1001})
-    for (const int tokens : {1, 17, 36}) {
+    for (const int tokens : {1, 17, 36, 64, 65, 100, 150}) {
+      if (tokens > capacity) continue;
       SCOPED_TRACE("capacity " + std::to_string(capacity) + ", tokens " + std::to_string(tokens));
       const Tiny tiny("llama_gqa", capacity);
       BackendOptions bo;

@@ -418,13 +418,16 @@ TEST(CliErrors, RecordingThatWillNotFitNamesTheFlag) {
   EXPECT_FALSE(std::filesystem::exists(dir / "out")) << "refused before any output";
   // A plain generate (no recorder) holds its KV cache alone: checked too.
   // (Each segment's region is whole pages: 64 rows of this model's 16-float
-  // rows at a time, so 0.08 MB holds 128 rows of each of its 4 segments' K
-  // and V, the 4-token prompt and 59 new tokens with the slack.)
+  // rows at a time with 4 KiB pages, so 0.08 MB holds 128 rows of each of
+  // its 4 segments' K and V, the 4-token prompt and 59 new tokens with the
+  // slack.)
   const auto plain = test::run_shell("KVSCOPE_MEMORY_MB=0.08 " + std::string(KVSCOPE_CLI_PATH) + " " + g +
                                      "--max-new-tokens 100 2>&1");
   EXPECT_EQ(plain.exit_code, 1) << plain.output;
   EXPECT_EQ(plain.output.rfind("kvscope-cli: error: --max-new-tokens: the KV cache of ", 0), 0u) << plain.output;
   EXPECT_NE(plain.output.find("new tokens fit\n"), std::string::npos) << plain.output;
+  if (sysconf(_SC_PAGESIZE) == 4096)
+    EXPECT_NE(plain.output.find("at most 59 new tokens fit"), std::string::npos) << plain.output;
   EXPECT_EQ(std::count(plain.output.begin(), plain.output.end(), '\n'), 1) << plain.output;
   // Heads named: only those are recorded, and attention.npy holds them.
   const auto ok = test::run_cli(g + "--max-new-tokens 3 --policy h2o --budget 50% --record-heads 2 0 --export " +

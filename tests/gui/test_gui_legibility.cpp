@@ -423,7 +423,8 @@ TEST(GuiLegibility, ANarrowWindowKeepsTheTransportButtonsWhole) {
     ASSERT_FALSE(c.state.is_null());
     ASSERT_TRUE(c.state["rects"].contains("button.drop_fork")) << "no fork on screen";
     const Rect transport = rect_of(c.state, "panel.transport");
-    for (const char* button : {"button.step", "button.run_n", "button.play", "button.reset", "button.drop_fork"}) {
+    for (const char* button :
+         {"button.step", "button.run_n", "button.play", "button.reset", "button.fork", "button.drop_fork"}) {
       ASSERT_TRUE(c.state["rects"].contains(button)) << button;
       const Rect b = rect_of(c.state, button);
       EXPECT_GE(b.x, transport.x) << button;

@@ -115,13 +115,17 @@ CpuBackend::CpuBackend(std::shared_ptr<const CpuModel> model, const BackendOptio
   // share of one its neighbour also touches (SmolLM2, 27 + 32 tokens: the
   // cache's pages 3.2 -> 2.8 MiB). The rows added are slack eviction can
   // use; a page of them takes memory only once a row is stored there.
-  region_ = kv_region_rows_paged(opt.max_tokens, hd_, ZeroedPages::page_bytes());
+  region_ = region_rows(opt.max_tokens, hd_);
   start_.assign(layout_.n_segments(), 0);
   const int64_t n = int64_t(layout_.n_segments()) * region_ * hd_;
   k_ = ZeroedFloats(static_cast<std::size_t>(n));
   v_ = ZeroedFloats(static_cast<std::size_t>(n));
   contrib_.assign(layout_.n_segments(), {});
   shared_maxima_.assign(layout_.n_segments(), {});
+}
+
+int CpuBackend::region_rows(int capacity, int head_dim) {
+  return kv_region_rows_paged(capacity, head_dim, ZeroedPages::page_bytes());
 }
 
 std::unique_ptr<Backend> CpuBackend::spawn(const BackendOptions& opt) const {

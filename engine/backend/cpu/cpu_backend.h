@@ -74,6 +74,11 @@ class CpuBackend final : public Backend {
   std::size_t contribution_bytes() const;
   // A prompt's query rows go through attention this many at a time.
   static constexpr int kQueryBlock = 128;
+  // Rows of each segment's K (and V) region for a cache of `capacity`
+  // slots of `head_dim` floats: kv_region_rows rounded up to whole pages,
+  // so that every segment's region starts on a page. The memory forecast
+  // counts the cache with it.
+  static int region_rows(int capacity, int head_dim);
 
  private:
   void do_forward(std::span<const int> tokens, const ForwardOptions& opt, ForwardOutput& out) override;

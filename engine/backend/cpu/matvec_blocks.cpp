@@ -22,10 +22,11 @@ typedef uint8_t u8x32 __attribute__((vector_size(32)));
 // under the AVX2, FMA and F16C target (the AVX2 and AVX-512 copies), each
 // with its own fused step (mul_add, matvec_target.h), its own way of
 // widening eight bytes in memory (zext8, sext8) to eight int32 lanes and
-// of reading a half, and its exact_product_plus / _minus (a * b +- c for an exact a * b:
-// dequant_blocks.inc). (GCC turns the generic vector form of that widening
-// into byte-by-byte scalar code, the cost of the whole product; the AVX2
-// copy says vpmovzxbd / vpmovsxbd.)
+// of reading a half, its exact_product_plus / _minus (a * b +- c for an
+// exact a * b: dequant_blocks.inc), and how many Q6_K rows a thread reads
+// side by side (KVSCOPE_Q6_K_ROWS, matvec_blocks_body.inc). (GCC turns the
+// generic vector form of that widening into byte-by-byte scalar code, the
+// cost of the whole product; the AVX2 copy says vpmovzxbd / vpmovsxbd.)
 namespace plain {
 [[gnu::always_inline]] inline v8 mul_add(v8 a, v8 b, v8 acc) { return mul_add_scalar(a, b, acc); }
 [[gnu::always_inline]] inline v8 exact_product_plus(v8 a, v8 b, v8 c) { return a * b + c; }
@@ -41,9 +42,11 @@ namespace plain {
   return v;
 }
 #define KVSCOPE_BLOCKS_F16C 0
+#define KVSCOPE_Q6_K_ROWS 2
 #include "backend/cpu/matvec_loops.inc"
 #include "backend/cpu/dequant_blocks.inc"
 #include "backend/cpu/matvec_blocks_body.inc"
+#undef KVSCOPE_Q6_K_ROWS
 #undef KVSCOPE_BLOCKS_F16C
 }  // namespace plain
 
@@ -68,9 +71,11 @@ namespace avx2 {
   return r;
 }
 #define KVSCOPE_BLOCKS_F16C 1
+#define KVSCOPE_Q6_K_ROWS 3
 #include "backend/cpu/matvec_loops.inc"
 #include "backend/cpu/dequant_blocks.inc"
 #include "backend/cpu/matvec_blocks_body.inc"
+#undef KVSCOPE_Q6_K_ROWS
 #undef KVSCOPE_BLOCKS_F16C
 }  // namespace avx2
 KVSCOPE_TARGET_POP
