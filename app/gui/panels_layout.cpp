@@ -87,7 +87,12 @@ bool begin_panel(AppState& s, const char* title, const char* id, PanelSlot slot,
   // id that imgui.ini and the tests know stays the same.
   const std::string label = std::string(title) + "###" + id;
   const bool open = ImGui::Begin(label.c_str(), nullptr, flags);
-  record_rect(s, std::string("panel.") + id, ImGui::GetWindowPos(), ImGui::GetWindowSize());
+  const ImVec2 pos = ImGui::GetWindowPos();
+  record_rect(s, std::string("panel.") + id, pos, ImGui::GetWindowSize());
+  // Where its items are drawn: inside the padding and any scrollbar (an
+  // item past it is clipped even where the panel's rect would still hold it).
+  const ImVec2 lo = ImGui::GetWindowContentRegionMin(), hi = ImGui::GetWindowContentRegionMax();
+  record_rect(s, std::string("content.") + id, ImVec2(pos.x + lo.x, pos.y + lo.y), ImVec2(hi.x - lo.x, hi.y - lo.y));
   return open;
 }
 

@@ -63,7 +63,7 @@ TEST(GuiLegibility, PresenterModeGivesTheRoomTheHeatmap) {
     EXPECT_GE(area(cells) / (double(w) * h), 0.35) << "cells " << cells.w << "x" << cells.h;
     // ... and the kept panels are whole: the transport (Step, Play) is on
     // screen, the expert panels are not drawn.
-    const Rect transport = rect_of(c.state, "panel.transport");
+    const Rect transport = rect_of(c.state, "content.transport");  // inside the padding: what is drawn
     EXPECT_GE(transport.x, 0);
     EXPECT_LE(transport.x + transport.w, w);
     for (const char* button : {"button.step", "button.play", "slider.timeline"}) {
@@ -422,13 +422,13 @@ TEST(GuiLegibility, ANarrowWindowKeepsTheTransportButtonsWhole) {
         capture(tmp, std::string("transport") + size, "--session " + quoted(session.string()) + " --steps 6", size);
     ASSERT_FALSE(c.state.is_null());
     ASSERT_TRUE(c.state["rects"].contains("button.drop_fork")) << "no fork on screen";
-    const Rect transport = rect_of(c.state, "panel.transport");
+    const Rect transport = rect_of(c.state, "content.transport");  // inside the padding: what is drawn
     for (const char* button :
          {"button.step", "button.run_n", "button.play", "button.reset", "button.fork", "button.drop_fork"}) {
       ASSERT_TRUE(c.state["rects"].contains(button)) << button;
       const Rect b = rect_of(c.state, button);
       EXPECT_GE(b.x, transport.x) << button;
-      EXPECT_LE(b.x + b.w, transport.x + transport.w) << button << " cut at the transport panel's edge";
+      EXPECT_LE(b.x + b.w, transport.x + transport.w) << button << " cut at the transport panel's content edge";
     }
     drop_width[i++] = rect_of(c.state, "button.drop_fork").w;
   }
